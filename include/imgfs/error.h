@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgfs/error.h - error reporting.
+ *
+ * Library functions return 0 (or a non-negative count) on success and a
+ * negative errno value on failure. The first failure also records a
+ * human-readable message in the caller's struct imgfs_error, naming the
+ * entry or offset and the reason, so a front end can print it once.
+ */
+#ifndef IMGFS_ERROR_H
+#define IMGFS_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMGFS_ERROR_MSG_MAX 1024
+
+struct imgfs_error {
+	int code; /* negative errno, 0 when nothing failed */
+	char msg[IMGFS_ERROR_MSG_MAX];
+};
+
+/* Reset @err to "no error". */
+void imgfs_error_clear(struct imgfs_error *err);
+
+/*
+ * Record a failure: @code is a negative errno. The message is kept only if
+ * @err holds no earlier failure (the first cause is the useful one).
+ * @err may be NULL. Returns @code so callers can "return imgfs_error_set()".
+ */
+int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IMGFS_ERROR_H */

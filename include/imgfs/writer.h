@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgfs/writer.h - building an EROFS image from libarchive entries.
+ *
+ * Usage: fill a struct imgfs_mkfs_options (imgfs_mkfs_options_init() sets
+ * the defaults), create a writer on an open, empty, seekable output file,
+ * feed it one or more sources with imgfs_writer_add_archive(), then call
+ * imgfs_writer_finish(). File data is written to the output as it is read;
+ * only metadata (names, inodes, xattrs) is kept in memory until finish.
+ *
+ * Writers share nothing: several may run at once in different threads.
+ */
+#ifndef IMGFS_WRITER_H
+#define IMGFS_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgfs/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct archive;
+struct imgfs_writer;
+
+enum imgfs_whiteout_mode {
+	IMGFS_WHITEOUT_OVERLAY = 0, /* .wh.X -> char 0:0, .wh..wh..opq -> opaque xattr */
+	IMGFS_WHITEOUT_KEEP = 1, /* store .wh.* entries verbatim */
+};
+
+enum imgfs_compr_kind {
+	IMGFS_COMPRESS_NONE = 0,
+	IMGFS_COMPRESS_LZ4,
+	IMGFS_COMPRESS_LZ4HC,
+	IMGFS_COMPRESS_LZMA,
+	IMGFS_COMPRESS_DEFLATE,
+	IMGFS_COMPRESS_ZSTD,
+};
+
+/* Progress report, called at most a few times a second. */
+struct imgfs_progress {
+	uint64_t entries;
+	uint64_t bytes_in; /* file data bytes read so far */
+};
+typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
+
+struct imgfs_mkfs_options {
+	size_t struct_size; /* sizeof(struct imgfs_mkfs_options) */
+	unsigned int blkszbits; /* 9..12, default 12 (4096) */
+	bool inline_data; /* tail-inline regular file data (default off) */
+	enum imgfs_whiteout_mode whiteouts;
+	bool all_root; /* uid = gid = 0 for every entry */
+	int64_t force_uid; /* -1: keep */
+	int64_t force_gid; /* -1: keep */
+	int64_t uid_offset; /* added to every uid (after force/all_root) */
+	int64_t gid_offset;
+	bool have_build_time;
+	int64_t build_time; /* seconds; default: now */
+	bool have_uuid;
+	uint8_t uuid[16]; /* default: random */
+	char label[17]; /* volume name, up to 16 bytes */
+	unsigned int shared_xattr_min; /* share an xattr used by >= this many inodes (0: never) */
+	/* compression (issue-level feature; NONE by default) */
+	enum imgfs_compr_kind compress;
+	int compress_level; /* -1: algorithm default */
+	uint32_t compress_dictsize; /* lzma/zstd: 0 = default */
+	uint32_t pcluster_size; /* bytes, 0 = one block */
+	unsigned int workers; /* 0 = all online CPUs */
+	bool ztailpacking;
+	bool fragments;
+	imgfs_progress_fn progress;
+	void *progress_arg;
+};
+
+/* Statistics returned by imgfs_writer_finish(). */
+struct imgfs_mkfs_stats {
+	uint64_t entries; /* archive entries consumed */
+	uint64_t inodes; /* inodes in the image */
+	uint64_t data_bytes; /* file data bytes read */
+	uint64_t image_bytes; /* final image size */
+};
+
+/* Fill @opts with the defaults. */
+void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);
+
+/*
+ * Create a writer that will write the image to @fd (a regular file open for
+ * reading and writing, positioned anywhere; the writer uses pwrite and
+ * truncates it). The options are copied. Returns NULL with @err set on bad
+ * options or no memory.
+ */
+struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
+					 int fd, struct imgfs_error *err);
+
+/*
+ * Read every entry of @a (see imgfs/source.h) into the image being built.
+ * Returns 0, or a negative errno with @err naming the entry and the reason
+ * (unrepresentable entry, name too long, corrupt archive, I/O error). After
+ * a failure the writer can only be destroyed.
+ */
+int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
+			     struct imgfs_error *err);
+
+/*
+ * Lay out and write all metadata and the superblock. The image is complete
+ * (but not fsynced) on success. @stats may be NULL.
+ */
+int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+			struct imgfs_error *err);
+
+/* Free the writer and everything it owns. Does not close the fd. */
+void imgfs_writer_destroy(struct imgfs_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IMGFS_WRITER_H */
