@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: MIT
+# Shared shell functions for the end-to-end tests (sourced, not run).
+#
+# Environment:
+#   top_srcdir, top_builddir  set by "make check"; default: guessed from $0
+#   IMGFS_MKFS                command used instead of $top_builddir/mkfs/mkfs.img
+#   IMGFS_KEEP                if set, keep the work directory for inspection
+#
+# Conventions: exit 77 = skipped (only when not root or no EROFS), 1 = failed.
+# Checks do not stop at the first failure: "fail" records it and the test
+# ends with "finish", which reports and sets the exit status.
+
+if [ -z "${top_srcdir:-}" ]; then
+	top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+fi
+top_builddir=${top_builddir:-$top_srcdir}
+export LC_ALL=C.UTF-8
+
+MKFS=${IMGFS_MKFS:-$top_builddir/mkfs/mkfs.img}
+FSCK_IMG=$top_builddir/fsck/fsck.img
+DUMP_IMG=$top_builddir/dump/dump.img
+FMOUNT=$top_builddir/tests/helpers/fmount
+TREECMP="python3 $top_srcdir/tests/helpers/treecmp.py"
+HELPERS=$top_srcdir/tests/helpers
+
+T_NAME=$(basename "$0" .sh)
+T_FAILS=0
+T_CHECKS=0
+T_MOUNTS=
+WORK=
+
+log() { printf '%s: %s\n' "$T_NAME" "$*"; }
+
+skip() {
+	log "SKIP: $*"
+	exit 77
+}
+
+# Record a failed check and carry on.
+fail() {
+	T_FAILS=$((T_FAILS + 1))
+	log "FAIL: $*"
+}
+
+ok() {
+	T_CHECKS=$((T_CHECKS + 1))
+	log "ok: $*"
+}
+
+# check DESCRIPTION COMMAND...: run COMMAND, record ok or fail.
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		ok "$what"
+	else
+		fail "$what (exit $?)"
+	fi
+}
+
+# A broken environment (missing tool, failing setup) is a failure, not a skip.
+die() {
+	log "ERROR: $*"
+	exit 1
+}
+
+finish() {
+	if [ "$T_FAILS" -ne 0 ]; then
+		log "$T_FAILS check(s) failed, $T_CHECKS passed"
+		exit 1
+	fi
+	log "all $T_CHECKS checks passed"
+	exit 0
+}
+
+require_root_erofs() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount images"
+	if ! grep -qw erofs /proc/filesystems; then
+		modprobe erofs 2>/dev/null || true
+		grep -qw erofs /proc/filesystems ||
+			skip "the kernel has no EROFS support"
+	fi
+}
+
+require_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+	done
+}
+
+# Check that the programs under test exist; call after require_root_erofs.
+require_build() {
+	[ -x "${MKFS%% *}" ] || command -v "${MKFS%% *}" >/dev/null ||
+		die "mkfs not built: $MKFS"
+	[ -x "$FMOUNT" ] || die "helper not built: $FMOUNT (run make check)"
+	require_tools bsdtar python3 mount umount
+}
+
+cleanup() {
+	local rc=$? d
+	trap - EXIT INT TERM
+	for d in $T_MOUNTS; do
+		umount "$d" 2>/dev/null || umount -l "$d" 2>/dev/null ||
+			log "warning: could not unmount $d"
+	done
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		# --immutable images cannot be deleted until the flag is cleared
+		find "$WORK" -name '*.img' -exec chattr -i {} + 2>/dev/null
+		if [ -n "${IMGFS_KEEP:-}" ]; then
+			log "work directory kept: $WORK"
+		else
+			rm -rf "$WORK"
+		fi
+	fi
+	exit "$rc"
+}
+
+# Create $WORK and make sure everything is unmounted and removed at exit.
+setup_tmp() {
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/imgfs-$T_NAME.XXXXXX") ||
+		die "mktemp failed"
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+setup() {
+	require_root_erofs
+	require_build
+	setup_tmp
+}
+
+track_mount() { T_MOUNTS="$1 $T_MOUNTS"; }
+
+untrack_mount() {
+	local d out=
+	for d in $T_MOUNTS; do
+		[ "$d" = "$1" ] || out="$out $d"
+	done
+	T_MOUNTS=$out
+}
+
+# mount_loop IMG DIR: mount through a loop device (util-linux does the setup).
+mount_loop() {
+	mkdir -p "$2"
+	mount -t erofs -o ro,loop "$1" "$2" || return 1
+	track_mount "$2"
+}
+
+# mount_file IMG DIR [directio]: file-backed mount, no loop device.
+mount_file() {
+	mkdir -p "$2"
+	if [ "${3:-}" = directio ]; then
+		"$FMOUNT" -o directio "$1" "$2" || return 1
+	else
+		"$FMOUNT" "$1" "$2" || return 1
+	fi
+	track_mount "$2"
+}
+
+unmount() {
+	umount "$1" || return 1
+	untrack_mount "$1"
+}
+
+# mkfs_img ARGS...: run the mkfs under test.
+mkfs_img() {
+	# shellcheck disable=SC2086 # IMGFS_MKFS may carry options
+	$MKFS "$@"
+}
+
+# extract TAR DIR: the reference extraction (owners, modes, xattrs, ACLs,
+# ns mtimes, hard links, devices, sparse files; dir mtimes set at the end).
+extract() {
+	mkdir -p "$2"
+	bsdtar -x -p --xattrs --acls --same-owner --numeric-owner \
+		-f "$1" -C "$2" || return 1
+	# bsdtar sets the root's mtime before extracting into it
+	if tar_has_root "$1"; then
+		python3 "$HELPERS/tarroot.py" "$1" "$2" || return 1
+	fi
+}
+
+# tar_has_root TAR: does TAR hold an entry for the root directory?
+tar_has_root() {
+	bsdtar -tf "$1" | grep -qxE '\.?/?|/+|\./+'
+}
+
+# Options for treecmp derived from the tar: --skip-root when the tar has no
+# entry for the root directory, --whiteouts when it holds OCI whiteouts that
+# mkfs is expected to convert (no --keep-whiteouts among MKFS_OPTS).
+treecmp_opts_for() {
+	local tar=$1 list
+	shift
+	list=$WORK/.list.$$
+	bsdtar -tf "$tar" >"$list" || return 1
+	grep -qxE '\.?/?|/+|\./+' "$list" || printf '%s\n' --skip-root
+	case " $* " in
+	*" --keep-whiteouts "*) ;;
+	*) grep -qE '(^|/)\.wh\.' "$list" && printf '%s\n' --whiteouts ;;
+	esac
+	rm -f "$list"
+}
+
+blocksize_of() {
+	local bs=4096
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-b) bs=$2; shift ;;
+		-b*) bs=${1#-b} ;;
+		esac
+		shift
+	done
+	echo "$bs"
+}
+
+# compare_mounted IMG REF HOW TREECMP_OPTS...: mount IMG (HOW = loop, file or
+# directio), compare with REF, unmount.
+compare_mounted() {
+	local img=$1 ref=$2 how=$3 mnt rc=0
+	shift 3
+	mnt=$WORK/mnt.$how
+	case $how in
+	loop) mount_loop "$img" "$mnt" ;;
+	file) mount_file "$img" "$mnt" ;;
+	directio) mount_file "$img" "$mnt" directio ;;
+	esac || { fail "mount ($how) $img"; return 1; }
+	$TREECMP "$@" "$ref" "$mnt" >"$WORK/treecmp.out" 2>&1 || rc=1
+	if [ $rc -ne 0 ]; then
+		head -n 200 "$WORK/treecmp.out"
+		fail "tree differs ($how mount) for $(basename "$img")"
+	else
+		ok "tree identical ($how mount): $(tail -n 1 "$WORK/treecmp.out")"
+	fi
+	unmount "$mnt" || fail "umount $mnt"
+	return $rc
+}
+
+# fsck_image IMG BLOCKSIZE: our checker when built; fsck.erofs for 4 KiB.
+fsck_image() {
+	local img=$1 bs=$2
+	if [ -x "$FSCK_IMG" ]; then
+		check "fsck.img $(basename "$img")" "$FSCK_IMG" "$img"
+	fi
+	if [ "$bs" = 4096 ] && command -v fsck.erofs >/dev/null; then
+		check "fsck.erofs $(basename "$img")" fsck.erofs "$img"
+	fi
+}
+
+# convert_and_compare TAR [MKFS OPTIONS...]: convert, then compare the image
+# mounted through a loop device, file-backed, and file-backed with directio
+# against a bsdtar extraction of TAR (or of $REF_TAR, a tar holding the
+# expected result); fsck the image. The image is left at $IMG (replaced by
+# the next call for the same TAR).
+convert_and_compare() {
+	local tar=$1 reftar=${REF_TAR:-$1} name ref bs topts rc=0
+	shift
+	name=$(basename "$tar")
+	ref=$WORK/ref.$(basename "$reftar")
+	IMG=$WORK/$name.img
+	rm -f "$IMG"
+	if ! mkfs_img "$@" "$tar" "$IMG"; then
+		fail "mkfs $* $name"
+		return 1
+	fi
+	ok "mkfs $* $name ($(stat -c %s "$IMG") bytes)"
+	if [ ! -d "$ref" ]; then
+		extract "$reftar" "$ref" || die "bsdtar could not extract $reftar"
+	fi
+	# shellcheck disable=SC2207
+	topts=($(treecmp_opts_for "$reftar" "$@"))
+	bs=$(blocksize_of "$@")
+	compare_mounted "$IMG" "$ref" loop "${topts[@]}" || rc=1
+	compare_mounted "$IMG" "$ref" file "${topts[@]}" || rc=1
+	compare_mounted "$IMG" "$ref" directio "${topts[@]}" || rc=1
+	fsck_image "$IMG" "$bs"
+	return $rc
+}
+
+# pymk SCRIPT ARGS...: run a python helper from tests/helpers.
+pymk() {
+	local s=$1
+	shift
+	python3 "$HELPERS/$s" "$@"
+}
