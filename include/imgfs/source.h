@@ -29,14 +29,6 @@ struct archive;
 struct archive *imgfs_source_open_tar(const char *path,
 				      struct imgfs_error *err);
 
-/*
- * Open the directory tree at @path for reading. The entries' path names are
- * relative to @path. Returns a new handle owned by the caller, or NULL with
- * @err set.
- */
-struct archive *imgfs_source_open_dir(const char *path,
-				      struct imgfs_error *err);
-
 /* True when @path names a directory (the front ends pick the opener). */
 bool imgfs_source_is_dir(const char *path);
 

@@ -105,6 +105,15 @@ int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 			     struct imgfs_error *err);
 
 /*
+ * Read the directory tree at @path (not following symlinks, not crossing
+ * into other filesystems' semantics: entries are taken as they are) into
+ * the image, with the same rules as archive entries; @path itself becomes
+ * the image root. Hard links inside the tree are preserved.
+ */
+int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
+			       struct imgfs_error *err);
+
+/*
  * Lay out and write all metadata and the superblock. The image is complete
  * (but not fsynced) on success. @stats may be NULL.
  */

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * POSIX ACLs: libarchive parses tar ACL records (SCHILY.acl.*, Solaris,
+ * disk ACLs) into entry lists; the kernel wants the binary xattr form,
+ * entries sorted by tag and then id.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "imgfs/format.h"
+#include "acl.h"
+
+struct acl_ent {
+	uint16_t tag;
+	uint16_t perm;
+	uint32_t id;
+};
+
+static int acl_tag(int ae_tag)
+{
+	switch (ae_tag) {
+	case ARCHIVE_ENTRY_ACL_USER_OBJ:
+		return IMGFS_ACL_USER_OBJ;
+	case ARCHIVE_ENTRY_ACL_USER:
+		return IMGFS_ACL_USER;
+	case ARCHIVE_ENTRY_ACL_GROUP_OBJ:
+		return IMGFS_ACL_GROUP_OBJ;
+	case ARCHIVE_ENTRY_ACL_GROUP:
+		return IMGFS_ACL_GROUP;
+	case ARCHIVE_ENTRY_ACL_MASK:
+		return IMGFS_ACL_MASK;
+	case ARCHIVE_ENTRY_ACL_OTHER:
+		return IMGFS_ACL_OTHER;
+	}
+	return -1;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct acl_ent *x = a, *y = b;
+
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
+		      const char *path, struct imgfs_error *err)
+{
+	int n = archive_entry_acl_reset(e, type);
+	int etype, permset, tag, id;
+	const char *name;
+	struct acl_ent *ents;
+	uint8_t *buf;
+	int count = 0;
+
+	if (archive_entry_acl_types(e) & ARCHIVE_ENTRY_ACL_TYPE_NFS4)
+		return imgfs_error_set(err, -EOPNOTSUPP,
+				       "%s: NFSv4 ACLs cannot be stored in EROFS",
+				       path);
+	if (n <= 0)
+		return 0;
+	ents = calloc((size_t)n, sizeof(*ents));
+	if (!ents)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	while (count < n && archive_entry_acl_next(e, type, &etype, &permset,
+						   &tag, &id, &name) == ARCHIVE_OK) {
+		int t = acl_tag(tag);
+
+		if (t < 0) {
+			free(ents);
+			return imgfs_error_set(err, -EOPNOTSUPP,
+					       "%s: unsupported ACL entry tag %d",
+					       path, tag);
+		}
+		ents[count].tag = (uint16_t)t;
+		ents[count].perm = (uint16_t)(permset & 7);
+		ents[count].id = (t == IMGFS_ACL_USER || t == IMGFS_ACL_GROUP) ?
+					 (uint32_t)id :
+					 IMGFS_ACL_UNDEFINED_ID;
+		count++;
+	}
+	qsort(ents, (size_t)count, sizeof(*ents), ent_cmp);
+	buf = malloc(4 + 8 * (size_t)count);
+	if (!buf) {
+		free(ents);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	imgfs_put_le32(buf, IMGFS_ACL_XATTR_VERSION);
+	for (int i = 0; i < count; i++) {
+		imgfs_put_le16(buf + 4 + 8 * i, ents[i].tag);
+		imgfs_put_le16(buf + 6 + 8 * i, ents[i].perm);
+		imgfs_put_le32(buf + 8 + 8 * i, ents[i].id);
+	}
+	free(ents);
+	*out = buf;
+	return 4 + 8L * count;
+}

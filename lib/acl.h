@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* acl.h - POSIX ACLs from archive entries to system.posix_acl_* values. */
+#ifndef IMGFS_ACL_H
+#define IMGFS_ACL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgfs/error.h"
+
+struct archive_entry;
+
+/*
+ * Encode the ACL of type @type (ARCHIVE_ENTRY_ACL_TYPE_ACCESS or _DEFAULT)
+ * of @e in the Linux xattr format into a malloc'ed buffer. Returns the
+ * value length, 0 when the entry has no such ACL (*out untouched), or a
+ * negative errno (NFSv4 ACLs cannot be represented).
+ */
+long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
+		      const char *path, struct imgfs_error *err);
+
+#endif /* IMGFS_ACL_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkout.h - sequential, buffered output of an image file.
+ *
+ * The writer produces the image front to back (data as it streams in, then
+ * metadata), so one cursor and one buffer suffice; the superblock is
+ * written last with a positioned write.
+ */
+#ifndef IMGFS_BLKOUT_H
+#define IMGFS_BLKOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgfs/error.h"
+
+struct imgfs_blkout {
+	int fd;
+	unsigned int blkszbits;
+	uint64_t pos; /* logical end of what was written (bytes) */
+	uint64_t buf_start; /* file offset of buf[0] */
+	uint8_t *buf;
+	size_t buf_len;
+	size_t buf_cap;
+};
+
+int imgfs_blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
+		      uint64_t start, struct imgfs_error *err);
+void imgfs_blkout_free(struct imgfs_blkout *o);
+
+/* Append @len bytes. */
+int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
+		       struct imgfs_error *err);
+/* Append @len zero bytes (holes inside allocated data). */
+int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
+		      struct imgfs_error *err);
+/* Zero-fill up to the next block boundary. */
+int imgfs_blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err);
+/* Write out the buffer. */
+int imgfs_blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err);
+
+static inline uint64_t imgfs_blkout_blk(const struct imgfs_blkout *o)
+{
+	return o->pos >> o->blkszbits;
+}
+
+#endif /* IMGFS_BLKOUT_H */

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File data: streamed from libarchive straight into the image, block
+ * aligned. Sparse files become chunk-based inodes whose hole chunks are
+ * NULL, so holes cost nothing in the image.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "imgfs/format.h"
+#include "writer_internal.h"
+
+/* Keep chunk maps small for huge sparse files: at most ~64Ki chunks. */
+#define MAX_CHUNKS_HINT 65536u
+
+struct chunk_state {
+	uint32_t *map;
+	uint64_t nchunks;
+	unsigned int shift; /* log2(chunk size) */
+	int64_t cur; /* open chunk, -1 if none */
+	uint64_t cur_written;
+};
+
+static int archive_fail(struct archive *a, const char *path,
+			struct imgfs_error *err)
+{
+	const char *msg = archive_error_string(a);
+
+	return imgfs_error_set(err, -EIO, "%s: reading data: %s", path,
+			       msg ? msg : "unknown error");
+}
+
+static void account(struct imgfs_writer *w, size_t len)
+{
+	w->data_bytes += len;
+}
+
+static uint64_t chunk_len(const struct imgfs_writer *w,
+			  const struct imgfs_inode *inode,
+			  const struct chunk_state *cs, uint64_t c)
+{
+	uint64_t start = c << cs->shift;
+	uint64_t left = inode->size - start;
+	uint64_t chunk = 1ull << cs->shift;
+	uint64_t rounded = (left + w->bs - 1) & ~(uint64_t)(w->bs - 1);
+
+	return rounded < chunk ? rounded : chunk;
+}
+
+static int chunk_close(struct imgfs_writer *w, struct imgfs_inode *inode,
+		       struct chunk_state *cs, struct imgfs_error *err)
+{
+	uint64_t len;
+
+	if (cs->cur < 0)
+		return 0;
+	len = chunk_len(w, inode, cs, (uint64_t)cs->cur);
+	cs->cur = -1;
+	return imgfs_blkout_zero(&w->out, len - cs->cur_written, err);
+}
+
+static int chunk_write(struct imgfs_writer *w, struct imgfs_inode *inode,
+		       struct chunk_state *cs, const uint8_t *p, size_t len,
+		       uint64_t off, const char *path, struct imgfs_error *err)
+{
+	int ret;
+
+	while (len) {
+		uint64_t c = off >> cs->shift;
+		uint64_t in = off - (c << cs->shift);
+		uint64_t room = (1ull << cs->shift) - in;
+		size_t n = len < room ? len : (size_t)room;
+
+		if (c >= cs->nchunks)
+			return imgfs_error_set(err, -EIO,
+					       "%s: sparse data beyond the file size",
+					       path);
+		if ((int64_t)c != cs->cur) {
+			ret = chunk_close(w, inode, cs, err);
+			if (ret)
+				return ret;
+			if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+				return imgfs_error_set(err, -EFBIG,
+						       "%s: image exceeds 2^32 blocks",
+						       path);
+			cs->map[c] = (uint32_t)imgfs_blkout_blk(&w->out);
+			cs->cur = (int64_t)c;
+			cs->cur_written = 0;
+		}
+		if (in < cs->cur_written)
+			return imgfs_error_set(err, -EIO,
+					       "%s: sparse data out of order",
+					       path);
+		ret = imgfs_blkout_zero(&w->out, in - cs->cur_written, err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, p, n, err);
+		if (ret)
+			return ret;
+		cs->cur_written = in + n;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static int write_sparse(struct imgfs_writer *w, struct archive *a,
+			struct imgfs_inode *inode, const char *path,
+			struct imgfs_error *err)
+{
+	struct chunk_state cs = { .cur = -1 };
+	unsigned int chunkbits = 0;
+	const void *buf;
+	size_t len;
+	int64_t off;
+	int r, ret = 0;
+
+	while ((inode->size >> (w->blkszbits + chunkbits)) > MAX_CHUNKS_HINT &&
+	       chunkbits < 31)
+		chunkbits++;
+	cs.shift = w->blkszbits + chunkbits;
+	cs.nchunks = (inode->size + (1ull << cs.shift) - 1) >> cs.shift;
+	cs.map = malloc(cs.nchunks * 4);
+	if (!cs.map)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	memset(cs.map, 0xFF, cs.nchunks * 4);
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		account(w, len);
+		ret = chunk_write(w, inode, &cs, buf, len, (uint64_t)off, path,
+				  err);
+		if (ret)
+			goto fail;
+	}
+	if (r != ARCHIVE_EOF) {
+		ret = archive_fail(a, path, err);
+		goto fail;
+	}
+	ret = chunk_close(w, inode, &cs, err);
+	if (ret)
+		goto fail;
+	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
+	inode->i_u = chunkbits;
+	inode->i_u_set = true;
+	inode->extra_len = (uint32_t)(cs.nchunks * 4);
+	inode->extra_align = 4;
+	for (uint64_t i = 0; i < cs.nchunks; i++)
+		imgfs_put_le32(&cs.map[i], cs.map[i]);
+	inode->extra = (uint8_t *)cs.map;
+	w->has_chunks = true;
+	return 0;
+fail:
+	free(cs.map);
+	return ret;
+}
+
+struct flat_state {
+	uint64_t written; /* bytes of file data emitted (incl. zero gaps) */
+	uint64_t tail_start; /* where the inline tail begins, or size */
+};
+
+static int flat_put(struct imgfs_writer *w, struct imgfs_inode *inode,
+		    struct flat_state *fs, const uint8_t *p, size_t len,
+		    uint64_t off, const char *path, struct imgfs_error *err)
+{
+	int ret;
+
+	if (off < fs->written || off + len > inode->size)
+		return imgfs_error_set(err, -EIO,
+				       "%s: data block at offset %llu out of order or beyond the file size",
+				       path, (unsigned long long)off);
+	while (len) {
+		if (fs->written < off) {
+			/* a gap libarchive reported: it reads back as zeros */
+			uint64_t gap = off - fs->written;
+
+			if (fs->written >= fs->tail_start) {
+				fs->written += gap;
+				continue;
+			}
+			if (gap > fs->tail_start - fs->written)
+				gap = fs->tail_start - fs->written;
+			ret = imgfs_blkout_zero(&w->out, gap, err);
+			if (ret)
+				return ret;
+			fs->written += gap;
+			continue;
+		}
+		if (fs->written >= fs->tail_start) {
+			memcpy(inode->tail + (fs->written - fs->tail_start), p,
+			       len);
+			fs->written += len;
+			return 0;
+		}
+		size_t n = len;
+
+		if (n > fs->tail_start - fs->written)
+			n = (size_t)(fs->tail_start - fs->written);
+		ret = imgfs_blkout_write(&w->out, p, n, err);
+		if (ret)
+			return ret;
+		fs->written += n;
+		off += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_flat(struct imgfs_writer *w, struct archive *a,
+		      struct imgfs_inode *inode, uint32_t room,
+		      const char *path, struct imgfs_error *err)
+{
+	struct flat_state fs = { 0, inode->size };
+	uint32_t tail = (uint32_t)(inode->size & (w->bs - 1));
+	const void *buf;
+	size_t len;
+	int64_t off;
+	int r, ret;
+
+	if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+		return imgfs_error_set(err, -EFBIG,
+				       "%s: image exceeds 2^32 blocks", path);
+	inode->startblk = imgfs_blkout_blk(&w->out);
+	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+	if (tail && tail <= room) {
+		inode->tail = calloc(1, tail);
+		if (!inode->tail)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		inode->tail_len = tail;
+		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
+		fs.tail_start = inode->size - tail;
+		if (!fs.tail_start)
+			inode->startblk = IMGFS_NULL_ADDR;
+	}
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		account(w, len);
+		ret = flat_put(w, inode, &fs, buf, len, (uint64_t)off, path,
+			       err);
+		if (ret)
+			return ret;
+	}
+	if (r != ARCHIVE_EOF)
+		return archive_fail(a, path, err);
+	if (fs.written < fs.tail_start) {
+		ret = imgfs_blkout_zero(&w->out, fs.tail_start - fs.written,
+					err);
+		if (ret)
+			return ret;
+	}
+	return imgfs_blkout_pad(&w->out, err);
+}
+
+int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
+			  struct imgfs_inode *inode, bool sparse,
+			  uint32_t inline_room, const char *path,
+			  struct imgfs_error *err)
+{
+	if (!inode->size) {
+		inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+		inode->startblk = 0;
+		return 0;
+	}
+	if (sparse)
+		return write_sparse(w, a, inode, path, err);
+	return write_flat(w, a, inode, inline_room, path, err);
+}

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Entry intake: turn libarchive entries into dentries and inodes.
+ *
+ * Path rule: leading "/" and "./" are dropped, empty and "." components
+ * are ignored, and ".." removes the previous component but never climbs
+ * above the image root. Later entries for the same path replace earlier
+ * ones, except that a directory entry only updates an existing directory.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "imgfs/format.h"
+#include "acl.h"
+#include "writer_internal.h"
+
+#define WH_PREFIX ".wh."
+#define WH_OPAQUE ".wh..wh..opq"
+#define WH_META ".wh..wh."
+#define SYMLINK_MAX 4095
+
+struct imgfs_pending_link {
+	struct imgfs_pending_link *next;
+	struct imgfs_dentry *dentry; /* placeholder in the tree */
+	char *target;
+	char *path;
+};
+
+/* A sanitised path: offsets of its components inside a private copy. */
+struct clean_path {
+	char *buf;
+	uint32_t *off;
+	uint16_t *len;
+	size_t n;
+};
+
+static void clean_path_free(struct clean_path *cp)
+{
+	free(cp->buf);
+	free(cp->off);
+	free(cp->len);
+}
+
+static int clean_path_parse(const char *path, struct clean_path *cp,
+			    struct imgfs_error *err)
+{
+	size_t plen = strlen(path), i = 0;
+
+	memset(cp, 0, sizeof(*cp));
+	cp->buf = strdup(path);
+	cp->off = malloc((plen / 2 + 1) * sizeof(*cp->off));
+	cp->len = malloc((plen / 2 + 1) * sizeof(*cp->len));
+	if (!cp->buf || !cp->off || !cp->len) {
+		clean_path_free(cp);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	while (i < plen) {
+		size_t start, n;
+
+		while (i < plen && path[i] == '/')
+			i++;
+		start = i;
+		while (i < plen && path[i] != '/')
+			i++;
+		n = i - start;
+		if (!n || (n == 1 && path[start] == '.'))
+			continue;
+		if (n == 2 && path[start] == '.' && path[start + 1] == '.') {
+			if (cp->n)
+				cp->n--;
+			continue;
+		}
+		if (n > IMGFS_NAME_MAX) {
+			clean_path_free(cp);
+			return imgfs_error_set(err, -ENAMETOOLONG,
+					       "%s: path component of %zu bytes exceeds the 255-byte limit",
+					       path, n);
+		}
+		cp->off[cp->n] = (uint32_t)start;
+		cp->len[cp->n] = (uint16_t)n;
+		cp->n++;
+	}
+	return 0;
+}
+
+static struct imgfs_inode *implied_dir(struct imgfs_writer *w)
+{
+	struct imgfs_inode *inode = imgfs_inode_new(&w->tree);
+
+	if (!inode)
+		return NULL;
+	/* never world-writable: the top layer holding a dir decides its mode */
+	inode->mode = 0040755;
+	inode->mtime = w->build_time;
+	return inode;
+}
+
+/*
+ * Walk to the parent directory of the last component of @cp, creating
+ * missing directories when @create. Returns the parent or NULL (with
+ * *ret set: -ENOENT when missing and !create, or another error).
+ */
+static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
+					const struct clean_path *cp,
+					bool create, const char *path,
+					int *ret, struct imgfs_error *err)
+{
+	struct imgfs_dentry *dir = w->tree.root;
+
+	for (size_t i = 0; i + 1 < cp->n; i++) {
+		const char *name = cp->buf + cp->off[i];
+		struct imgfs_dentry *d;
+		struct imgfs_inode *inode;
+
+		d = imgfs_tree_lookup(&w->tree, dir, name, cp->len[i]);
+		if (d && !imgfs_inode_is_dir(d->inode)) {
+			*ret = imgfs_error_set(err, -ENOTDIR,
+					       "%s: parent \"%.*s\" is not a directory",
+					       path, (int)cp->len[i], name);
+			return NULL;
+		}
+		if (!d && !create) {
+			*ret = -ENOENT;
+			return NULL;
+		}
+		if (!d) {
+			inode = implied_dir(w);
+			d = inode ? imgfs_tree_add(&w->tree, dir, name,
+						   cp->len[i], inode) :
+				    NULL;
+			if (!d) {
+				*ret = imgfs_error_set(err, -ENOMEM,
+						       "out of memory");
+				return NULL;
+			}
+			d->implied = true;
+			inode->dir = d;
+		}
+		dir = d;
+	}
+	return dir;
+}
+
+static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
+		  uint32_t *out)
+{
+	if (all_root)
+		id = 0;
+	if (force >= 0)
+		id = force;
+	id += offset;
+	if (id < 0 || id > (int64_t)UINT32_MAX)
+		return -ERANGE;
+	*out = (uint32_t)id;
+	return 0;
+}
+
+static int set_owner_time(struct imgfs_writer *w, struct imgfs_inode *inode,
+			  struct archive_entry *e, const char *path,
+			  struct imgfs_error *err)
+{
+	const struct imgfs_mkfs_options *o = &w->opts;
+
+	if (map_id(archive_entry_uid(e), o->all_root, o->force_uid,
+		   o->uid_offset, &inode->uid) ||
+	    map_id(archive_entry_gid(e), o->all_root, o->force_gid,
+		   o->gid_offset, &inode->gid))
+		return imgfs_error_set(err, -ERANGE,
+				       "%s: uid %lld / gid %lld out of range after mapping",
+				       path, (long long)archive_entry_uid(e),
+				       (long long)archive_entry_gid(e));
+	if (archive_entry_mtime_is_set(e)) {
+		inode->mtime = archive_entry_mtime(e);
+		inode->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
+		if (inode->mtime_nsec >= 1000000000u)
+			inode->mtime_nsec = 0;
+	} else {
+		inode->mtime = w->build_time;
+	}
+	return 0;
+}
+
+static int set_xattrs(struct imgfs_writer *w, struct imgfs_inode *inode,
+		      struct archive_entry *e, const char *path,
+		      struct imgfs_error *err)
+{
+	static const int acl_types[] = { ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
+					 ARCHIVE_ENTRY_ACL_TYPE_DEFAULT };
+	static const char *const acl_names[] = { "system.posix_acl_access",
+						 "system.posix_acl_default" };
+	const char *name;
+	const void *value;
+	size_t size;
+	int ret;
+
+	archive_entry_xattr_reset(e);
+	while (archive_entry_xattr_next(e, &name, &value, &size) ==
+	       ARCHIVE_OK) {
+		ret = imgfs_xattr_set(&w->xattrs, inode, name, value, size,
+				      path, err);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < 2; i++) {
+		uint8_t *buf = NULL;
+		long len = imgfs_acl_encode(e, acl_types[i], &buf, path, err);
+
+		if (len < 0)
+			return (int)len;
+		if (!len)
+			continue;
+		ret = imgfs_xattr_set(&w->xattrs, inode, acl_names[i], buf,
+				      (size_t)len, path, err);
+		free(buf);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int check_type(struct archive_entry *e, const char *path,
+		      struct imgfs_error *err)
+{
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG:
+	case AE_IFDIR:
+	case AE_IFLNK:
+	case AE_IFCHR:
+	case AE_IFBLK:
+	case AE_IFIFO:
+	case AE_IFSOCK:
+		return 0;
+	}
+	return imgfs_error_set(err, -EOPNOTSUPP,
+			       "%s: unsupported entry type (mode %o)", path,
+			       (unsigned int)archive_entry_mode(e));
+}
+
+static int fill_special(struct imgfs_inode *inode, struct archive_entry *e,
+			const char *path, struct imgfs_error *err)
+{
+	unsigned long major, minor;
+	const char *target;
+	size_t len;
+
+	switch (inode->mode & 0170000) {
+	case 0120000:
+		target = archive_entry_symlink(e);
+		len = target ? strlen(target) : 0;
+		if (!len || len > SYMLINK_MAX)
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: symlink target length %zu is outside 1..%d",
+					       path, len, SYMLINK_MAX);
+		inode->symlink = strdup(target);
+		if (!inode->symlink)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		inode->size = len;
+		return 0;
+	case 0020000:
+	case 0060000:
+		major = archive_entry_rdevmajor(e);
+		minor = archive_entry_rdevminor(e);
+		if (major > 0xFFF || minor > 0xFFFFF)
+			return imgfs_error_set(err, -ERANGE,
+					       "%s: device %lu:%lu cannot be encoded",
+					       path, major, minor);
+		inode->rdev = imgfs_encode_dev((unsigned int)major,
+					       (unsigned int)minor);
+		return 0;
+	}
+	return 0;
+}
+
+/* Largest inline tail that could follow this inode in one block. */
+static uint32_t inline_room(struct imgfs_writer *w, struct imgfs_inode *inode)
+{
+	uint32_t used = IMGFS_INODE_EXTENDED_SIZE;
+
+	if (!w->opts.inline_data)
+		return 0;
+	for (uint32_t i = 0; i < inode->xattrs.count; i++)
+		used += 4 + imgfs_xattr_entry_size(inode->xattrs.items[i]->name_len,
+						    inode->xattrs.items[i]->value_len);
+	if (inode->xattrs.count)
+		used += IMGFS_XATTR_IBODY_HEADER_SIZE;
+	return used < w->bs ? w->bs - used : 0;
+}
+
+static int add_pending_link(struct imgfs_writer *w, struct imgfs_dentry *d,
+			    const char *target, const char *path,
+			    struct imgfs_error *err)
+{
+	struct imgfs_pending_link *pl = calloc(1, sizeof(*pl));
+
+	if (!pl)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	pl->dentry = d;
+	pl->target = strdup(target);
+	pl->path = strdup(path);
+	if (!pl->target || !pl->path) {
+		free(pl->target);
+		free(pl->path);
+		free(pl);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	pl->next = w->pending;
+	w->pending = pl;
+	w->nr_pending++;
+	return 0;
+}
+
+/* Resolve @target to a live non-directory dentry; NULL if absent. */
+static struct imgfs_dentry *find_path(struct imgfs_writer *w,
+				      const char *target, int *ret,
+				      struct imgfs_error *err)
+{
+	struct clean_path cp;
+	struct imgfs_dentry *dir, *d = NULL;
+
+	*ret = clean_path_parse(target, &cp, err);
+	if (*ret)
+		return NULL;
+	if (!cp.n) {
+		d = w->tree.root;
+	} else {
+		dir = walk_parent(w, &cp, false, target, ret, err);
+		if (*ret == -ENOENT)
+			*ret = 0;
+		if (dir)
+			d = imgfs_tree_lookup(&w->tree, dir,
+					      cp.buf + cp.off[cp.n - 1],
+					      cp.len[cp.n - 1]);
+	}
+	clean_path_free(&cp);
+	return d;
+}
+
+static int link_to(struct imgfs_dentry *d, struct imgfs_dentry *target,
+		   const char *path, struct imgfs_error *err)
+{
+	if (imgfs_inode_is_dir(target->inode))
+		return imgfs_error_set(err, -EPERM,
+				       "%s: hard link to a directory cannot be represented",
+				       path);
+	d->inode = target->inode;
+	return 0;
+}
+
+static int handle_hardlink(struct imgfs_writer *w, struct imgfs_dentry *d,
+			   const char *target, const char *path,
+			   struct imgfs_error *err)
+{
+	struct imgfs_dentry *t;
+	int ret;
+
+	t = find_path(w, target, &ret, err);
+	if (ret)
+		return ret;
+	/* placeholder inode until the target arrives */
+	d->inode = NULL;
+	if (t && !t->inode)
+		return add_pending_link(w, d, target, path, err);
+	if (t)
+		return link_to(d, t, path, err);
+	return add_pending_link(w, d, target, path, err);
+}
+
+int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err)
+{
+	bool progress = true;
+
+	/* a link may point at another pending link: iterate to a fixpoint */
+	while (w->pending && progress) {
+		struct imgfs_pending_link **pp = &w->pending;
+
+		progress = false;
+		while (*pp) {
+			struct imgfs_pending_link *pl = *pp;
+			struct imgfs_dentry *t = NULL;
+			int ret = 0;
+
+			if (!pl->dentry->dead)
+				t = find_path(w, pl->target, &ret, err);
+			if (ret)
+				return ret;
+			if (!pl->dentry->dead && (!t || !t->inode)) {
+				pp = &pl->next;
+				continue;
+			}
+			if (!pl->dentry->dead) {
+				ret = link_to(pl->dentry, t, pl->path, err);
+				if (ret)
+					return ret;
+			}
+			*pp = pl->next;
+			free(pl->target);
+			free(pl->path);
+			free(pl);
+			w->nr_pending--;
+			progress = true;
+		}
+	}
+	if (w->pending)
+		return imgfs_error_set(err, -ENOENT,
+				       "%s: hard link target \"%s\" does not exist in the archive",
+				       w->pending->path, w->pending->target);
+	return 0;
+}
+
+void imgfs_writer_free_links(struct imgfs_writer *w)
+{
+	while (w->pending) {
+		struct imgfs_pending_link *next = w->pending->next;
+
+		free(w->pending->target);
+		free(w->pending->path);
+		free(w->pending);
+		w->pending = next;
+	}
+	w->nr_pending = 0;
+}
+
+struct entry_ctx {
+	struct imgfs_writer *w;
+	struct archive *a;
+	struct archive_entry *e;
+	const char *path;
+	struct imgfs_dentry *dir;
+	const char *name;
+	size_t name_len;
+};
+
+/* Apply a whiteout entry; returns 1 when the entry was consumed. */
+static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
+{
+	struct imgfs_writer *w = c->w;
+	struct imgfs_inode *inode;
+	struct imgfs_dentry *d;
+	size_t plen = strlen(WH_PREFIX);
+	int ret;
+
+	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
+	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
+		return 0;
+	if (c->name_len == strlen(WH_OPAQUE) &&
+	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
+		c->dir->opaque = true;
+		return 1;
+	}
+	if (c->name_len > strlen(WH_META) - 1 &&
+	    !memcmp(c->name, WH_META, strlen(WH_META)))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
+				       c->path);
+	if (c->name_len == plen)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: whiteout without a name", c->path);
+	c->name += plen;
+	c->name_len -= plen;
+	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
+	if (d)
+		imgfs_tree_kill(&w->tree, d);
+	inode = imgfs_inode_new(&w->tree);
+	if (!inode || !imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
+				      inode))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	inode->mode = 0020000;
+	ret = set_owner_time(w, inode, c->e, c->path, err);
+	if (ret)
+		return ret;
+	c->dir->has_whiteouts = true;
+	return 1;
+}
+
+/* Update an existing directory from a later entry for the same path. */
+static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
+		      struct imgfs_error *err)
+{
+	struct imgfs_inode *inode = d->inode;
+	int ret;
+
+	inode->mode = archive_entry_mode(c->e);
+	ret = set_owner_time(c->w, inode, c->e, c->path, err);
+	if (ret)
+		return ret;
+	imgfs_xattr_clear(inode);
+	d->implied = false;
+	return set_xattrs(c->w, inode, c->e, c->path, err);
+}
+
+static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
+{
+	struct imgfs_writer *w = c->w;
+	struct imgfs_inode *inode;
+	struct imgfs_dentry *d;
+	const char *hardlink = archive_entry_hardlink(c->e);
+	bool is_dir = archive_entry_filetype(c->e) == AE_IFDIR;
+	int ret;
+
+	ret = handle_whiteout(c, err);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
+	if (d && d->inode && imgfs_inode_is_dir(d->inode) && is_dir &&
+	    !hardlink)
+		return update_dir(c, d, err);
+	if (d)
+		imgfs_tree_kill(&w->tree, d);
+	if (hardlink) {
+		if (archive_entry_size_is_set(c->e) && archive_entry_size(c->e))
+			return imgfs_error_set(err, -EOPNOTSUPP,
+					       "%s: hard link entry carrying data is not supported",
+					       c->path);
+		d = imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
+				   NULL);
+		if (!d)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return handle_hardlink(w, d, hardlink, c->path, err);
+	}
+	ret = check_type(c->e, c->path, err);
+	if (ret)
+		return ret;
+	inode = imgfs_inode_new(&w->tree);
+	if (!inode)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	inode->mode = archive_entry_mode(c->e);
+	d = imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len, inode);
+	if (!d)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	if (is_dir)
+		inode->dir = d;
+	ret = set_owner_time(w, inode, c->e, c->path, err);
+	if (!ret)
+		ret = set_xattrs(w, inode, c->e, c->path, err);
+	if (!ret)
+		ret = fill_special(inode, c->e, c->path, err);
+	if (ret || (inode->mode & 0170000) != 0100000)
+		return ret;
+	if (archive_entry_size(c->e) < 0)
+		return imgfs_error_set(err, -EINVAL, "%s: negative size",
+				       c->path);
+	inode->size = (uint64_t)archive_entry_size(c->e);
+	return imgfs_data_write_file(w, c->a, inode,
+				     archive_entry_sparse_count(c->e) > 0,
+				     inline_room(w, inode), c->path, err);
+}
+
+/* The archive entry names the root itself ("./", "/"): update it. */
+static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
+{
+	if (archive_entry_filetype(c->e) != AE_IFDIR)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: entry for the image root is not a directory",
+				       c->path);
+	return update_dir(c, c->w->tree.root, err);
+}
+
+int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
+			       struct archive_entry *e, struct imgfs_error *err)
+{
+	struct entry_ctx c = { .w = w, .a = a, .e = e };
+	struct clean_path cp;
+	int ret = 0;
+
+	c.path = archive_entry_pathname(e);
+	if (!c.path)
+		return imgfs_error_set(err, -EINVAL,
+				       "entry %llu: path name cannot be decoded",
+				       (unsigned long long)w->entries);
+	ret = clean_path_parse(c.path, &cp, err);
+	if (ret)
+		return ret;
+	if (!cp.n) {
+		ret = handle_root(&c, err);
+		goto out;
+	}
+	c.dir = walk_parent(w, &cp, true, c.path, &ret, err);
+	if (!c.dir)
+		goto out;
+	c.name = cp.buf + cp.off[cp.n - 1];
+	c.name_len = cp.len[cp.n - 1];
+	ret = handle_entry(&c, err);
+out:
+	clean_path_free(&cp);
+	return ret;
+}
+
+void imgfs_writer_report_progress(struct imgfs_writer *w)
+{
+	struct imgfs_progress p;
+
+	if (!w->opts.progress || w->entries < w->next_progress)
+		return;
+	w->next_progress = w->entries + 64;
+	p.entries = w->entries;
+	p.bytes_in = w->data_bytes;
+	w->opts.progress(&p, w->opts.progress_arg);
+}
+
+int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
+			      struct imgfs_error *err)
+{
+	struct archive_entry *e;
+	int r, ret;
+
+	for (;;) {
+		r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN) {
+			const char *msg = archive_error_string(a);
+
+			return imgfs_error_set(err, -EIO,
+					       "reading archive after %llu entries: %s",
+					       (unsigned long long)w->entries,
+					       msg ? msg : "unknown error");
+		}
+		w->entries++;
+		ret = imgfs_writer_consume_entry(w, a, e, err);
+		if (ret)
+			return ret;
+		imgfs_writer_report_progress(w);
+	}
+	return 0;
+}

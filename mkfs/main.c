@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mkfs.img - build an EROFS image from a tar layer or a directory.
+ *
+ * The image is written to a temporary file beside the target, fsynced and
+ * renamed into place, so the target path never holds a partial image.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include <archive.h>
+#include <uuid/uuid.h>
+
+#include "imgfs/check.h"
+#include "imgfs/source.h"
+#include "imgfs/writer.h"
+
+struct mkfs_args {
+	struct imgfs_mkfs_options opts;
+	const char *source;
+	const char *target;
+	bool immutable;
+	bool verify;
+	bool quiet;
+};
+
+/* The temporary path, for the signal handler to remove. */
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t tmp_live;
+
+static void on_signal(int sig)
+{
+	if (tmp_live)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+		"Build an EROFS image from SOURCE: a tar layer (plain, gzip, zstd, xz,\n"
+		"bzip2, lz4; '-' reads standard input) or a directory.\n\n"
+		"  -b SIZE              block size: 512, 1024, 2048 or 4096 (default 4096)\n"
+		"      --inline-data    store file tails inline (smaller, not direct-I/O friendly)\n"
+		"      --keep-whiteouts store OCI .wh.* entries verbatim\n"
+		"      --all-root       make every entry owned by 0:0\n"
+		"      --force-uid=N    set every uid to N\n"
+		"      --force-gid=N    set every gid to N\n"
+		"      --uid-offset=N   add N to every uid\n"
+		"      --gid-offset=N   add N to every gid\n"
+		"  -T SECONDS           build time (also used for implied directories)\n"
+		"  -U UUID              volume UUID (default: random)\n"
+		"  -L LABEL             volume label (up to 16 bytes)\n"
+		"  -x N                 share an xattr stored by N or more inodes (0: never; default 2)\n"
+		"      --immutable      set the immutable flag on the finished image\n"
+		"      --verify         check the image before putting it in place\n"
+		"  -q, --quiet          no progress or summary\n"
+		"  -h, --help           this help\n"
+		"  -V, --version        version\n");
+}
+
+enum {
+	OPT_INLINE = 256,
+	OPT_KEEP_WH,
+	OPT_ALL_ROOT,
+	OPT_FORCE_UID,
+	OPT_FORCE_GID,
+	OPT_UID_OFF,
+	OPT_GID_OFF,
+	OPT_IMMUTABLE,
+	OPT_VERIFY,
+};
+
+static const struct option long_opts[] = {
+	{ "inline-data", no_argument, NULL, OPT_INLINE },
+	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WH },
+	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
+	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
+	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+	{ "uid-offset", required_argument, NULL, OPT_UID_OFF },
+	{ "gid-offset", required_argument, NULL, OPT_GID_OFF },
+	{ "immutable", no_argument, NULL, OPT_IMMUTABLE },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_blocksize(const char *s, unsigned int *bits)
+{
+	int64_t v;
+
+	if (parse_int(s, 512, 4096, &v))
+		return -1;
+	for (unsigned int b = 9; b <= 12; b++) {
+		if (v == (1 << b)) {
+			*bits = b;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int bad_arg(const char *opt, const char *val)
+{
+	fprintf(stderr, "mkfs.img: invalid value for %s: '%s'\n", opt, val);
+	return -1;
+}
+
+static int parse_opt(struct mkfs_args *a, int c, const char *arg)
+{
+	struct imgfs_mkfs_options *o = &a->opts;
+	int64_t v;
+
+	switch (c) {
+	case 'b':
+		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+	case OPT_INLINE:
+		o->inline_data = true;
+		return 0;
+	case OPT_KEEP_WH:
+		o->whiteouts = IMGFS_WHITEOUT_KEEP;
+		return 0;
+	case OPT_ALL_ROOT:
+		o->all_root = true;
+		return 0;
+	case OPT_FORCE_UID:
+	case OPT_FORCE_GID:
+		if (parse_int(arg, 0, UINT32_MAX, &v))
+			return bad_arg(c == OPT_FORCE_UID ? "--force-uid" : "--force-gid", arg);
+		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) = v;
+		return 0;
+	case OPT_UID_OFF:
+	case OPT_GID_OFF:
+		if (parse_int(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
+			return bad_arg(c == OPT_UID_OFF ? "--uid-offset" : "--gid-offset", arg);
+		*(c == OPT_UID_OFF ? &o->uid_offset : &o->gid_offset) = v;
+		return 0;
+	case 'T':
+		if (parse_int(arg, 0, INT64_MAX, &v))
+			return bad_arg("-T", arg);
+		o->have_build_time = true;
+		o->build_time = v;
+		return 0;
+	case 'U':
+		if (uuid_parse(arg, o->uuid))
+			return bad_arg("-U", arg);
+		o->have_uuid = true;
+		return 0;
+	case 'L':
+		if (strlen(arg) > 16)
+			return bad_arg("-L (at most 16 bytes)", arg);
+		strncpy(o->label, arg, sizeof(o->label) - 1);
+		return 0;
+	case 'x':
+		if (parse_int(arg, 0, UINT32_MAX, &v))
+			return bad_arg("-x", arg);
+		o->shared_xattr_min = (unsigned int)v;
+		return 0;
+	case OPT_IMMUTABLE:
+		a->immutable = true;
+		return 0;
+	case OPT_VERIFY:
+		a->verify = true;
+		return 0;
+	case 'q':
+		a->quiet = true;
+		return 0;
+	}
+	return -1;
+}
+
+/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
+static int parse_args(int argc, char **argv, struct mkfs_args *a)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	imgfs_mkfs_options_init(&a->opts);
+	while ((c = getopt_long(argc, argv, "b:T:U:L:x:qhV", long_opts,
+				NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == 'V') {
+			printf("mkfs.img %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (c == '?' || parse_opt(a, c, optarg))
+			return -1;
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return -1;
+	}
+	a->source = argv[optind];
+	a->target = argv[optind + 1];
+	return 0;
+}
+
+struct progress_state {
+	struct timespec start;
+	struct timespec last;
+	bool shown;
+};
+
+static double elapsed(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void show_progress(const struct imgfs_progress *p, void *arg)
+{
+	struct progress_state *ps = arg;
+	struct timespec now;
+	double t;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (elapsed(&ps->last, &now) < 0.25)
+		return;
+	ps->last = now;
+	t = elapsed(&ps->start, &now);
+	fprintf(stderr, "\r%" PRIu64 " entries, %.1f MiB read, %.1f MiB/s   ",
+		p->entries, (double)p->bytes_in / 1048576.0,
+		t > 0 ? (double)p->bytes_in / 1048576.0 / t : 0.0);
+	ps->shown = true;
+}
+
+static int make_tmp(const char *target)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	int fd;
+
+	if (strlen(target) >= PATH_MAX - 16)
+		return -ENAMETOOLONG;
+	strcpy(dir, target);
+	strcpy(base, target);
+	snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.XXXXXX", dirname(dir),
+		 basename(base));
+	mode_t mask;
+
+	fd = mkstemp(tmp_path);
+	if (fd < 0)
+		return -errno;
+	tmp_live = 1;
+	/* mkstemp creates 0600; an image is an ordinary file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		unlink(tmp_path);
+		tmp_live = 0;
+		return ret;
+	}
+	return fd;
+}
+
+/* Refuse to write over the input we are reading. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, "-") || stat(a, &sa) || stat(b, &sb))
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
+		 struct imgfs_error *err)
+{
+	struct imgfs_writer *w = imgfs_writer_create(&a->opts, fd, err);
+	struct archive *ar = NULL;
+	int ret;
+
+	if (!w)
+		return err->code;
+	if (imgfs_source_is_dir(a->source)) {
+		ret = imgfs_writer_add_directory(w, a->source, err);
+	} else {
+		ar = imgfs_source_open_tar(a->source, err);
+		ret = ar ? imgfs_writer_add_archive(w, ar, err) : err->code;
+	}
+	if (!ret)
+		ret = imgfs_writer_finish(w, st, err);
+	if (ar)
+		archive_read_free(ar);
+	imgfs_writer_destroy(w);
+	return ret;
+}
+
+static void print_problem(void *arg, const struct imgfs_check_problem *p)
+{
+	(void)arg;
+	if (p->severity != IMGFS_CHECK_ERROR)
+		return;
+	fprintf(stderr, "mkfs.img: verify: %s: %s\n", p->path ? p->path : "-",
+		p->msg);
+}
+
+static int verify(const char *path, struct imgfs_error *err)
+{
+	struct imgfs_check_options co;
+	struct imgfs_check_result res;
+	int ret;
+
+	imgfs_check_options_init(&co);
+	co.report = print_problem;
+	ret = imgfs_check_path(path, &co, &res, err);
+	if (ret)
+		return ret;
+	if (res.errors)
+		return imgfs_error_set(err, -EUCLEAN,
+				       "verification found %" PRIu64 " error(s)",
+				       res.errors);
+	return 0;
+}
+
+static int set_immutable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int flags, ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		ret = -errno;
+	} else {
+		flags |= FS_IMMUTABLE_FL;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+			ret = -errno;
+	}
+	close(fd);
+	return ret;
+}
+
+static int sync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int run(struct mkfs_args *a)
+{
+	struct progress_state ps = { 0 };
+	struct imgfs_mkfs_stats st = { 0 };
+	struct imgfs_error err;
+	struct timespec end;
+	int fd, ret;
+
+	imgfs_error_clear(&err);
+	if (same_file(a->source, a->target)) {
+		fprintf(stderr, "mkfs.img: %s: refusing to overwrite the source\n",
+			a->target);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ps.start);
+	if (!a->quiet && isatty(STDERR_FILENO)) {
+		a->opts.progress = show_progress;
+		a->opts.progress_arg = &ps;
+	}
+	fd = make_tmp(a->target);
+	if (fd < 0) {
+		fprintf(stderr, "mkfs.img: %s: cannot create a temporary file beside it: %s\n",
+			a->target, strerror(-fd));
+		return 1;
+	}
+	ret = build(a, fd, &st, &err);
+	if (!ret && fsync(fd) < 0)
+		ret = imgfs_error_set(&err, -errno, "fsync: %s", strerror(errno));
+	if (close(fd) < 0 && !ret)
+		ret = imgfs_error_set(&err, -errno, "close: %s", strerror(errno));
+	if (!ret && a->verify)
+		ret = verify(tmp_path, &err);
+	if (!ret && rename(tmp_path, a->target) < 0)
+		ret = imgfs_error_set(&err, -errno, "%s: rename: %s", a->target,
+				      strerror(errno));
+	if (ps.shown)
+		fputc('\n', stderr);
+	if (ret) {
+		unlink(tmp_path);
+		tmp_live = 0;
+		fprintf(stderr, "mkfs.img: %s\n", err.msg[0] ? err.msg :
+			strerror(-ret));
+		return 1;
+	}
+	tmp_live = 0;
+	sync_dir_of(a->target);
+	if (a->immutable) {
+		ret = set_immutable(a->target);
+		if (ret) {
+			fprintf(stderr, "mkfs.img: %s: cannot set the immutable flag: %s (the image itself is complete)\n",
+				a->target, strerror(-ret));
+			return 1;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	if (!a->quiet)
+		fprintf(stderr,
+			"%s: %" PRIu64 " entries, %" PRIu64 " inodes, %.1f MiB data, image %.1f MiB, %.2f s\n",
+			a->target, st.entries, st.inodes,
+			(double)st.data_bytes / 1048576.0,
+			(double)st.image_bytes / 1048576.0,
+			elapsed(&ps.start, &end));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mkfs_args a;
+	int r = parse_args(argc, argv, &a);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	return run(&a);
+}
