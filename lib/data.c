@@ -12,6 +12,7 @@
 #include <archive_entry.h>
 
 #include "imgfs/format.h"
+#include "compress.h"
 #include "writer_internal.h"
 
 /* Keep chunk maps small for huge sparse files: at most ~64Ki chunks. */
@@ -266,5 +267,7 @@ int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
 	}
 	if (sparse)
 		return write_sparse(w, a, inode, path, err);
+	if (w->compressor)
+		return imgfs_compress_file(w, a, inode, path, err);
 	return write_flat(w, a, inode, inline_room, path, err);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "imgfs/format.h"
+#include "compress.h"
 #include "writer_internal.h"
 
 struct layout {
@@ -217,16 +218,15 @@ static int place(struct imgfs_writer *w, struct layout *l,
 		if (!tail_fits(inode, pos, w->bs)) {
 			uint64_t next = align_up(pos + 1, w->bs);
 
-			if (tail_fits(inode, next, w->bs)) {
+			if (tail_fits(inode, next, w->bs))
 				pos = next;
-			} else if (inode->tail && inode->layout ==
-							  IMGFS_LAYOUT_FLAT_INLINE) {
+			else if (inode->tail)
+				/* file tails are sized to fit at intake */
 				return imgfs_error_set(err, -EINVAL,
 						       "internal: inline tail of inode %zu cannot be placed",
 						       i);
-			} else {
+			else
 				uninline(w, inode);
-			}
 		}
 		inode->nid = (pos - l->meta_start) >> IMGFS_ISLOTBITS;
 		inode->ino = (uint32_t)(i + 1);
@@ -422,7 +422,10 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	sbl.feature_incompat = w->feature_incompat;
 	if (w->has_chunks)
 		sbl.feature_incompat |= IMGFS_FEATURE_INCOMPAT_CHUNKED_FILE;
-	ret = imgfs_super_write(w, &sbl, err);
+	if (w->compressor)
+		ret = imgfs_compressor_super(w->compressor, &sbl, err);
+	if (!ret)
+		ret = imgfs_super_write(w, &sbl, err);
 	if (ret)
 		goto out;
 	if (ftruncate(w->fd, (off_t)w->out.pos) < 0) {

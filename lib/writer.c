@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "imgfs/format.h"
+#include "compress.h"
 #include "writer_internal.h"
 
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)
@@ -41,9 +42,6 @@ static int check_options(const struct imgfs_mkfs_options *o,
 	if (strnlen(o->label, sizeof(o->label)) > 16)
 		return imgfs_error_set(err, -EINVAL,
 				       "label longer than 16 bytes");
-	if (o->compress != IMGFS_COMPRESS_NONE)
-		return imgfs_error_set(err, -EOPNOTSUPP,
-				       "compression is not available in this build");
 	return 0;
 }
 
@@ -77,6 +75,14 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 		return NULL;
 	}
 	w->tree.root->inode->mtime = w->build_time;
+	if (opts->compress != IMGFS_COMPRESS_NONE) {
+		w->compressor = imgfs_compressor_create(opts, w->blkszbits,
+							err);
+		if (!w->compressor) {
+			imgfs_writer_destroy(w);
+			return NULL;
+		}
+	}
 	if (ftruncate(fd, 0) < 0) {
 		imgfs_error_set(err, -errno, "truncating output: %s",
 				strerror(errno));
@@ -139,6 +145,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	if (!w)
 		return;
 	imgfs_writer_free_links(w);
+	imgfs_compressor_destroy(w->compressor);
 	imgfs_tree_free(&w->tree);
 	imgfs_xattr_table_free(&w->xattrs);
 	imgfs_blkout_free(&w->out);

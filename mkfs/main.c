@@ -67,6 +67,10 @@ static void usage(FILE *f)
 		"  -U UUID              volume UUID (default: random)\n"
 		"  -L LABEL             volume label (up to 16 bytes)\n"
 		"  -x N                 share an xattr stored by N or more inodes (0: never; default 2)\n"
+		"  -z ALG[,LEVEL][,DICT] compress file data: lz4, lz4hc, lzma, deflate, zstd\n"
+		"  -C SIZE              largest physical cluster in bytes (default: one block)\n"
+		"      --workers=N      compression threads (default: online CPUs)\n"
+		"      --ztailpacking   inline the last compressed cluster of each file\n"
 		"      --immutable      set the immutable flag on the finished image\n"
 		"      --verify         check the image before putting it in place\n"
 		"  -q, --quiet          no progress or summary\n"
@@ -84,6 +88,8 @@ enum {
 	OPT_GID_OFF,
 	OPT_IMMUTABLE,
 	OPT_VERIFY,
+	OPT_WORKERS,
+	OPT_ZTAILPACKING,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +102,8 @@ static const struct option long_opts[] = {
 	{ "gid-offset", required_argument, NULL, OPT_GID_OFF },
 	{ "immutable", no_argument, NULL, OPT_IMMUTABLE },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -134,6 +142,49 @@ static int bad_arg(const char *opt, const char *val)
 {
 	fprintf(stderr, "mkfs.img: invalid value for %s: '%s'\n", opt, val);
 	return -1;
+}
+
+static const struct {
+	const char *name;
+	enum imgfs_compr_kind kind;
+} compr_names[] = {
+	{ "lz4", IMGFS_COMPRESS_LZ4 },	   { "lz4hc", IMGFS_COMPRESS_LZ4HC },
+	{ "lzma", IMGFS_COMPRESS_LZMA },   { "deflate", IMGFS_COMPRESS_DEFLATE },
+	{ "zstd", IMGFS_COMPRESS_ZSTD },
+};
+
+/* "-z ALG[,LEVEL][,DICTSIZE]" */
+static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
+{
+	char buf[64], *level, *dict;
+	int64_t v;
+
+	if (strlen(arg) >= sizeof(buf))
+		return bad_arg("-z", arg);
+	strcpy(buf, arg);
+	level = strchr(buf, ',');
+	if (level)
+		*level++ = '\0';
+	dict = level ? strchr(level, ',') : NULL;
+	if (dict)
+		*dict++ = '\0';
+	o->compress = IMGFS_COMPRESS_NONE;
+	for (size_t i = 0; i < sizeof(compr_names) / sizeof(compr_names[0]); i++)
+		if (!strcmp(buf, compr_names[i].name))
+			o->compress = compr_names[i].kind;
+	if (o->compress == IMGFS_COMPRESS_NONE)
+		return bad_arg("-z (unknown algorithm)", arg);
+	if (level && *level) {
+		if (parse_int(level, 0, 22, &v))
+			return bad_arg("-z (level)", arg);
+		o->compress_level = (int)v;
+	}
+	if (dict) {
+		if (parse_int(dict, 4096, 64 << 20, &v))
+			return bad_arg("-z (dictionary size)", arg);
+		o->compress_dictsize = (uint32_t)v;
+	}
+	return 0;
 }
 
 static int parse_opt(struct mkfs_args *a, int c, const char *arg)
@@ -186,6 +237,21 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 			return bad_arg("-x", arg);
 		o->shared_xattr_min = (unsigned int)v;
 		return 0;
+	case 'z':
+		return parse_compress(arg, o);
+	case 'C':
+		if (parse_int(arg, 512, 1 << 20, &v))
+			return bad_arg("-C", arg);
+		o->pcluster_size = (uint32_t)v;
+		return 0;
+	case OPT_WORKERS:
+		if (parse_int(arg, 1, 1024, &v))
+			return bad_arg("--workers", arg);
+		o->workers = (unsigned int)v;
+		return 0;
+	case OPT_ZTAILPACKING:
+		o->ztailpacking = true;
+		return 0;
 	case OPT_IMMUTABLE:
 		a->immutable = true;
 		return 0;
@@ -206,7 +272,7 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 
 	memset(a, 0, sizeof(*a));
 	imgfs_mkfs_options_init(&a->opts);
-	while ((c = getopt_long(argc, argv, "b:T:U:L:x:qhV", long_opts,
+	while ((c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", long_opts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
