@@ -2,6 +2,9 @@
 /*
  * Inode encoding: compact 32-byte inodes when every field fits and the
  * mtime equals the superblock epoch, extended 64-byte inodes otherwise.
+ * Compact inodes always store a relative mtime of 0, which every kernel
+ * version reads the same way (older ones take the epoch for all compact
+ * inodes; newer ones add the stored offset).
  */
 #include <string.h>
 
@@ -13,7 +16,7 @@ bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
 {
 	return inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
 	       inode->gid > UINT16_MAX || inode->nlink > UINT16_MAX ||
-	       inode->mtime != w->build_time || inode->mtime_nsec != 0;
+	       inode->mtime != w->epoch || inode->mtime_nsec != w->epoch_nsec;
 }
 
 static uint32_t inode_i_u(const struct imgfs_inode *inode)

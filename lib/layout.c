@@ -135,6 +135,51 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 	return 0;
 }
 
+struct mtime_key {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+static int mtime_cmp(const void *a, const void *b)
+{
+	const struct mtime_key *x = a, *y = b;
+
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
+}
+
+/*
+ * Compact inodes carry no mtime of their own, only the superblock epoch:
+ * pick the most common mtime as the epoch so that layers with uniform
+ * timestamps (reproducible builds) get 32-byte inodes throughout.
+ */
+static int choose_epoch(struct imgfs_writer *w, struct layout *l)
+{
+	struct mtime_key *keys = malloc(l->nr * sizeof(*keys));
+	size_t best = 0, run = 0;
+
+	w->epoch = w->build_time;
+	w->epoch_nsec = 0;
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nr; i++) {
+		keys[i].sec = l->order[i]->mtime;
+		keys[i].nsec = l->order[i]->mtime_nsec;
+	}
+	qsort(keys, l->nr, sizeof(*keys), mtime_cmp);
+	for (size_t i = 0; i < l->nr; i++) {
+		run = (i && !mtime_cmp(&keys[i], &keys[i - 1])) ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			w->epoch = keys[i].sec;
+			w->epoch_nsec = keys[i].nsec;
+		}
+	}
+	free(keys);
+	return 0;
+}
+
 static uint32_t inode_size(const struct imgfs_inode *inode)
 {
 	return inode->extended ? IMGFS_INODE_EXTENDED_SIZE :
@@ -149,8 +194,6 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_inode *inode,
 
 	imgfs_xattr_layout_inode(inode);
 	inode->extended = imgfs_inode_needs_extended(w, inode);
-	if (inode->xattr_isize)
-		w->feature_incompat |= 0; /* xattrs need no incompat bit */
 	if ((inode->mode & 0170000) == 0120000) {
 		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
 		inode->tail_len = (uint32_t)inode->size;
@@ -397,7 +440,8 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	ret = collect(w, &l, err);
 	if (ret)
 		goto out;
-	if (imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min)) {
+	if (choose_epoch(w, &l) ||
+	    imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min)) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}

@@ -33,13 +33,17 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	sb[13] = 0;
 	imgfs_put_le16(sb + 14, (uint16_t)l->root_nid);
 	imgfs_put_le64(sb + 16, l->inos);
-	imgfs_put_le64(sb + 24, (uint64_t)w->build_time);
-	imgfs_put_le32(sb + 32, 0);
+	imgfs_put_le64(sb + 24, (uint64_t)w->epoch);
+	imgfs_put_le32(sb + 32, w->epoch_nsec);
 	imgfs_put_le32(sb + 36, (uint32_t)l->blocks);
 	imgfs_put_le32(sb + 40, l->meta_blkaddr);
 	imgfs_put_le32(sb + 44, l->xattr_blkaddr);
 	memcpy(sb + 48, w->opts.uuid, 16);
 	memcpy(sb + 64, w->opts.label, strnlen(w->opts.label, 16));
+	/* build time = epoch + this field, when it fits */
+	if (w->build_time >= w->epoch &&
+	    w->build_time - w->epoch <= (int64_t)UINT32_MAX)
+		imgfs_put_le32(sb + 108, (uint32_t)(w->build_time - w->epoch));
 	imgfs_put_le32(sb + 80, l->feature_incompat);
 	imgfs_put_le16(sb + 84, l->u1);
 	if (l->compr_cfgs_len) {

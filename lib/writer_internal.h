@@ -22,6 +22,8 @@ struct imgfs_writer {
 	int fd;
 	bool failed;
 	int64_t build_time;
+	int64_t epoch; /* compact inodes' mtime (superblock epoch) */
+	uint32_t epoch_nsec;
 	struct imgfs_tree tree;
 	struct imgfs_xattr_table xattrs;
 	struct imgfs_blkout out;
