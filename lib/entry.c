@@ -118,7 +118,7 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 		struct imgfs_inode *inode;
 
 		d = imgfs_tree_lookup(&w->tree, dir, name, cp->len[i]);
-		if (d && !imgfs_inode_is_dir(d->inode)) {
+		if (d && (!d->inode || !imgfs_inode_is_dir(d->inode))) {
 			*ret = imgfs_error_set(err, -ENOTDIR,
 					       "%s: parent \"%.*s\" is not a directory",
 					       path, (int)cp->len[i], name);
