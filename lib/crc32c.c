@@ -1,52 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * CRC-32C, slicing-by-8. The lookup tables are built once on first use
- * (pthread_once) and never change afterwards, so callers share no mutable
- * state.
+ * CRC-32C, four bits at a time. Only superblocks are checksummed (a few
+ * KiB per image), so a 16-entry constant table is plenty and keeps the
+ * library free of any table built at run time.
  */
-#include <pthread.h>
-
 #include "imgfs/crc32c.h"
 
-#define CRC32C_POLY 0x82F63B78u
-
-static uint32_t crc_table[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc32c_init_tables(void)
-{
-	for (unsigned int i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (CRC32C_POLY & (0u - (c & 1)));
-		crc_table[0][i] = c;
-	}
-	for (unsigned int i = 0; i < 256; i++)
-		for (int t = 1; t < 8; t++)
-			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
-					  crc_table[0][crc_table[t - 1][i] & 0xFF];
-}
+/* crc of each nibble value under the reflected polynomial 0x82F63B78 */
+static const uint32_t crc_nibble[16] = {
+	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
+	0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
+	0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
+	0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
+};
 
 uint32_t imgfs_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
-	pthread_once(&crc_once, crc32c_init_tables);
-	while (len >= 8) {
-		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-				     (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-		uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
-			      (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-
-		crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
-		      crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^
-		      crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
-		      crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
-		p += 8;
-		len -= 8;
+	while (len--) {
+		crc ^= *p++;
+		crc = (crc >> 4) ^ crc_nibble[crc & 15];
+		crc = (crc >> 4) ^ crc_nibble[crc & 15];
 	}
-	while (len--)
-		crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xFF];
 	return crc;
 }
