@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsck.h - what the parts of fsck.img share.
+ */
+#ifndef FSCK_FSCK_H
+#define FSCK_FSCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "imgfs/check.h"
+#include "imgfs/reader.h"
+
+/* fsck(8) exit codes */
+#define FSCK_EXIT_OK 0
+#define FSCK_EXIT_ERRORS 4
+#define FSCK_EXIT_OPERATIONAL 8
+#define FSCK_EXIT_USAGE 16
+
+/* How mkfs.img transforms archive entries; --compare applies the same. */
+struct fsck_compare_opts {
+	bool keep_whiteouts;
+	bool all_root;
+	int64_t force_uid; /* -1: keep */
+	int64_t force_gid;
+	int64_t uid_offset;
+	int64_t gid_offset;
+};
+
+/* Output sink: text on stdout, or JSON collected and printed at the end. */
+struct fsck_out {
+	bool json;
+	bool quiet;
+	bool verbose;
+	FILE *problems; /* JSON array bodies (memstreams) */
+	FILE *files;
+	FILE *diffs;
+	char *problems_buf, *files_buf, *diffs_buf;
+	size_t problems_len, files_len, diffs_len;
+	bool problems_first, files_first, diffs_first;
+	uint64_t differences;
+};
+
+/* Write @s as a JSON string literal (quotes included) to @f. */
+void json_string(FILE *f, const char *s);
+
+/* Report one --compare difference about @path. */
+void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* --extract */
+struct fsck_extract;
+struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
+				      struct imgfs_image *img,
+				      struct imgfs_error *err);
+/* Entry callback for imgfs_check_image(). */
+int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e);
+/* Apply directory metadata (deepest first) and free. Returns 0 or -errno;
+ * *@failures counts entries that could not be written. */
+int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
+			uint64_t *failures, struct imgfs_error *err);
+
+/* --compare */
+struct fsck_compare;
+struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
+				      const struct fsck_compare_opts *o,
+				      struct fsck_out *out);
+int fsck_compare_entry(void *arg, const struct imgfs_check_entry *e);
+/* Read @tar and report every difference. Returns 0 or -errno (cannot read
+ * the archive / the image). */
+int fsck_compare_run(struct fsck_compare *c, const char *tar,
+		     struct imgfs_error *err);
+void fsck_compare_free(struct fsck_compare *c);
+
+#endif /* FSCK_FSCK_H */
