@@ -16,11 +16,16 @@ fi
 top_builddir=${top_builddir:-$top_srcdir}
 export LC_ALL=C.UTF-8
 
+# The system interpreter: a version manager's shim would cost a second a call.
+if [ -z "${PYTHON:-}" ]; then
+	PYTHON=python3
+	[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+fi
 MKFS=${IMGFS_MKFS:-$top_builddir/mkfs/mkfs.img}
 FSCK_IMG=$top_builddir/fsck/fsck.img
 DUMP_IMG=$top_builddir/dump/dump.img
 FMOUNT=$top_builddir/tests/helpers/fmount
-TREECMP="python3 $top_srcdir/tests/helpers/treecmp.py"
+TREECMP="$PYTHON $top_srcdir/tests/helpers/treecmp.py"
 HELPERS=$top_srcdir/tests/helpers
 
 T_NAME=$(basename "$0" .sh)
@@ -94,7 +99,7 @@ require_build() {
 	[ -x "${MKFS%% *}" ] || command -v "${MKFS%% *}" >/dev/null ||
 		die "mkfs not built: $MKFS"
 	[ -x "$FMOUNT" ] || die "helper not built: $FMOUNT (run make check)"
-	require_tools bsdtar python3 mount umount
+	require_tools bsdtar "$PYTHON" mount umount
 }
 
 cleanup() {
@@ -178,7 +183,7 @@ extract() {
 		-f "$1" -C "$2" || return 1
 	# bsdtar sets the root's mtime before extracting into it
 	if tar_has_root "$1"; then
-		python3 "$HELPERS/tarroot.py" "$1" "$2" || return 1
+		"$PYTHON" "$HELPERS/tarroot.py" "$1" "$2" || return 1
 	fi
 }
 
@@ -248,16 +253,35 @@ fsck_image() {
 	fi
 }
 
-# convert_and_compare TAR [MKFS OPTIONS...]: convert, then compare the image
-# mounted through a loop device, file-backed, and file-backed with directio
-# against a bsdtar extraction of TAR (or of $REF_TAR, a tar holding the
-# expected result); fsck the image. The image is left at $IMG (replaced by
-# the next call for the same TAR).
+# verify_image IMG REFTAR [MKFS OPTIONS...]: compare IMG mounted through a
+# loop device, file-backed, and file-backed with directio against a bsdtar
+# extraction of REFTAR (made once per REFTAR), then fsck it. The mkfs
+# options tell the block size and whether whiteouts were kept.
+verify_image() {
+	local img=$1 reftar=$2 ref bs topts rc=0
+	shift 2
+	ref=$WORK/ref.$(basename "$reftar")
+	if [ ! -d "$ref" ]; then
+		extract "$reftar" "$ref" || die "bsdtar could not extract $reftar"
+	fi
+	# shellcheck disable=SC2207
+	topts=($(treecmp_opts_for "$reftar" "$@"))
+	bs=$(blocksize_of "$@")
+	compare_mounted "$img" "$ref" loop "${topts[@]}" || rc=1
+	compare_mounted "$img" "$ref" file "${topts[@]}" || rc=1
+	compare_mounted "$img" "$ref" directio "${topts[@]}" || rc=1
+	fsck_image "$img" "$bs"
+	return $rc
+}
+
+# convert_and_compare TAR [MKFS OPTIONS...]: convert TAR to $IMG
+# ($WORK/NAME.img, replaced by the next call for the same TAR) and
+# verify_image it against TAR, or against $REF_TAR when set (a tar holding
+# the expected result).
 convert_and_compare() {
-	local tar=$1 reftar=${REF_TAR:-$1} name ref bs topts rc=0
+	local tar=$1 name
 	shift
 	name=$(basename "$tar")
-	ref=$WORK/ref.$(basename "$reftar")
 	IMG=$WORK/$name.img
 	rm -f "$IMG"
 	if ! mkfs_img "$@" "$tar" "$IMG"; then
@@ -265,22 +289,65 @@ convert_and_compare() {
 		return 1
 	fi
 	ok "mkfs $* $name ($(stat -c %s "$IMG") bytes)"
-	if [ ! -d "$ref" ]; then
-		extract "$reftar" "$ref" || die "bsdtar could not extract $reftar"
-	fi
-	# shellcheck disable=SC2207
-	topts=($(treecmp_opts_for "$reftar" "$@"))
-	bs=$(blocksize_of "$@")
-	compare_mounted "$IMG" "$ref" loop "${topts[@]}" || rc=1
-	compare_mounted "$IMG" "$ref" file "${topts[@]}" || rc=1
-	compare_mounted "$IMG" "$ref" directio "${topts[@]}" || rc=1
-	fsck_image "$IMG" "$bs"
-	return $rc
+	verify_image "$IMG" "${REF_TAR:-$tar}" "$@"
 }
 
 # pymk SCRIPT ARGS...: run a python helper from tests/helpers.
 pymk() {
 	local s=$1
 	shift
-	python3 "$HELPERS/$s" "$@"
+	"$PYTHON" "$HELPERS/$s" "$@"
+}
+
+# make_tree DIR [full]: populate DIR with real files to archive with tar.
+# The plain tree suits every format (V7 included): short names, regular
+# files, directories, symlinks, hard links, small owners. "full" adds what
+# only newer formats carry: devices, FIFOs, setuid/setgid/sticky, owners
+# beyond 21 bits, nanosecond mtimes, names and link targets past 100 bytes,
+# and a sparse file.
+make_tree() {
+	local d=$1 full=${2:-} long
+	mkdir -p "$d/dir/sub" "$d/empty"
+	: >"$d/dir/empty"
+	printf x >"$d/dir/one"
+	head -c 4096 /dev/urandom >"$d/dir/block"
+	head -c 4097 /dev/urandom >"$d/dir/block-plus-one"
+	head -c 1048579 /dev/urandom >"$d/dir/sub/mib"
+	ln "$d/dir/block" "$d/dir/sub/hardlink"
+	ln -s ../one "$d/dir/sub/symlink"
+	ln -s dir/sub "$d/link-to-dir"
+	chown 1000:1000 "$d/dir/one"
+	chown -h 33:44 "$d/link-to-dir"
+	chmod 0600 "$d/dir/empty"
+	chmod 0750 "$d/dir/sub"
+	if [ "$full" = full ]; then
+		long=$(printf 'long-%.0s' $(seq 30))
+		mkdir -p "$d/special/$long/$long"
+		printf 'deep\n' >"$d/special/$long/$long/$long"
+		ln -s "$(printf 't%.0s' $(seq 200))/$long" "$d/special/long-target"
+		mknod "$d/special/chr" c 10 200
+		mknod "$d/special/blk" b 259 3000
+		mkfifo "$d/special/fifo"
+		printf s >"$d/special/suid"
+		chmod 4755 "$d/special/suid"
+		printf s >"$d/special/sgid"
+		chmod 2711 "$d/special/sgid"
+		mkdir "$d/special/sticky"
+		chmod 1777 "$d/special/sticky"
+		printf u >"$d/special/big-owner"
+		chown 3000000:4000000 "$d/special/big-owner"
+		truncate -s 10M "$d/special/sparse"
+		printf 'middle' | dd of="$d/special/sparse" bs=1 seek=4194304 \
+			conv=notrunc status=none
+		printf 'end' | dd of="$d/special/sparse" bs=1 seek=10485757 \
+			conv=notrunc status=none
+		touch -h -d @1700000000.123456789 "$d/special/fifo" \
+			"$d/special/long-target" "$d/special/suid"
+		touch -h -d @1000000000.5 "$d/special/sticky"
+	fi
+	touch -h -d @1600000000 "$d/dir/sub/symlink"
+	touch -d @1500000000 "$d/dir/one"
+	# directories last: creating their entries changed their mtimes
+	find "$d" -mindepth 1 -type d -exec touch -d @1400000000 {} +
+	touch -d @1300000000 "$d"
 }

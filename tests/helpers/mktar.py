@@ -343,6 +343,61 @@ def big_tree(out, nfiles=2000, total=200 << 20):
     t.close()
 
 
+def owners(out):
+    """Varied owners, plus the expected result of each ownership option.
+
+    Writes OUT and OUT.all-root.tar (--all-root), OUT.force.tar
+    (--force-uid=123 --force-gid=456), OUT.offset.tar (--uid-offset=100000
+    --gid-offset=200000), OUT.force-offset.tar (--force-uid=5 --uid-offset=10).
+    """
+    variants = {
+        "": lambda u, g: (u, g),
+        ".all-root.tar": lambda u, g: (0, 0),
+        ".force.tar": lambda u, g: (123, 456),
+        ".offset.tar": lambda u, g: (u + 100000, g + 200000),
+        ".force-offset.tar": lambda u, g: (15, g),
+    }
+    for suffix, m in variants.items():
+        t = Tar(out + suffix)
+        t.dir("./", 0o755, *m(7, 8), mtime=1500000000)
+        t.dir("d", 0o750, *m(1000, 1001))
+        t.file("d/root", b"r", 0o644, *m(0, 0))
+        t.file("d/user", b"u", 0o600, *m(1000, 100))
+        t.file("d/big", b"b", 0o4755, *m(70000, 65536))
+        t.symlink("d/link", "user", *m(33, 33))
+        t.dev("d/dev", tarfile.CHRTYPE, 4, 64, 0o620, *m(0, 5))
+        t.fifo("d/fifo", 0o600, *m(99, 99))
+        t.file("d/hard", b"h", 0o644, *m(42, 43))
+        t.link("d/hard2", "d/hard")
+        t.close()
+
+
+def long_symlink(out):
+    """A symlink whose target (4096 bytes) no kernel reads back."""
+    t = Tar(out)
+    t.dir("d")
+    t.symlink("d/too-long", "s" * 4096)
+    t.close()
+
+
+def hardlink_to_dir(out):
+    """A hard link entry naming a directory."""
+    t = Tar(out)
+    t.dir("d")
+    t.dir("d/sub")
+    t.link("d/dirlink", "d/sub")
+    t.close()
+
+
+def one_big_file(out, size=1 << 20):
+    """One file of SIZE bytes (to truncate inside its data)."""
+    t = Tar(out)
+    t.dir("d")
+    t.file("d/first", b"first")
+    t.file("d/big-file", rnd(int(size), 3))
+    t.close()
+
+
 SCENARIOS = {
     "basic": basic,
     "hardlink-forward": hardlink_forward,
@@ -353,6 +408,10 @@ SCENARIOS = {
     "missing-link": missing_link,
     "long-component": long_component,
     "big-tree": big_tree,
+    "owners": owners,
+    "long-symlink": long_symlink,
+    "hardlink-to-dir": hardlink_to_dir,
+    "one-big-file": one_big_file,
 }
 
 

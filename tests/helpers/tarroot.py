@@ -21,17 +21,28 @@ def is_root(name):
     return name.strip("/") in ("", ".")
 
 
+def root_mtime(tf):
+    mtime = None
+    for ti in tf:
+        if is_root(ti.name) and ti.isdir():
+            mtime = ti.pax_headers.get("mtime", str(ti.mtime))
+    return mtime
+
+
 def main():
     tar, d = sys.argv[1:3]
-    p = subprocess.Popen(["bsdtar", "-cf", "-", "--format=pax", "@" + tar],
-                         stdout=subprocess.PIPE)
-    mtime = None
-    with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
-        for ti in tf:
-            if is_root(ti.name) and ti.isdir():
-                mtime = ti.pax_headers.get("mtime", str(ti.mtime))
-    if p.wait() != 0:
-        return 2
+    try:
+        # plain, gzip, bzip2, xz
+        with tarfile.open(tar, "r:*") as tf:
+            mtime = root_mtime(tf)
+    except tarfile.ReadError:
+        # zstd, lz4...: let bsdtar decompress and rewrite it as pax
+        p = subprocess.Popen(["bsdtar", "-cf", "-", "--format=pax",
+                              "@" + tar], stdout=subprocess.PIPE)
+        with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
+            mtime = root_mtime(tf)
+        if p.wait() != 0:
+            return 2
     if mtime is None:
         return 1
     ns = int(Decimal(mtime) * 10**9)

@@ -26,6 +26,7 @@ usage errors.
 """
 
 import argparse
+import errno
 import os
 import stat
 import sys
@@ -148,26 +149,68 @@ KIND_NAMES = {
 }
 
 
-def compare_content(exp, act):
-    """Return None if both files hold the same bytes, else a description."""
-    with open(exp.src, "rb") as fe, open(act.src, "rb") as fa:
-        off = 0
-        while True:
-            a = fe.read(CHUNK)
-            b = fa.read(CHUNK)
-            if a != b:
-                n = min(len(a), len(b))
-                i = next((k for k in range(n) if a[k] != b[k]), n)
-                return "content differs at offset %d" % (off + i)
-            if not a:
-                return None
-            off += len(a)
+def data_segments(fd, size):
+    """[(start, end)] that may hold data; holes (SEEK_HOLE) read as zeros."""
+    segs = []
+    off = 0
+    try:
+        while off < size:
+            start = os.lseek(fd, off, os.SEEK_DATA)
+            end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+            segs.append((start, end))
+            off = end
+    except OSError as e:
+        if e.errno != errno.ENXIO:  # ENXIO: no data past off
+            return [(0, size)]
+    return segs
+
+
+def union(a, b):
+    out = []
+    for start, end in sorted(a + b):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def compare_content(exp, act, bufs):
+    """Return None if both files hold the same bytes, else a description.
+
+    Ranges that are holes in both files are skipped: both read as zeros.
+    Everything else is read from both and compared.
+    """
+    ba, bb = bufs
+    va, vb = memoryview(ba), memoryview(bb)
+    with open(exp.src, "rb", buffering=0) as fe, \
+            open(act.src, "rb", buffering=0) as fa:
+        segs = union(data_segments(fe.fileno(), exp.size),
+                     data_segments(fa.fileno(), act.size))
+        for start, end in segs:
+            fe.seek(start)
+            fa.seek(start)
+            off = start
+            while off < end:
+                # reused buffers: fresh 1 MiB objects per read cost more
+                # than the reads themselves
+                n = min(CHUNK, end - off)
+                na = fe.readinto(va[:n])
+                nb = fa.readinto(vb[:n])
+                if na != n or nb != n or (ba != bb if n == CHUNK else
+                                          ba[:n] != bb[:n]):
+                    m = min(na, nb)
+                    i = next((k for k in range(m) if ba[k] != bb[k]), m)
+                    return "content differs at offset %d" % (off + i)
+                off += n
+    return None
 
 
 class Comparer:
     def __init__(self, skip_root):
         self.skip_root = skip_root
         self.diffs = 0
+        self.bufs = (bytearray(CHUNK), bytearray(CHUNK))
 
     def diff(self, path, what):
         self.diffs += 1
@@ -220,7 +263,7 @@ class Comparer:
         if e.kind == stat.S_IFLNK:
             self.field(p, "symlink target", e.target, a.target)
         elif e.kind == stat.S_IFREG and e.size == a.size:
-            why = compare_content(e, a)
+            why = compare_content(e, a, self.bufs)
             if why:
                 self.diff(p, why)
 

@@ -1,0 +1,116 @@
+#!/bin/bash
+# Failures: every case must exit non-zero, print an error naming the entry
+# (or the source), and leave nothing behind in the output directory: no
+# image, no temporary file.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+setup
+require_tools gzip xz zstd
+
+# expect_failure NAME PATTERN SOURCE [MKFS OPTIONS...]: mkfs of SOURCE must
+# fail with PATTERN (grep -E) in its messages, leaving the output dir empty.
+N_OUT=0
+expect_failure() {
+	local name=$1 pattern=$2 src=$3 out rc=0
+	shift 3
+	# numbered, so that the pattern cannot match the directory's name
+	N_OUT=$((N_OUT + 1))
+	out=$WORK/o$N_OUT
+	mkdir -p "$out"
+	if [ "$src" = - ]; then
+		mkfs_img "$@" - "$out/layer.img" <"$STDIN_SRC" >"$WORK/$name.out" 2>&1 || rc=$?
+	else
+		mkfs_img "$@" "$src" "$out/layer.img" >"$WORK/$name.out" 2>&1 || rc=$?
+	fi
+	sed "s/^/    | /" "$WORK/$name.out" | head -n 5
+	if [ $rc -eq 0 ]; then
+		fail "$name: mkfs succeeded"
+	elif [ $rc -ge 128 ]; then
+		fail "$name: mkfs died of a signal (exit $rc)"
+	else
+		ok "$name: exit $rc"
+	fi
+	if grep -qE -- "$pattern" "$WORK/$name.out"; then
+		ok "$name: message names ${pattern}"
+	else
+		fail "$name: no message naming $pattern"
+	fi
+	if [ -n "$(ls -A "$out")" ]; then
+		fail "$name: left files behind: $(ls -A "$out" | tr '\n' ' ')"
+	else
+		ok "$name: output directory empty"
+	fi
+}
+
+pymk mktar.py missing-link "$WORK/missing-link.tar"
+expect_failure missing-link-target 'd/broken-link|d/no-such-target' \
+	"$WORK/missing-link.tar"
+
+pymk mktar.py long-component "$WORK/long256.tar" 256
+expect_failure name-256 'd/xxxxxxxxxxxxxxxx' "$WORK/long256.tar"
+
+pymk mktar.py long-symlink "$WORK/long-symlink.tar"
+expect_failure symlink-4096 'd/too-long' "$WORK/long-symlink.tar"
+
+pymk mktar.py hardlink-to-dir "$WORK/hardlink-dir.tar"
+expect_failure hardlink-to-dir 'd/dirlink' "$WORK/hardlink-dir.tar"
+
+# Cut inside the data of d/big-file (1 MiB of data from offset 2048).
+pymk mktar.py one-big-file "$WORK/one.tar"
+head -c 600000 "$WORK/one.tar" >"$WORK/truncated.tar"
+expect_failure truncated-data 'd/big-file' "$WORK/truncated.tar"
+STDIN_SRC=$WORK/truncated.tar expect_failure truncated-stdin 'd/big-file' -
+# Cut inside the header of d/big-file (offset 1536..2047).
+head -c 1800 "$WORK/one.tar" >"$WORK/truncated-header.tar"
+expect_failure truncated-header '[Tt]runcated|[Ee]rror|[Uu]nexpected' \
+	"$WORK/truncated-header.tar"
+
+# damage FILE OFFSET: overwrite 8 bytes at OFFSET
+damage() {
+	printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# Corrupt compressed layers. A compressible tar, so that damage near the
+# start breaks the deflate stream itself.
+pymk mktar.py basic "$WORK/basic.tar"
+gzip -c "$WORK/basic.tar" >"$WORK/deflate.tar.gz"
+damage "$WORK/deflate.tar.gz" 100
+expect_failure corrupt-deflate 'gzip|[Cc]orrupt|[Dd]ecompress|deflate' \
+	"$WORK/deflate.tar.gz"
+gzip -c "$WORK/basic.tar" | head -c 20000 >"$WORK/cut.tar.gz"
+expect_failure truncated-gzip '[Tt]runcated|gzip|[Uu]nexpected' \
+	"$WORK/cut.tar.gz"
+# Random data is stored, not deflated: damage in the middle changes the
+# content of d/big-file and only the gzip trailer's CRC-32 tells.
+gzip -c "$WORK/one.tar" >"$WORK/stored.tar.gz"
+size=$(stat -c %s "$WORK/stored.tar.gz")
+damage "$WORK/stored.tar.gz" $((size / 2))
+gzip -t "$WORK/stored.tar.gz" 2>/dev/null && die "gzip -t accepts the damage"
+expect_failure corrupt-gzip-crc 'CRC|crc|checksum|gzip|[Cc]orrupt' \
+	"$WORK/stored.tar.gz"
+xz -c "$WORK/one.tar" >"$WORK/corrupt.tar.xz"
+damage "$WORK/corrupt.tar.xz" $(($(stat -c %s "$WORK/corrupt.tar.xz") / 2))
+expect_failure corrupt-xz 'd/big-file|xz|lzma|[Cc]orrupt' "$WORK/corrupt.tar.xz"
+zstd -q -c "$WORK/one.tar" >"$WORK/corrupt.tar.zst"
+damage "$WORK/corrupt.tar.zst" $(($(stat -c %s "$WORK/corrupt.tar.zst") / 2))
+expect_failure corrupt-zstd 'd/big-file|zstd|[Cc]orrupt|checksum' \
+	"$WORK/corrupt.tar.zst"
+
+# Not a tar at all.
+head -c 10000 /dev/urandom >"$WORK/garbage.bin"
+expect_failure garbage 'garbage.bin' "$WORK/garbage.bin"
+
+expect_failure no-source 'does-not-exist' "$WORK/does-not-exist.tar"
+
+# The output directory does not exist.
+rc=0
+mkfs_img "$WORK/one.tar" "$WORK/no-such-dir/x.img" 2>"$WORK/nodir.out" || rc=$?
+check "missing output directory: non-zero exit" test $rc -ne 0
+check "missing output directory: message names it" \
+	grep -q 'no-such-dir' "$WORK/nodir.out"
+
+# Positive control: a 255-byte name is fine.
+pymk mktar.py long-component "$WORK/long255.tar" 255
+convert_and_compare "$WORK/long255.tar"
+
+finish
