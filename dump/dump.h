@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dump.h - what the files of dump.img share.
+ *
+ * Each view (superblock, inode, listing, contents, statistics) prints
+ * either plain text or one section of the JSON document. Views return 0 or
+ * a negative errno; the reason is in ctx->err and main() prints it once.
+ */
+#ifndef DUMP_DUMP_H
+#define DUMP_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "imgfs/reader.h"
+
+#define DUMP_SCHEMA_VERSION 1
+#define JSON_MAX_DEPTH 32
+
+/* Streaming JSON writer: indented output, one value per line. */
+struct json {
+	FILE *f;
+	int depth;
+	bool has_items[JSON_MAX_DEPTH]; /* a comma is due before the next */
+};
+
+void json_init(struct json *j, FILE *f);
+void json_obj_open(struct json *j, const char *key);
+void json_obj_close(struct json *j);
+void json_arr_open(struct json *j, const char *key);
+void json_arr_close(struct json *j);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+/* Ratio with 6 decimals; null when @den is 0. */
+void json_ratio(struct json *j, const char *key, uint64_t num, uint64_t den);
+/* Bytes from the image: each byte becomes the code point of equal value
+ * (ISO-8859-1), so any byte string round-trips. */
+void json_bytes(struct json *j, const char *key, const void *s, size_t len);
+/* A NUL-terminated string of bytes (as json_bytes()), or null if NULL. */
+void json_str(struct json *j, const char *key, const char *s);
+/* A string value written in pieces: begin, any number of raw pieces (no
+ * character needing an escape), end. */
+void json_str_begin(struct json *j, const char *key);
+void json_str_raw(struct json *j, const char *s, size_t len);
+void json_str_end(struct json *j);
+/* Finish the document with a newline. */
+void json_finish(struct json *j);
+
+/* Text helpers (util.c). */
+enum esc_mode {
+	ESC_NAME, /* controls, DEL and '\' escaped; UTF-8 passes */
+	ESC_VALUE, /* all but printable ASCII escaped (\xNN), '\' as \\ */
+};
+void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode);
+/* "-rwxr-xr-x" with s/S/t/T; @buf holds 11 bytes. */
+void mode_string(uint32_t mode, char *buf);
+/* ISO 8601 UTC time, with ".nnnnnnnnnZ" when @with_nsec; a plain number
+ * when out of range. @buf holds 48 bytes. */
+void iso_time(int64_t sec, uint32_t nsec, bool with_nsec, char *buf);
+/* The short type letter of ls ("-", "d", "l", "c", "b", "p", "s", "?"). */
+char mode_type_char(uint32_t mode);
+
+struct dump_ctx {
+	const char *prog;
+	struct imgfs_image *img;
+	const struct imgfs_sb_info *sb;
+	struct imgfs_error err;
+	bool json;
+	FILE *out;
+	struct json j;
+};
+
+/* A file to show: by path, by nid, or both (path resolved to nid). */
+struct dump_target {
+	const char *path; /* NULL if given by nid */
+	uint64_t nid;
+};
+
+int dump_superblock(struct dump_ctx *ctx);
+int dump_inode(struct dump_ctx *ctx, const struct dump_target *t);
+int dump_ls(struct dump_ctx *ctx, const struct dump_target *t, bool recursive);
+int dump_cat(struct dump_ctx *ctx, const struct dump_target *t);
+int dump_stats(struct dump_ctx *ctx);
+
+/* Helpers shared by the views (inode.c). */
+int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
+		 char **target, size_t *len);
+bool inode_is_device(const struct imgfs_inode *inode);
+/* Write the facts common to the inode view and ls entries (JSON). */
+void json_inode_basics(struct dump_ctx *ctx, const struct imgfs_inode *inode);
+
+#endif /* DUMP_DUMP_H */

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * inode.c - the inode view of dump.img (--path / --nid).
+ *
+ * The inode itself must be readable; its parts (xattrs, symlink target,
+ * extents) are shown each on its own, so one damaged part still leaves the
+ * others visible. A damaged part makes the view fail (exit status 1) once
+ * everything else is printed; a layout the reader cannot map yet does not.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgfs/format.h"
+#include "imgfs/stats.h"
+#include "dump.h"
+
+bool inode_is_device(const struct imgfs_inode *inode)
+{
+	uint32_t t = inode->mode & 0170000;
+
+	return t == 0020000 || t == 0060000;
+}
+
+int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
+		 char **target, size_t *len)
+{
+	size_t size = IMGFS_SYMLINK_MAX + 1;
+	ssize_t n;
+	char *buf;
+
+	*target = NULL;
+	buf = malloc(size);
+	if (!buf)
+		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
+	n = imgfs_readlink(ctx->img, inode, buf, size, &ctx->err);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
+	*target = buf;
+	*len = (size_t)n;
+	return 0;
+}
+
+static const char *type_name(const struct imgfs_inode *inode)
+{
+	const char *n = imgfs_mode_type_name(inode->mode);
+
+	return n ? n : "unknown";
+}
+
+void json_inode_basics(struct dump_ctx *ctx, const struct imgfs_inode *inode)
+{
+	struct json *j = &ctx->j;
+	char buf[48];
+
+	json_u64(j, "nid", inode->nid);
+	json_str(j, "type", type_name(inode));
+	json_u64(j, "mode", inode->mode);
+	snprintf(buf, sizeof(buf), "%04o", inode->mode & 07777);
+	json_str(j, "permissions", buf);
+	mode_string(inode->mode, buf);
+	json_str(j, "mode_string", buf);
+	json_u64(j, "uid", inode->uid);
+	json_u64(j, "gid", inode->gid);
+	json_u64(j, "size", inode->size);
+	json_u64(j, "nlink", inode->nlink);
+	json_i64(j, "mtime", inode->mtime);
+	json_u64(j, "mtime_nsec", inode->mtime_nsec);
+	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
+	json_str(j, "mtime_iso", buf);
+	if (inode_is_device(inode)) {
+		json_obj_open(j, "rdev");
+		json_u64(j, "major", imgfs_dev_major(inode->rdev));
+		json_u64(j, "minor", imgfs_dev_minor(inode->rdev));
+		json_obj_close(j);
+	} else {
+		json_null(j, "rdev");
+	}
+}
+
+/* --- text --- */
+
+static void text_basics(FILE *f, const struct dump_target *t,
+			const struct imgfs_inode *inode,
+			const struct imgfs_sb_info *sb)
+{
+	char buf[48];
+
+	fprintf(f, "%-16s ", "Path:");
+	if (t->path)
+		print_escaped(f, t->path, strlen(t->path), ESC_NAME);
+	else
+		fputs("(by nid)", f);
+	fputc('\n', f);
+	fprintf(f, "%-16s %" PRIu64 " (byte %" PRIu64 ")\n", "NID:",
+		inode->nid, inode->pos);
+	fprintf(f, "%-16s %s\n", "Type:", type_name(inode));
+	mode_string(inode->mode, buf);
+	fprintf(f, "%-16s %04o (%s)\n", "Mode:", inode->mode & 07777, buf);
+	fprintf(f, "%-16s uid %" PRIu32 ", gid %" PRIu32 "\n", "Owner:",
+		inode->uid, inode->gid);
+	fprintf(f, "%-16s %" PRIu64 "\n", "Size:", inode->size);
+	fprintf(f, "%-16s %" PRIu32 "\n", "Links:", inode->nlink);
+	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
+	fprintf(f, "%-16s %s (%" PRId64 ".%09" PRIu32 ")\n", "Mtime:", buf,
+		inode->mtime, inode->mtime_nsec);
+	fprintf(f, "%-16s %s (%u bytes, i_format 0x%04x)\n", "Inode format:",
+		inode->version == IMGFS_INODE_EXTENDED ? "extended" : "compact",
+		inode->inode_size, inode->i_format);
+	fprintf(f, "%-16s %s (%u)\n", "Data layout:",
+		imgfs_layout_name(inode->layout) ?: "unknown", inode->layout);
+	fprintf(f, "%-16s %" PRIu32 "\n", "Inode number:", inode->ino);
+	fprintf(f, "%-16s %u bytes (i_xattr_icount %u)\n", "Xattr area:",
+		inode->xattr_isize, inode->xattr_icount);
+	if (inode_is_device(inode))
+		fprintf(f, "%-16s %u:%u\n", "Device:",
+			imgfs_dev_major(inode->rdev),
+			imgfs_dev_minor(inode->rdev));
+	if (imgfs_inode_is_compressed(inode))
+		fprintf(f, "%-16s %" PRIu64 " (%" PRIu64 " bytes)\n",
+			"Compressed blocks:", inode->startblk,
+			inode->startblk << sb->blkszbits);
+	else if (inode->layout == IMGFS_LAYOUT_CHUNK_BASED)
+		fprintf(f, "%-16s %llu bytes (format 0x%04x)\n", "Chunk size:",
+			1ull << inode->chunkbits, inode->chunk_format);
+	else if (inode->startblk_null)
+		fprintf(f, "%-16s none\n", "Start block:");
+	else if (inode->layout != IMGFS_LAYOUT_FLAT_INLINE || inode->size >
+		 (uint64_t)sb->blksz)
+		fprintf(f, "%-16s %" PRIu64 "\n", "Start block:",
+			inode->startblk);
+}
+
+static void text_flags(FILE *f, unsigned int flags)
+{
+	if (flags & IMGFS_EXTENT_F_PARTIAL)
+		fputs(" partial", f);
+	if (flags & IMGFS_EXTENT_F_SHARED)
+		fputs(" shared", f);
+	if (flags & IMGFS_EXTENT_F_RAW)
+		fputs(" raw", f);
+}
+
+/* Extents are shown as runs: adjacent chunks merged (imgfs_extent_merge). */
+struct ext_walk {
+	struct dump_ctx *ctx;
+	uint64_t count;
+	struct imgfs_extent run;
+	bool have_run;
+	void (*emit)(struct ext_walk *w, const struct imgfs_extent *e);
+};
+
+static int ext_collect(void *arg, const struct imgfs_extent *e)
+{
+	struct ext_walk *w = arg;
+
+	if (w->have_run && imgfs_extent_merge(&w->run, e))
+		return 0;
+	if (w->have_run)
+		w->emit(w, &w->run);
+	w->run = *e;
+	w->have_run = true;
+	return 0;
+}
+
+/* Iterate @inode's extents, emitting runs; the last one too on failure. */
+static int ext_iterate(struct ext_walk *w, const struct imgfs_inode *inode,
+		       struct imgfs_error *e)
+{
+	int ret = imgfs_extent_iterate(w->ctx->img, inode, ext_collect, w, e);
+
+	if (w->have_run)
+		w->emit(w, &w->run);
+	return ret;
+}
+
+struct xattr_walk {
+	struct dump_ctx *ctx;
+	unsigned int count;
+};
+
+/* Block address of a block-aligned storage position, else -1. */
+static int64_t ext_block(const struct imgfs_sb_info *sb,
+			 const struct imgfs_extent *e)
+{
+	if (e->kind != IMGFS_EXTENT_PLAIN && e->kind != IMGFS_EXTENT_COMPRESSED)
+		return -1;
+	if (e->pos & (sb->blksz - 1))
+		return -1;
+	return (int64_t)(e->pos >> sb->blkszbits);
+}
+
+static const char *ext_kind(const struct imgfs_extent *e, char *buf)
+{
+	const char *k = imgfs_extent_kind_name(e->kind) ?: "unknown";
+	const char *a;
+
+	if (e->kind != IMGFS_EXTENT_COMPRESSED)
+		return k;
+	a = imgfs_compr_alg_name(e->algorithm);
+	if (a)
+		snprintf(buf, 32, "%s", a);
+	else
+		snprintf(buf, 32, "alg-%u", e->algorithm);
+	return buf;
+}
+
+static void text_extent(struct ext_walk *w, const struct imgfs_extent *e)
+{
+	FILE *f = w->ctx->out;
+	int64_t blk = ext_block(w->ctx->sb, e);
+	char buf[32];
+
+	fprintf(f, "  %6" PRIu64 " %12" PRIu64 " %12" PRIu64 "  %-10s",
+		w->count++, e->logical, e->length, ext_kind(e, buf));
+	if (e->kind == IMGFS_EXTENT_HOLE) {
+		fputs(" -\n", f);
+		return;
+	}
+	fprintf(f, " %12" PRIu64, e->pos);
+	if (blk >= 0)
+		fprintf(f, " %10" PRId64, blk);
+	else
+		fprintf(f, " %10s", "-");
+	fprintf(f, " %10" PRIu64, e->plen);
+	if (e->device)
+		fprintf(f, " dev%u", e->device);
+	text_flags(f, e->flags);
+	fputc('\n', f);
+}
+
+static int text_xattr(void *arg, const struct imgfs_xattr_info *x)
+{
+	struct xattr_walk *w = arg;
+	FILE *f = w->ctx->out;
+
+	w->count++;
+	fputs("  ", f);
+	if (x->name_len)
+		print_escaped(f, x->name, x->name_len, ESC_NAME);
+	else {
+		fprintf(f, "<index 0x%02x>", x->name_index);
+		print_escaped(f, x->suffix, x->suffix_len, ESC_NAME);
+	}
+	fputs(" = \"", f);
+	print_escaped(f, x->value, x->value_size, ESC_VALUE);
+	fputc('"', f);
+	if (x->shared)
+		fprintf(f, " (shared #%" PRIu32 ")", x->shared_id);
+	fputc('\n', f);
+	return 0;
+}
+
+/* Run a part; keep the first real failure in ctx->err. */
+static int part_result(struct dump_ctx *ctx, int ret, struct imgfs_error *e,
+		       int *failed)
+{
+	if (ret >= 0 || ret == -EOPNOTSUPP)
+		return ret;
+	if (!*failed)
+		*failed = imgfs_error_set(&ctx->err, ret, "%s", e->msg);
+	return ret;
+}
+
+static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
+		      const struct imgfs_inode *inode)
+{
+	FILE *f = ctx->out;
+	struct ext_walk w = { .ctx = ctx, .emit = text_extent };
+	struct xattr_walk xw = { ctx, 0 };
+	struct imgfs_error e;
+	int failed = 0, ret;
+
+	text_basics(f, t, inode, ctx->sb);
+	if (imgfs_inode_is_symlink(inode)) {
+		char *target;
+		size_t len;
+
+		imgfs_error_clear(&ctx->err);
+		ret = read_symlink(ctx, inode, &target, &len);
+		fprintf(f, "%-16s ", "Target:");
+		if (ret) {
+			e = ctx->err;
+			imgfs_error_clear(&ctx->err);
+			part_result(ctx, ret, &e, &failed);
+			fprintf(f, "unreadable: %s\n", e.msg);
+		} else {
+			print_escaped(f, target, len, ESC_NAME);
+			fputc('\n', f);
+			free(target);
+		}
+	}
+	fputs("Xattrs:\n", f);
+	imgfs_error_clear(&e);
+	ret = imgfs_xattr_iterate(ctx->img, inode, true, text_xattr, &xw, &e);
+	if (part_result(ctx, ret, &e, &failed) < 0)
+		fprintf(f, "  unreadable: %s\n", e.msg);
+	else if (!xw.count)
+		fputs("  (none)\n", f);
+	fprintf(f, "Extents:\n  %6s %12s %12s  %-10s %12s %10s %10s  flags\n",
+		"#", "logical", "length", "kind", "physical", "block",
+		"plen");
+	imgfs_error_clear(&e);
+	ret = ext_iterate(&w, inode, &e);
+	if (part_result(ctx, ret, &e, &failed) < 0)
+		fprintf(f, "  %s: %s\n", ret == -EOPNOTSUPP ? "not available" :
+			"unreadable", e.msg);
+	fprintf(f, "  %" PRIu64 " extent%s\n", w.count, w.count == 1 ? "" : "s");
+	return failed;
+}
+
+/* --- JSON --- */
+
+static void json_extent(struct ext_walk *w, const struct imgfs_extent *e)
+{
+	struct json *j = &w->ctx->j;
+	int64_t blk = ext_block(w->ctx->sb, e);
+	const char *alg;
+
+	w->count++;
+	json_obj_open(j, NULL);
+	json_u64(j, "logical", e->logical);
+	json_u64(j, "length", e->length);
+	json_str(j, "kind", imgfs_extent_kind_name(e->kind) ?: "unknown");
+	if (e->kind == IMGFS_EXTENT_HOLE) {
+		json_null(j, "pos");
+		json_null(j, "block");
+		json_u64(j, "plen", 0);
+	} else {
+		json_u64(j, "pos", e->pos);
+		if (blk >= 0)
+			json_u64(j, "block", (uint64_t)blk);
+		else
+			json_null(j, "block");
+		json_u64(j, "plen", e->plen);
+	}
+	json_u64(j, "device", e->device);
+	alg = e->kind == IMGFS_EXTENT_COMPRESSED ?
+		      imgfs_compr_alg_name(e->algorithm) : NULL;
+	json_str(j, "algorithm", alg);
+	json_arr_open(j, "flags");
+	if (e->flags & IMGFS_EXTENT_F_PARTIAL)
+		json_str(j, NULL, "partial");
+	if (e->flags & IMGFS_EXTENT_F_SHARED)
+		json_str(j, NULL, "shared");
+	if (e->flags & IMGFS_EXTENT_F_RAW)
+		json_str(j, NULL, "raw");
+	json_arr_close(j);
+	json_obj_close(j);
+}
+
+static int json_xattr(void *arg, const struct imgfs_xattr_info *x)
+{
+	struct json *j = &((struct dump_ctx *)arg)->j;
+
+	json_obj_open(j, NULL);
+	json_bytes(j, "name", x->name, x->name_len);
+	json_u64(j, "name_index", x->name_index);
+	json_bytes(j, "suffix", x->suffix, x->suffix_len);
+	json_bytes(j, "value", x->value, x->value_size);
+	json_u64(j, "value_size", x->value_size);
+	json_bool(j, "shared", x->shared);
+	json_obj_close(j);
+	return 0;
+}
+
+static void json_layout_info(struct json *j, const struct imgfs_inode *inode)
+{
+	bool compressed = imgfs_inode_is_compressed(inode);
+
+	if (compressed || inode->layout == IMGFS_LAYOUT_CHUNK_BASED ||
+	    inode->startblk_null)
+		json_null(j, "startblk");
+	else
+		json_u64(j, "startblk", inode->startblk);
+	if (compressed)
+		json_u64(j, "compressed_blocks", inode->startblk);
+	else
+		json_null(j, "compressed_blocks");
+	if (inode->layout == IMGFS_LAYOUT_CHUNK_BASED)
+		json_u64(j, "chunk_size", 1ull << inode->chunkbits);
+	else
+		json_null(j, "chunk_size");
+}
+
+static void json_part_error(struct json *j, const char *key, int ret,
+			    const struct imgfs_error *e)
+{
+	if (ret < 0)
+		json_str(j, key, e->msg);
+	else
+		json_null(j, key);
+}
+
+static int json_inode(struct dump_ctx *ctx, const struct dump_target *t,
+		      const struct imgfs_inode *inode)
+{
+	struct json *j = &ctx->j;
+	struct ext_walk w = { .ctx = ctx, .emit = json_extent };
+	struct imgfs_error e;
+	int failed = 0, ret;
+
+	json_obj_open(j, "inode");
+	json_str(j, "path", t->path);
+	json_inode_basics(ctx, inode);
+	json_u64(j, "pos", inode->pos);
+	json_str(j, "format", inode->version == IMGFS_INODE_EXTENDED ?
+				      "extended" : "compact");
+	json_u64(j, "inode_size", inode->inode_size);
+	json_u64(j, "i_format", inode->i_format);
+	json_u64(j, "layout", inode->layout);
+	json_str(j, "layout_name", imgfs_layout_name(inode->layout));
+	json_u64(j, "ino", inode->ino);
+	json_u64(j, "xattr_icount", inode->xattr_icount);
+	json_u64(j, "xattr_size", inode->xattr_isize);
+	json_layout_info(j, inode);
+	if (imgfs_inode_is_symlink(inode)) {
+		char *target;
+		size_t len;
+
+		imgfs_error_clear(&ctx->err);
+		ret = read_symlink(ctx, inode, &target, &len);
+		e = ctx->err;
+		imgfs_error_clear(&ctx->err);
+		if (ret) {
+			json_null(j, "target");
+			part_result(ctx, ret, &e, &failed);
+		} else {
+			json_bytes(j, "target", target, len);
+			free(target);
+		}
+		json_part_error(j, "target_error", ret, &e);
+	} else {
+		json_null(j, "target");
+		json_null(j, "target_error");
+	}
+	json_arr_open(j, "xattrs");
+	imgfs_error_clear(&e);
+	ret = imgfs_xattr_iterate(ctx->img, inode, true, json_xattr, ctx, &e);
+	part_result(ctx, ret, &e, &failed);
+	json_arr_close(j);
+	json_part_error(j, "xattrs_error", ret, &e);
+	json_arr_open(j, "extents");
+	imgfs_error_clear(&e);
+	ret = ext_iterate(&w, inode, &e);
+	part_result(ctx, ret, &e, &failed);
+	json_arr_close(j);
+	json_part_error(j, "extents_error", ret, &e);
+	json_obj_close(j);
+	return failed;
+}
+
+int dump_inode(struct dump_ctx *ctx, const struct dump_target *t)
+{
+	struct imgfs_inode inode;
+	int ret;
+
+	ret = imgfs_inode_read(ctx->img, t->nid, &inode, &ctx->err);
+	if (ret)
+		return ret;
+	if (ctx->json)
+		return json_inode(ctx, t, &inode);
+	return text_inode(ctx, t, &inode);
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgfs/stats.h - describing an EROFS image: names of on-disk values, a
+ * tree walker and statistics over the whole tree.
+ *
+ * Everything here is built on the reader (imgfs/reader.h) and takes an
+ * open struct imgfs_image. Nothing keeps global state.
+ */
+#ifndef IMGFS_STATS_H
+#define IMGFS_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgfs/error.h"
+#include "imgfs/format.h"
+#include "imgfs/reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Names of on-disk values, for front ends. Each returns a static string,
+ * or NULL when the value has no name (unknown feature bit, layout, ...).
+ */
+
+/* Name of the single feature bit @mask of feature_compat ("sb_chksum"). */
+const char *imgfs_feature_compat_name(uint32_t mask);
+
+/*
+ * Name of the single feature bit @mask of feature_incompat. Bits with two
+ * names get the first one: 0x2 "compr_cfgs" (big_pcluster), 0x8
+ * "device_table" (compr_head2), 0x20 "fragments" (dedupe).
+ */
+const char *imgfs_feature_incompat_name(uint32_t mask);
+
+/* "flat_plain", "compressed_full", "flat_inline", "compressed_compact",
+ * "chunk_based". */
+const char *imgfs_layout_name(unsigned int layout);
+
+/* "lz4", "lzma", "deflate", "zstd". */
+const char *imgfs_compr_alg_name(unsigned int alg);
+
+/* "hole", "plain", "inline", "compressed", "fragment". */
+const char *imgfs_extent_kind_name(enum imgfs_extent_kind kind);
+
+/*
+ * File type of a POSIX @mode: "regular", "directory", "symlink",
+ * "chardev", "blockdev", "fifo", "socket"; NULL for anything else.
+ */
+const char *imgfs_mode_type_name(uint32_t mode);
+
+/*
+ * Compression algorithms the superblock says the image may use, as a
+ * bitmap (bit n = enum imgfs_compr_alg n): with COMPR_CFGS the
+ * algorithm bitmap it stores; without it LZ4 alone when LZ4_0PADDING is
+ * set or the LZ4 max distance is non-zero (the only algorithm such images
+ * can hold); else 0.
+ */
+uint32_t imgfs_sb_compr_algs(const struct imgfs_sb_info *sb);
+
+/*
+ * Extend @run by @next when @next continues it in the file and on disk:
+ * both holes, or both uncompressed blocks (PLAIN) on the same device with
+ * @next's storage right after @run's and @run ending on a block boundary.
+ * Flags must be equal. Returns true if @run was extended. The reader hands
+ * out one extent per chunk; this turns them into runs for display.
+ */
+bool imgfs_extent_merge(struct imgfs_extent *run,
+			const struct imgfs_extent *next);
+
+/* One entry met by imgfs_walk(), valid only during the callback. */
+struct imgfs_walk_entry {
+	const char *path; /* "/a/b" */
+	const char *name; /* last component, inside @path */
+	size_t name_len;
+	const struct imgfs_inode *inode; /* the entry's inode, read */
+	uint64_t parent_nid;
+	unsigned int file_type; /* the dirent's raw file_type */
+	unsigned int depth; /* 1 for entries of the start directory */
+	bool first; /* first path met for this inode during the walk */
+};
+
+/* imgfs_walk_options.flags */
+enum {
+	IMGFS_WALK_NO_RECURSE = 1u << 0, /* list the start directory only */
+};
+
+/*
+ * Callbacks of imgfs_walk(). Each may be NULL; each returns 0 to go on, a
+ * positive value to stop the walk (imgfs_walk() then returns it) or a
+ * negative errno to fail (returned as is).
+ */
+struct imgfs_walk_options {
+	size_t struct_size; /* sizeof(struct imgfs_walk_options) */
+	unsigned int flags; /* IMGFS_WALK_* */
+	/* Before the entries of directory @dir (at @path) are listed. */
+	int (*dir_begin)(void *arg, const char *path,
+			 const struct imgfs_inode *dir);
+	/* Once per entry of the directory, "." and ".." excluded. */
+	int (*entry)(void *arg, const struct imgfs_walk_entry *e);
+	/* After the last entry; @entries counts them. */
+	int (*dir_end)(void *arg, const char *path,
+		       const struct imgfs_inode *dir, uint64_t entries);
+	void *arg;
+};
+
+/*
+ * Walk the tree below directory @start_nid, named @start_path in the paths
+ * handed out ("/" for the root). Each directory is listed in full (its
+ * entries in on-disk order), then its subdirectories are walked in that
+ * order, depth first, like "ls -R". A directory is entered once only, so a
+ * corrupt image whose entries form a cycle or link a directory twice ends
+ * the walk normally (later paths of an inode come with first == false).
+ * The walk stops at the first error (an entry's inode or a directory block
+ * that cannot be read) and returns it. Memory grows with the number of
+ * inodes (one set of seen NIDs) and the pending subdirectory paths.
+ * Returns 0, a callback's positive value, -ENOTDIR if @start_nid is not a
+ * directory, or a negative errno.
+ */
+int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
+	       const char *start_path, const struct imgfs_walk_options *opts,
+	       struct imgfs_error *err);
+
+/* Regular file sizes: bucket 0 holds empty files, bucket k (1..64) sizes
+ * in [2^(k-1), 2^k). */
+#define IMGFS_STATS_SIZE_BUCKETS 65
+#define IMGFS_STATS_TOP_DIRS 10
+
+/* Compressed data of one algorithm (from extents the reader can map). */
+struct imgfs_stats_alg {
+	uint64_t files; /* regular files with at least one such extent */
+	uint64_t extents;
+	uint64_t logical_bytes; /* file bytes these extents decode to */
+	uint64_t stored_bytes; /* bytes of their pclusters, each once */
+};
+
+struct imgfs_stats_dir {
+	char *path;
+	uint64_t nid;
+	uint64_t entries; /* "." and ".." excluded */
+};
+
+/*
+ * Statistics over every inode reachable from the root, each inode counted
+ * once however many paths lead to it. Byte counts of storage count shared
+ * storage (deduplicated chunks, shared pclusters) once.
+ */
+struct imgfs_stats {
+	uint64_t image_bytes;
+	uint64_t inodes; /* distinct inodes reached */
+	uint64_t paths; /* paths, the root included */
+	uint64_t hardlinks; /* paths beyond the first of an inode */
+	uint64_t by_type[IMGFS_FT_MAX]; /* indexed by enum imgfs_file_type */
+	uint64_t by_layout[IMGFS_LAYOUT_MAX]; /* inodes per data layout */
+	uint64_t size_hist[IMGFS_STATS_SIZE_BUCKETS];
+	uint64_t max_file_size;
+	uint64_t file_bytes; /* sum of regular file sizes */
+	uint64_t xattrs; /* xattr entries (each inode's) */
+
+	/* Regular file storage. */
+	uint64_t extents; /* runs of regular files (see imgfs_extent_merge()),
+			   * holes included */
+	uint64_t hole_bytes; /* file bytes in holes */
+	uint64_t plain_bytes; /* file bytes stored uncompressed */
+	uint64_t inline_bytes; /* of which in inline tails */
+	uint64_t fragment_bytes; /* file bytes in the packed inode */
+	/* Sum over uncompressed extents of (allocated - length): bytes
+	 * lost to block alignment. */
+	uint64_t slack_bytes;
+
+	/* Compressed regular files. */
+	uint64_t compressed_files;
+	uint64_t compressed_file_bytes; /* their sizes */
+	uint64_t compressed_blocks; /* their on-disk block counts (i_u) */
+	uint64_t compressed_unmapped; /* ones the reader cannot map yet */
+	struct imgfs_stats_alg algs[IMGFS_COMPR_MAX];
+
+	/* Where the image bytes go. */
+	uint64_t data_bytes; /* regular file storage (see above) */
+	uint64_t inode_bytes; /* inodes with their inline xattr areas */
+	uint64_t dir_bytes; /* directory blocks and inline tails */
+	uint64_t symlink_bytes; /* symlink target storage */
+	uint64_t metadata_bytes; /* inode + dir + symlink bytes */
+	uint64_t other_bytes; /* the rest: superblock, shared xattrs,
+			       * compression indexes, padding, free space */
+
+	unsigned int nr_top_dirs;
+	struct imgfs_stats_dir top_dirs[IMGFS_STATS_TOP_DIRS]; /* most
+			       * entries first; ties in walk order */
+};
+
+/*
+ * Walk the whole tree of @img (see imgfs_walk()) and gather statistics into
+ * a new *@out, released with imgfs_stats_free(). data_bytes is the storage
+ * of regular files as mapped by the reader (uncompressed blocks, inline
+ * tails, pclusters), plus compressed_blocks of the files it cannot map.
+ * Stops at the first error: returns 0 or a negative errno (-ENOMEM,
+ * -EUCLEAN for corruption, ...), with @err telling which inode.
+ */
+int imgfs_stats_gather(struct imgfs_image *img, struct imgfs_stats **out,
+		       struct imgfs_error *err);
+
+/* Free @st (from imgfs_stats_gather()); NULL is fine. */
+void imgfs_stats_free(struct imgfs_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IMGFS_STATS_H */
