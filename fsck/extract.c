@@ -291,7 +291,12 @@ static void set_times(struct fsck_extract *x, const struct imgfs_inode *inode,
 		fail(x, path, "set times", errno);
 }
 
-/* Owner, xattrs, mode, times, in the order that keeps each one intact. */
+/*
+ * Owner, mode, xattrs, times, in the order that keeps each one intact:
+ * chown clears setuid bits, so chmod follows it; a POSIX ACL xattr sets the
+ * group bits from its mask, so it comes after chmod (as with tar), keeping
+ * the ACL exactly as stored in the image.
+ */
 static void set_meta(struct fsck_extract *x, const struct imgfs_inode *inode,
 		     const char *path, int fd, int pfd, const char *name)
 {
@@ -299,13 +304,13 @@ static void set_meta(struct fsck_extract *x, const struct imgfs_inode *inode,
 	int r = 0;
 
 	set_owner(x, inode, path, fd, pfd, name);
-	set_xattrs(x, inode, path, fd, pfd, name);
 	if (fd >= 0)
 		r = fchmod(fd, inode->mode & 07777);
 	else if (!lnk)
 		r = fchmodat(pfd, name, inode->mode & 07777, 0);
 	if (r)
 		fail(x, path, "chmod", errno);
+	set_xattrs(x, inode, path, fd, pfd, name);
 	set_times(x, inode, path, fd, pfd, name);
 }
 

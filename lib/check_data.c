@@ -89,6 +89,7 @@ static void judge_overlap(struct check_ctx *c, const struct check_range *a,
 			  const struct check_range *b, uint64_t *shared,
 			  uint64_t *bad)
 {
+	const char *owner;
 	char pa[4096];
 
 	if (a->kind == CHECK_RANGE_CHUNK && b->kind == CHECK_RANGE_CHUNK) {
@@ -104,11 +105,11 @@ static void judge_overlap(struct check_ctx *c, const struct check_range *a,
 		return;
 	if (++*bad > MAX_OVERLAP_REPORTS)
 		return;
-	range_owner(c, a, pa, sizeof(pa));
+	owner = range_owner(c, a, pa, sizeof(pa));
 	check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_LAYOUT, b->nid,
 		     "%s at bytes %llu..%llu overlaps %s of %s (nid %lld) at %llu..%llu",
 		     range_kind(b->kind), (unsigned long long)b->start,
-		     (unsigned long long)b->end, range_kind(a->kind), pa,
+		     (unsigned long long)b->end, range_kind(a->kind), owner,
 		     a->nid == IMGFS_CHECK_NO_NID ? -1LL : (long long)a->nid,
 		     (unsigned long long)a->start, (unsigned long long)a->end);
 }
