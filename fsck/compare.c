@@ -31,6 +31,7 @@
 
 #include "imgfs/format.h"
 #include "imgfs/source.h"
+#include "acl.h"
 #include "fsck.h"
 
 #define WH_PREFIX ".wh."
@@ -619,13 +620,22 @@ static int read_content(struct fsck_compare *c, struct archive *a,
 	return 0;
 }
 
+/* The mode mkfs.img stores: with an ACL mask, the group bits are the mask. */
+static unsigned int tar_mode(struct archive_entry *ae)
+{
+	unsigned int mode = archive_entry_mode(ae);
+	int mask = imgfs_acl_mask_perm(ae);
+
+	return mask < 0 ? mode : (mode & ~070u) | ((unsigned int)mask << 3);
+}
+
 static int fill_inode(struct fsck_compare *c, struct archive *a,
 		      struct archive_entry *ae, struct exp_inode *in,
 		      const char *path)
 {
 	const char *target;
 
-	in->mode = archive_entry_mode(ae);
+	in->mode = tar_mode(ae);
 	if (!set_owner_time(c, in, ae, path))
 		return 1;
 	if (set_xattrs(c, in, ae, path))
@@ -743,7 +753,7 @@ static int update_dir(struct fsck_compare *c, struct exp_dentry *d,
 {
 	struct exp_inode *in = d->inode;
 
-	in->mode = archive_entry_mode(ae);
+	in->mode = tar_mode(ae);
 	set_owner_time(c, in, ae, path);
 	kv_clear(in);
 	return set_xattrs(c, in, ae, path);

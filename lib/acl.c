@@ -102,3 +102,17 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 	*out = buf;
 	return 4 + 8L * count;
 }
+
+int imgfs_acl_mask_perm(struct archive_entry *e)
+{
+	int n = archive_entry_acl_reset(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS);
+	int type, permset, tag, id, mask = -1;
+	const char *name;
+
+	while (n-- > 0 && archive_entry_acl_next(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
+						 &type, &permset, &tag, &id,
+						 &name) == ARCHIVE_OK)
+		if (tag == ARCHIVE_ENTRY_ACL_MASK)
+			mask = permset & 7;
+	return mask;
+}

@@ -19,4 +19,10 @@ struct archive_entry;
 long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 		      const char *path, struct imgfs_error *err);
 
+/*
+ * Permission bits (0..7) of the access ACL's mask entry of @e, or -1 when
+ * it has none. With a mask, the group bits of st_mode are the mask.
+ */
+int imgfs_acl_mask_perm(struct archive_entry *e);
+
 #endif /* IMGFS_ACL_H */

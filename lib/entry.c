@@ -196,8 +196,13 @@ static int set_xattrs(struct imgfs_writer *w, struct imgfs_inode *inode,
 	const char *name;
 	const void *value;
 	size_t size;
-	int ret;
+	int ret, mask;
 
+	/* libarchive keeps the owning group's bits in the mode; the kernel
+	 * shows the ACL mask there */
+	mask = imgfs_acl_mask_perm(e);
+	if (mask >= 0)
+		inode->mode = (inode->mode & ~070u) | ((unsigned int)mask << 3);
 	archive_entry_xattr_reset(e);
 	while (archive_entry_xattr_next(e, &name, &value, &size) ==
 	       ARCHIVE_OK) {
