@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <zlib.h>
 
 #include "imgfs/source.h"
 #include "writer_internal.h"
@@ -24,10 +27,10 @@ bool imgfs_source_is_dir(const char *path)
 	return strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-struct archive *imgfs_source_open_tar(const char *path, struct imgfs_error *err)
+/* Every filter (compression is detected), tar formats only. */
+static struct archive *new_tar_reader(struct imgfs_error *err)
 {
 	struct archive *a = archive_read_new();
-	int r;
 
 	if (!a) {
 		imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -37,17 +40,224 @@ struct archive *imgfs_source_open_tar(const char *path, struct imgfs_error *err)
 	/* tar only: a stray zip or cpio file must not pass as a layer */
 	archive_read_support_format_tar(a);
 	archive_read_support_format_gnutar(a);
-	if (!strcmp(path, "-"))
-		r = archive_read_open_fd(a, 0, READ_BLOCK);
-	else
-		r = archive_read_open_filename(a, path, READ_BLOCK);
-	if (r != ARCHIVE_OK) {
-		imgfs_error_set(err, -EIO, "%s: %s", path,
-				archive_error_string(a) ? archive_error_string(a) :
-							  "cannot open");
+	/*
+	 * Read to the real end of the input, past the end-of-archive
+	 * blocks: trailing data is then examined rather than ignored, a
+	 * gzip trailer gets checked, and a writer feeding us through a pipe
+	 * is never cut off.
+	 */
+	archive_read_set_format_option(a, "tar", "read_concatenated_archives",
+				       "1");
+	return a;
+}
+
+static struct archive *open_failed(struct archive *a, const char *path,
+				   struct imgfs_error *err)
+{
+	imgfs_error_set(err, -EIO, "%s: %s", path,
+			archive_error_string(a) ? archive_error_string(a) :
+						  "cannot open");
+	archive_read_free(a);
+	return NULL;
+}
+
+/*
+ * gzip layers are decoded here with zlib rather than by libarchive's gzip
+ * filter, which does not check the members' CRC-32 and length trailers:
+ * a corrupt layer must fail the conversion. libarchive then reads a plain
+ * tar. Other compressions keep libarchive's filters, whose libraries
+ * verify their own checksums. Standard input is peeked at through the
+ * same reader, which hands non-gzip bytes through unchanged.
+ */
+#define SRC_IN (256u * 1024u)
+#define SRC_OUT (256u * 1024u)
+
+struct stream_source {
+	int fd;
+	bool own_fd;
+	bool gzip;
+	bool eof; /* no more raw input */
+	bool done; /* all gzip members decoded */
+	bool in_member;
+	z_stream zs;
+	uint8_t in[SRC_IN];
+	uint8_t out[SRC_OUT];
+};
+
+static ssize_t src_fill(struct archive *a, struct stream_source *g)
+{
+	ssize_t n;
+
+	if (g->zs.avail_in || g->eof)
+		return 0;
+	do
+		n = read(g->fd, g->in, sizeof(g->in));
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "read error");
+		return -1;
+	}
+	g->eof = n == 0;
+	g->zs.next_in = g->in;
+	g->zs.avail_in = (uInt)n;
+	return n;
+}
+
+/* Between members: only another gzip member (or the end) may follow. */
+static int gz_next_member(struct archive *a, struct stream_source *g)
+{
+	if (src_fill(a, g) < 0)
+		return -1;
+	if (!g->zs.avail_in) {
+		g->done = true;
+		return 0;
+	}
+	if (g->zs.next_in[0] != 0x1f) {
+		archive_set_error(a, EINVAL, "trailing garbage after gzip data");
+		return -1;
+	}
+	inflateReset(&g->zs);
+	g->in_member = true;
+	return 0;
+}
+
+static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
+			  const void **buf)
+{
+	*buf = g->out;
+	while (!g->done) {
+		int r;
+
+		if (!g->in_member) {
+			if (gz_next_member(a, g))
+				return -1;
+			continue;
+		}
+		if (src_fill(a, g) < 0)
+			return -1;
+		if (!g->zs.avail_in && g->eof) {
+			archive_set_error(a, EINVAL, "truncated gzip input");
+			return -1;
+		}
+		g->zs.next_out = g->out;
+		g->zs.avail_out = sizeof(g->out);
+		r = inflate(&g->zs, Z_NO_FLUSH);
+		if (r == Z_STREAM_END) {
+			g->in_member = false;
+		} else if (r != Z_OK && r != Z_BUF_ERROR) {
+			archive_set_error(a, EINVAL, "corrupt gzip data: %s",
+					  g->zs.msg ? g->zs.msg : "inflate failed");
+			return -1;
+		}
+		if (g->zs.avail_out != sizeof(g->out))
+			return (la_ssize_t)(sizeof(g->out) - g->zs.avail_out);
+	}
+	return 0;
+}
+
+static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
+{
+	struct stream_source *g = arg;
+	la_ssize_t n;
+
+	if (g->gzip)
+		return gz_read(a, g, buf);
+	if (src_fill(a, g) < 0)
+		return -1;
+	*buf = g->zs.next_in;
+	n = (la_ssize_t)g->zs.avail_in;
+	g->zs.avail_in = 0;
+	return n;
+}
+
+static int src_close(struct archive *a, void *arg)
+{
+	struct stream_source *g = arg;
+
+	(void)a;
+	inflateEnd(&g->zs);
+	if (g->own_fd)
+		close(g->fd);
+	free(g);
+	return ARCHIVE_OK;
+}
+
+/* Peek at the first bytes of @fd: gzip or not. */
+static int src_probe(struct stream_source *g)
+{
+	ssize_t n;
+
+	do
+		n = read(g->fd, g->in, sizeof(g->in));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	g->eof = n == 0;
+	g->zs.next_in = g->in;
+	g->zs.avail_in = (uInt)n;
+	g->gzip = n >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b;
+	return 0;
+}
+
+static struct archive *open_stream(struct archive *a, int fd, bool own_fd,
+				   const char *path, struct imgfs_error *err)
+{
+	struct stream_source *g = calloc(1, sizeof(*g));
+	int ret;
+
+	if (!g || inflateInit2(&g->zs, 15 + 16) != Z_OK) {
+		free(g);
+		if (own_fd)
+			close(fd);
+		archive_read_free(a);
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	g->fd = fd;
+	g->own_fd = own_fd;
+	g->in_member = true;
+	ret = src_probe(g);
+	if (ret) {
+		imgfs_error_set(err, ret, "%s: %s", path, strerror(-ret));
+		src_close(a, g);
 		archive_read_free(a);
 		return NULL;
 	}
+	/* on failure libarchive has already called src_close */
+	if (archive_read_open(a, g, NULL, src_read, src_close) != ARCHIVE_OK)
+		return open_failed(a, path, err);
+	return a;
+}
+
+static bool is_gzip_file(int fd)
+{
+	uint8_t magic[2];
+
+	return pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
+	       magic[1] == 0x8b;
+}
+
+struct archive *imgfs_source_open_tar(const char *path, struct imgfs_error *err)
+{
+	struct archive *a = new_tar_reader(err);
+	int fd;
+
+	if (!a)
+		return NULL;
+	if (!strcmp(path, "-"))
+		return open_stream(a, 0, false, path, err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		imgfs_error_set(err, -errno, "%s: %s", path, strerror(errno));
+		archive_read_free(a);
+		return NULL;
+	}
+	if (is_gzip_file(fd))
+		return open_stream(a, fd, true, path, err);
+	close(fd);
+	/* libarchive's own file reader can seek over data it skips */
+	if (archive_read_open_filename(a, path, READ_BLOCK) != ARCHIVE_OK)
+		return open_failed(a, path, err);
 	return a;
 }
 
