@@ -289,8 +289,12 @@ enum imgfs_extent_kind {
 /* extent flags */
 enum {
 	IMGFS_EXTENT_F_PARTIAL = 1u << 0, /* partial reference of a pcluster */
-	IMGFS_EXTENT_F_SHARED = 1u << 1, /* a chunk layout permits sharing */
+	IMGFS_EXTENT_F_SHARED = 1u << 1, /* the layout permits sharing (chunks;
+					  * pclusters of DEDUPE images) */
 	IMGFS_EXTENT_F_RAW = 1u << 2, /* compressed layout, PLAIN pcluster */
+	IMGFS_EXTENT_F_INLINE = 1u << 3, /* pcluster inline after the
+					  * compressed index (ztailpacking) */
+	IMGFS_EXTENT_F_INTERLACED = 1u << 4, /* RAW pcluster, interlaced */
 };
 
 /* A run of file data [logical, logical + length) and where it is stored. */
@@ -308,10 +312,12 @@ struct imgfs_extent {
 
 /*
  * Map the byte @offset (< inode->size) of @inode to the extent containing
- * it. Works for every layout whose mapping is implemented; compressed
- * layouts return -EOPNOTSUPP until their mapper is built. Checks that the
- * storage lies inside the image (-EUCLEAN otherwise) and, for FLAT_INLINE,
- * that the tail does not cross a block. Extra devices: -EOPNOTSUPP.
+ * it. Works for every layout whose mapping is implemented. Compressed
+ * layouts yield one extent per pcluster (kind COMPRESSED, flags RAW,
+ * INLINE, INTERLACED, PARTIAL) or a FRAGMENT extent; 48-bit encoded
+ * extents give -EOPNOTSUPP. Checks that the storage lies inside the image
+ * (-EUCLEAN otherwise) and, for FLAT_INLINE, that the tail does not cross
+ * a block. Extra devices: -EOPNOTSUPP.
  */
 int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 	      uint64_t offset, struct imgfs_extent *ext,
