@@ -22,13 +22,11 @@ convert_and_compare "$WORK/usr.tar"
 convert_and_compare "$WORK/usr.tar" -b 512 --inline-data
 
 # A directory source: the reference extraction itself.
-src=$WORK/ref.usr.tar
+src=$(ref_dir "$WORK/usr.tar")
 rm -f "$WORK/dir.img"
 if mkfs_img "$src" "$WORK/dir.img"; then
 	ok "mkfs from a directory"
-	for how in loop file; do
-		compare_mounted "$WORK/dir.img" "$src" $how
-	done
+	compare_mounts "$WORK/dir.img" "$src" "loop file"
 	fsck_image "$WORK/dir.img" 4096
 else
 	fail "mkfs from a directory"

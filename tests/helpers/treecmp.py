@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Compare two directory trees entry by entry.
 
-usage: treecmp.py [--whiteouts] [--skip-root] EXPECTED ACTUAL
+usage: treecmp.py [--whiteouts] [--skip-root] EXPECTED ACTUAL [ACTUAL...]
 
 EXPECTED is usually a bsdtar extraction of a tar layer, ACTUAL the same
-layer converted to an image and mounted. For every path both trees must
+layer converted to an image and mounted (several ACTUAL trees, e.g. the
+same image mounted in different ways, are each compared with EXPECTED,
+which is read once). For every path both trees must
 agree on: file type, permission bits (with setuid/setgid/sticky), uid, gid,
 size, mtime (seconds and nanoseconds), content, symlink target, device
 numbers, every xattr (name and value, trusted.* and system.posix_acl_*
@@ -286,18 +288,23 @@ def main():
     ap.add_argument("--whiteouts", action="store_true")
     ap.add_argument("--skip-root", action="store_true")
     ap.add_argument("expected")
-    ap.add_argument("actual")
+    ap.add_argument("actual", nargs="+")
     args = ap.parse_args()
 
     exp = scan(args.expected)
-    act = scan(args.actual)
     if args.whiteouts:
         apply_whiteouts(exp)
-    c = Comparer(args.skip_root)
-    c.trees(exp, act)
-    print("treecmp: %d entries expected, %d in image, %d difference(s)" %
-          (len(exp), len(act), c.diffs))
-    return 1 if c.diffs else 0
+    failed = False
+    for actual in args.actual:
+        if len(args.actual) > 1:
+            print("== %s" % actual)
+        act = scan(actual)
+        c = Comparer(args.skip_root)
+        c.trees(exp, act)
+        print("treecmp: %d entries expected, %d in %s, %d difference(s)" %
+              (len(exp), len(act), actual, c.diffs))
+        failed = failed or c.diffs > 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
