@@ -54,6 +54,15 @@ expect_failure symlink-4096 'd/too-long' "$WORK/long-symlink.tar"
 pymk mktar.py hardlink-to-dir "$WORK/hardlink-dir.tar"
 expect_failure hardlink-to-dir 'd/dirlink' "$WORK/hardlink-dir.tar"
 
+pymk mktar.py bad-xattr "$WORK/bad-xattr.tar"
+expect_failure xattr-namespace 'd/odd-xattr' "$WORK/bad-xattr.tar"
+
+pymk mktar.py bad-whiteout "$WORK/bad-whiteout.tar"
+expect_failure bad-whiteout 'd/\.wh\.\.wh\.plnk' "$WORK/bad-whiteout.tar"
+
+pymk mktar.py bad-device "$WORK/bad-device.tar"
+expect_failure device-major-4096 'd/huge-major' "$WORK/bad-device.tar"
+
 # Cut inside the data of d/big-file (1 MiB of data from offset 2048).
 pymk mktar.py one-big-file "$WORK/one.tar"
 head -c 600000 "$WORK/one.tar" >"$WORK/truncated.tar"
@@ -108,6 +117,30 @@ mkfs_img "$WORK/one.tar" "$WORK/no-such-dir/x.img" 2>"$WORK/nodir.out" || rc=$?
 check "missing output directory: non-zero exit" test $rc -ne 0
 check "missing output directory: message names it" \
 	grep -q 'no-such-dir' "$WORK/nodir.out"
+
+# A failed conversion must not destroy an image already at the target.
+printf 'previous image' >"$WORK/existing.img"
+ls -A "$WORK" >"$WORK/ref/.before"
+rc=0
+mkfs_img "$WORK/missing-link.tar" "$WORK/existing.img" 2>/dev/null || rc=$?
+ls -A "$WORK" >"$WORK/ref/.after"
+check "failure over an existing image: non-zero exit" test $rc -ne 0
+if [ ! -e "$WORK/existing.img" ]; then
+	log "note: a failed conversion removed the existing target"
+	ok "failure over an existing image: nothing left at the target"
+else
+	check "failure over an existing image: left untouched" \
+		test "$(cat "$WORK/existing.img")" = "previous image"
+fi
+check "failure over an existing image: no temporary file" \
+	sh -c "diff '$WORK/ref/.before' '$WORK/ref/.after' | grep -v existing.img | grep -q '^[<>]' && exit 1 || exit 0"
+
+# The image may not overwrite its own source.
+cp "$WORK/one.tar" "$WORK/self.tar"
+rc=0
+mkfs_img "$WORK/self.tar" "$WORK/self.tar" 2>"$WORK/self.out" || rc=$?
+check "image = source: refused" test $rc -ne 0
+check "image = source: source intact" cmp -s "$WORK/one.tar" "$WORK/self.tar"
 
 # Positive control: a 255-byte name is fine.
 pymk mktar.py long-component "$WORK/long255.tar" 255

@@ -13,6 +13,16 @@ REF_TAR=$o.force.tar convert_and_compare "$o" --force-uid=123 --force-gid=456
 REF_TAR=$o.offset.tar convert_and_compare "$o" --uid-offset=100000 --gid-offset=200000
 REF_TAR=$o.force-offset.tar convert_and_compare "$o" --force-uid=5 --uid-offset=10
 
+# Negative offsets undo positive ones; going below 0 is an error.
+REF_TAR=$o convert_and_compare "$o.offset.tar" --uid-offset=-100000 --gid-offset=-200000
+rm -f "$WORK/neg.img"
+if mkfs_img --uid-offset=-1 "$o" "$WORK/neg.img" 2>"$WORK/neg.err"; then
+	fail "--uid-offset=-1 on uid 0 accepted"
+else
+	check "--uid-offset=-1 on uid 0 refused, no image" test ! -e "$WORK/neg.img"
+	log "message: $(head -n 1 "$WORK/neg.err")"
+fi
+
 # sb_hex IMG OFFSET LEN: superblock bytes (offset relative to byte 1024)
 sb_hex() {
 	od -An -tx1 -v -j $((1024 + $2)) -N "$3" "$1" | tr -d ' \n'

@@ -398,6 +398,30 @@ def one_big_file(out, size=1 << 20):
     t.close()
 
 
+def bad_xattr(out):
+    """An xattr outside the user/trusted/security/ACL namespaces."""
+    t = Tar(out)
+    t.dir("d")
+    t.file("d/odd-xattr", b"x", xattrs={"foo.bar": "1"})
+    t.close()
+
+
+def bad_whiteout(out):
+    """A .wh..wh. name that is neither a whiteout nor the opaque marker."""
+    t = Tar(out)
+    t.dir("d")
+    t.file("d/.wh..wh.plnk", b"")
+    t.close()
+
+
+def bad_device(out):
+    """A device number beyond what the on-disk encoding holds (4095:...)."""
+    t = Tar(out)
+    t.dir("d")
+    t.dev("d/huge-major", tarfile.CHRTYPE, 4096, 1)
+    t.close()
+
+
 SCENARIOS = {
     "basic": basic,
     "hardlink-forward": hardlink_forward,
@@ -412,6 +436,9 @@ SCENARIOS = {
     "long-symlink": long_symlink,
     "hardlink-to-dir": hardlink_to_dir,
     "one-big-file": one_big_file,
+    "bad-xattr": bad_xattr,
+    "bad-whiteout": bad_whiteout,
+    "bad-device": bad_device,
 }
 
 
