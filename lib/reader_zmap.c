@@ -41,6 +41,9 @@ struct zmap {
 	uint64_t nidx; /* index entries on disk */
 	uint64_t fragoff;
 	unsigned int idata_size; /* inline tail pcluster, 0 if none */
+	/* End of the extent as the kernel measures it when reading its last
+	 * lcluster: not clamped to EOF unless a head bounds it. */
+	uint64_t kend;
 	bool fragment;
 	/* compact layout */
 	uint64_t ebase;
@@ -470,9 +473,8 @@ static int find_end(struct zmap *zm, uint64_t head, uint64_t *end)
 				return zcorrupt(zm, "delta1 of lcluster %llu jumps over the head at lcluster %llu",
 						(unsigned long long)from,
 						(unsigned long long)lcn);
-			*end = (lcn << zm->lbits) + r.ofs;
-			if (*end > size)
-				*end = size;
+			zm->kend = (lcn << zm->lbits) + r.ofs;
+			*end = zm->kend < size ? zm->kend : size;
 			return 0;
 		}
 		if (!r.d0 || r.d0 > lcn - head)
@@ -485,6 +487,9 @@ static int find_end(struct zmap *zm, uint64_t head, uint64_t *end)
 		}
 	}
 	*end = size;
+	zm->kend = zm->nlcl << zm->lbits;
+	if (zm->idata_size && head + 1 == zm->nlcl)
+		zm->kend = size;
 	return 0;
 }
 
@@ -618,10 +623,10 @@ static int head_algorithm(struct zmap *zm, const struct zrec *hr,
 	if (!(zm->zs->cfg.algs & (1u << alg)))
 		return zcorrupt(zm, "algorithm %s is not enabled in the superblock",
 				imgfs_zalg_name(alg));
-	if (ext->length > IMGFS_MAX_EXTENT_SIZE)
-		return zcorrupt(zm, "extent at byte %llu decodes to %llu bytes (over 12 MiB)",
+	if (zm->kend - ext->logical > IMGFS_MAX_EXTENT_SIZE)
+		return zcorrupt(zm, "extent at byte %llu spans %llu bytes (over 12 MiB)",
 				(unsigned long long)ext->logical,
-				(unsigned long long)ext->length);
+				(unsigned long long)(zm->kend - ext->logical));
 	return 0;
 }
 
@@ -649,10 +654,15 @@ static int map_physical(struct zmap *zm, uint64_t head, const struct zrec *hr,
 	}
 	if (ret)
 		return ret;
-	if ((ext->flags & IMGFS_EXTENT_F_RAW) && ext->length > ext->plen)
-		return zcorrupt(zm, "uncompressed extent at byte %llu (%llu bytes) is longer than its pcluster (%llu bytes)",
+	/*
+	 * The kernel sizes a PLAIN extent up to the end of the lcluster it
+	 * reads in, even past EOF, unless the next head bounds it.
+	 */
+	if ((ext->flags & IMGFS_EXTENT_F_RAW) &&
+	    zm->kend - ext->logical > ext->plen)
+		return zcorrupt(zm, "uncompressed extent at byte %llu spans %llu bytes, more than its pcluster (%llu bytes)",
 				(unsigned long long)ext->logical,
-				(unsigned long long)ext->length,
+				(unsigned long long)(zm->kend - ext->logical),
 				(unsigned long long)ext->plen);
 	if (zm->img->sb.feature_incompat & IMGFS_FEATURE_INCOMPAT_DEDUPE)
 		ext->flags |= IMGFS_EXTENT_F_SHARED;
