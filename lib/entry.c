@@ -457,7 +457,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 		c->dir->opaque = true;
 		return 1;
 	}
-	if (c->name_len > strlen(WH_META) - 1 &&
+	if (c->name_len >= strlen(WH_META) &&
 	    !memcmp(c->name, WH_META, strlen(WH_META)))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
