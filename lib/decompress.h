@@ -2,10 +2,11 @@
 /*
  * decompress.h - compressed file data on the reader side (not installed).
  *
- * lib/reader_zmap.c parses the compression configuration at image open and
- * maps file offsets to pclusters (FORMAT.md 9); lib/decompress_read.c reads
- * the mapped extents through a one-entry cache of decoded pclusters; the
- * codecs themselves are in lib/decompress.c.
+ * lib/decompress_cfg.c sets up the per-image state at open (compression
+ * configuration, packed inode); lib/reader_zmap.c maps file offsets to
+ * pclusters (FORMAT.md 9); lib/decompress_read.c reads the mapped extents
+ * through a one-entry cache of decoded pclusters; the codecs themselves are
+ * in lib/decompress.c.
  */
 #ifndef IMGFS_DECOMPRESS_H
 #define IMGFS_DECOMPRESS_H

@@ -63,5 +63,6 @@ mkfs.erofs -zlz4hc -C16384 -Eztailpacking -T 0 "$img" "$WORK/small" \
 zread_verify pieces_4097 "$img" "$WORK/small" -b 4097
 zread_verify pieces_333 "$img" "$WORK/small" -b 333
 check "4 threads read the same content as one" "$ZREAD" threads "$img" 4
+check "a full check decodes each pcluster once" "$ZREAD" checkcount "$img"
 
 finish

@@ -14,6 +14,8 @@
  *   zread threads IMG N                N threads read every file at once;
  *                                      their digests must match a
  *                                      single-threaded pass
+ *   zread checkcount IMG               run the checker with data reads; it
+ *                                      must decode each pcluster once
  *   zread fuzz IMG ITERATIONS SEED     mutate the image in memory and read
  *                                      everything: errors are fine, crashes
  *                                      and hangs are not
@@ -31,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "decompress.h"
 
@@ -544,6 +547,46 @@ static int cmd_threads(const char *img_path, int n)
 	return bad;
 }
 
+static int count_only(struct walker *w, const char *path,
+		      const struct imgfs_inode *inode)
+{
+	struct imgfs_error err = { 0 };
+	int ret = 0;
+
+	(void)path;
+	if (imgfs_inode_is_compressed(inode))
+		ret = imgfs_extent_iterate(w->img, inode, count_extent, w,
+					   &err);
+	if (ret)
+		fprintf(stderr, "%s: %s\n", path, err.msg);
+	return ret;
+}
+
+/* The checker reads every file; each pcluster must be decoded once. */
+static int cmd_checkcount(const char *img_path)
+{
+	struct walker w = { .chunk = 65536, .on_file = count_only };
+	struct imgfs_check_result res;
+	struct imgfs_error err = { 0 };
+	uint64_t decoded;
+	int ret;
+
+	if (open_image(img_path, &w.img))
+		return 1;
+	ret = walk(&w);
+	if (!ret) {
+		decoded = imgfs_z_decoded_count(w.img);
+		ret = imgfs_check_image(w.img, NULL, &res, &err);
+		decoded = imgfs_z_decoded_count(w.img) - decoded;
+		printf("pclusters %" PRIu64 " decoded %" PRIu64 " errors %" PRIu64 "\n",
+		       w.st.expected, decoded, res.errors);
+		if (!ret && (decoded != w.st.expected || res.errors))
+			ret = -EPROTO;
+	}
+	imgfs_image_close(w.img);
+	return ret ? 1 : 0;
+}
+
 static int load(const char *path, uint8_t **buf, size_t *size)
 {
 	struct stat st;
@@ -633,6 +676,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: zread CMD [-i] [-b CHUNK] ARGS: extract IMG DIR | cat IMG PATH |\n"
 		"       extents IMG PATH | index IMG PATH | threads IMG N |\n"
+		"       checkcount IMG |\n"
 		"       fuzz IMG ITERATIONS SEED\n");
 	exit(2);
 }
@@ -660,6 +704,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (!strcmp(cmd, "checkcount") && argc == 1)
+		return cmd_checkcount(argv[0]);
 	if (!strcmp(cmd, "fuzz") && argc == 3)
 		return cmd_fuzz(argv[0], strtoul(argv[1], NULL, 0),
 				strtoull(argv[2], NULL, 0));
