@@ -6,6 +6,13 @@
  * physical clusters written through the writer's block output, and
  * produces the inode's map (header + lcluster indexes) as the inode's
  * "extra" bytes.
+ *
+ * Work is asynchronous: imgfs_compress_file() reads the file, cuts it into
+ * segments of a size fixed by the options (never by the thread count) and
+ * queues them; worker threads compress segments independently, and the
+ * writer's thread writes results strictly in queue order. The image is
+ * therefore the same whatever the number of workers. An inode's fields are
+ * final only after imgfs_compressor_flush().
  */
 #ifndef IMGFS_COMPRESS_H
 #define IMGFS_COMPRESS_H
@@ -32,14 +39,31 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c);
 
 /*
  * Read the data of regular file @inode (inode->size bytes) from @a and
- * write it compressed through w->out, block aligned. On return the inode's
- * layout, i_u (compressed block count, i_u_set), extra (map header and
- * indexes, extra_align 8) and, with ztailpacking, tail are filled in.
- * A file that does not gain from compression may be stored FLAT_PLAIN.
+ * queue it for compression; earlier files whose work is done are written
+ * through w->out on the way. Once flushed, the inode's layout, i_u
+ * (compressed block count, i_u_set), extra (map header and indexes,
+ * extra_align 8) and, with ztailpacking, tail are filled in. A file that
+ * does not gain from compression is stored FLAT_PLAIN (or FLAT_INLINE
+ * with ztailpacking). @inode must stay alive until the flush.
  */
 int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
 			struct imgfs_inode *inode, const char *path,
 			struct imgfs_error *err);
+
+/*
+ * Wait for all queued work and write it through w->out. Call before
+ * anything else is written to w->out, and before layout.
+ */
+int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err);
+
+/*
+ * At layout, once @inode's xattr_isize is final: switch its map to compact
+ * indexes when they can express it (they depend on where the map lands).
+ * Does nothing for other inodes, or when @c is NULL.
+ */
+int imgfs_compress_layout_inode(struct imgfs_compressor *c,
+				struct imgfs_inode *inode,
+				struct imgfs_error *err);
 
 /*
  * Add the superblock fields compression needs to @sbl: feature bits,

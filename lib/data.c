@@ -265,8 +265,12 @@ int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
 		inode->startblk = 0;
 		return 0;
 	}
-	if (sparse)
-		return write_sparse(w, a, inode, path, err);
+	if (sparse) {
+		/* chunks go straight to the image: queued files first */
+		int ret = imgfs_compressor_flush(w, err);
+
+		return ret ? ret : write_sparse(w, a, inode, path, err);
+	}
 	if (w->compressor)
 		return imgfs_compress_file(w, a, inode, path, err);
 	return write_flat(w, a, inode, inline_room, path, err);

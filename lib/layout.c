@@ -191,9 +191,13 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_inode *inode,
 			 struct imgfs_error *err)
 {
 	uint64_t size;
+	int ret;
 
 	imgfs_xattr_layout_inode(inode);
 	inode->extended = imgfs_inode_needs_extended(w, inode);
+	ret = imgfs_compress_layout_inode(w->compressor, inode, err);
+	if (ret)
+		return ret;
 	if ((inode->mode & 0170000) == 0120000) {
 		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
 		inode->tail_len = (uint32_t)inode->size;
@@ -433,7 +437,9 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	struct layout l = { 0 };
 	int ret;
 
-	ret = imgfs_blkout_pad(&w->out, err);
+	ret = imgfs_compressor_flush(w, err);
+	if (!ret)
+		ret = imgfs_blkout_pad(&w->out, err);
 	if (ret)
 		return ret;
 	l.meta_start = w->out.pos;
