@@ -141,6 +141,7 @@ static int dec_lzma(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
 {
 	lzma_stream *s = &d->lzma;
 	lzma_ret r;
+	int i;
 
 	r = lzma_microlzma_decoder(s, inlen, outlen, !partial,
 				   cfg->lzma_dict_size);
@@ -154,9 +155,10 @@ static int dec_lzma(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
 	s->avail_in = inlen;
 	s->next_out = out;
 	s->avail_out = outlen;
-	do {
+	/* All input is there: a few calls settle it (liblzma reports
+	 * LZMA_BUF_ERROR once no progress is possible). */
+	for (i = 0; i < 4 && r == LZMA_OK; i++)
 		r = lzma_code(s, LZMA_RUN);
-	} while (r == LZMA_OK && s->avail_out && s->avail_in);
 	if (r == LZMA_MEM_ERROR)
 		return -ENOMEM;
 	if (r != LZMA_OK && r != LZMA_STREAM_END)
