@@ -264,7 +264,8 @@ compare_mounted() {
 }
 
 # fsck_image IMG BLOCKSIZE [TAR [MKFS OPTIONS...]]: our checker when built
-# (with --compare=TAR when given), and fsck.erofs for 4 KiB blocks.
+# (with --compare=TAR when given), and fsck.erofs for 4 KiB blocks
+# (uncompressed or LZ4).
 fsck_image() {
 	local img=$1 bs=$2 tar=${3:-} o copts=()
 	shift 2
@@ -283,6 +284,11 @@ fsck_image() {
 				"$FSCK_IMG" -q --compare="$tar" "${copts[@]}" "$img"
 		fi
 	fi
+	# erofs-utils 1.5 knows 4 KiB blocks and, of the codecs, only LZ4
+	case " $* " in
+	*" -z lz4"* | *" -zlz4"*) ;;
+	*" -z"*) return 0 ;;
+	esac
 	if [ "$bs" = 4096 ] && command -v fsck.erofs >/dev/null; then
 		check "fsck.erofs $(basename "$img")" fsck.erofs "$img"
 	fi
