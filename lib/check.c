@@ -810,6 +810,7 @@ out:
 		table_free(table(c));
 	free(c->ranges);
 	free(c->buf);
+	free(c->readmap);
 	free(c);
 	return ret;
 }

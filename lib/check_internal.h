@@ -53,6 +53,8 @@ struct check_ctx {
 	size_t ranges_cap;
 	uint8_t *buf; /* data read buffer */
 	size_t bufsz;
+	uint8_t *readmap; /* bit per image block already read (no digest) */
+	uint64_t hole_hashed; /* zero bytes hashed for sparse files */
 	char path[8192]; /* scratch for report paths */
 	char path2[8192 + IMGFS_NAME_MAX + 2];
 	int fatal; /* operational failure seen (negative errno) */
