@@ -80,6 +80,8 @@ static void ranges_merge(struct gather *g)
 	uint64_t end = 0;
 	size_t i;
 
+	if (!g->nr_ranges)
+		return;
 	qsort(g->ranges, g->nr_ranges, sizeof(*g->ranges), range_cmp);
 	for (i = 0; i < g->nr_ranges; i++)
 		range_account(g->st, &g->ranges[i], &end);
