@@ -782,7 +782,9 @@ int imgfs_check_image(struct imgfs_image *img,
 		       opts->struct_size < sizeof(c->opts) ? opts->struct_size :
 							     sizeof(c->opts));
 	c->nodes = calloc(1, sizeof(struct node_table));
-	c->bufsz = CHECK_BUFSZ;
+	/* no file can hold more plain bytes than the image */
+	c->bufsz = img->size < CHECK_BUFSZ ? (size_t)img->size + 1 :
+					     CHECK_BUFSZ;
 	c->buf = malloc(c->bufsz);
 	if (!c->nodes || !c->buf) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

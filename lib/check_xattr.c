@@ -202,6 +202,8 @@ static void check_duplicates(struct xattr_scan *s)
 {
 	size_t i;
 
+	if (s->nr < 2)
+		return;
 	qsort(s->names, s->nr, sizeof(*s->names), xname_cmp);
 	for (i = 1; i < s->nr; i++) {
 		if (xname_cmp(&s->names[i - 1], &s->names[i]))
