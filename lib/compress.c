@@ -218,13 +218,14 @@ static int emit_raw(struct zjob *j, size_t pos, size_t len)
 	return 0;
 }
 
-/* Blocks emit_raw(j, 0, j->len) would use. */
-static size_t raw_blocks(const struct zjob *j)
+/* Image bytes emit_raw(j, 0, j->len) would take: blocks and inline tail. */
+static size_t raw_cost(const struct zjob *j)
 {
 	size_t rem = j->len & (j->p->bs - 1);
-	size_t blocks = div_up(j->len, j->p->bs);
 
-	return rem && goes_inline(j, rem, rem) ? blocks - 1 : blocks;
+	if (rem && goes_inline(j, rem, rem))
+		return (j->len - rem) + rem;
+	return div_up(j->len, j->p->bs) << j->p->bits;
 }
 
 /* The last bytes of the file, when they can sit inline after the map. */
@@ -249,17 +250,17 @@ static int try_inline(struct zjob *j, struct zworker *wk, size_t pos,
 }
 
 /*
- * Fill one pcluster from @avail bytes. Encoders scan all the input they
- * are offered when they find nothing to match, so offer about twice what
- * the previous pcluster took (*@est) and only widen the window when it
- * was swallowed whole.
+ * Fill one pcluster from @avail bytes. Some encoders scan all the input
+ * they are offered when they find nothing to match: offer those about
+ * twice what the previous pcluster took (*@est) and only widen the window
+ * when it was swallowed whole.
  */
 static ssize_t fill_pcluster(struct zjob *j, struct zworker *wk,
 			     const uint8_t *src, size_t avail, size_t *in,
 			     size_t *est)
 {
 	const struct zparams *p = j->p;
-	size_t win = 2 * *est;
+	size_t win = p->alg->windowed ? 2 * *est : avail;
 	ssize_t clen;
 
 	for (;;) {
@@ -326,14 +327,24 @@ static void job_reset_results(struct zjob *j)
 	j->tail_len = 0;
 }
 
+/*
+ * Keep the compressed form only if it takes less room than the raw one,
+ * counting inline bytes, and for a whole file its map: the same size
+ * stored raw reads faster.
+ */
 static int compress_segment(struct zjob *j, struct zworker *wk)
 {
+	size_t cost;
 	bool any;
 	int ret = emit_compressed(j, wk, &any);
 
-	if (ret || !any || (j->out_len >> j->p->bits) < raw_blocks(j))
+	if (ret || !any)
 		return ret;
-	/* compression saved no block: raw data reads faster */
+	cost = j->out_len + j->tail_len;
+	if (!j->off && j->last)
+		cost += imgfs_zmap_compact_size_max(div_up(j->len, j->p->bs));
+	if (cost < raw_cost(j))
+		return 0;
 	job_reset_results(j);
 	return emit_raw(j, 0, j->len);
 }

@@ -15,6 +15,7 @@
 #ifndef IMGFS_COMPRESSOR_H
 #define IMGFS_COMPRESSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +36,12 @@ struct imgfs_zcfg {
 struct imgfs_zalg {
 	const char *name;
 	unsigned int alg;
+	/*
+	 * The encoder reads all the input it is offered even when the
+	 * output fills up early (LZ4 looking for matches): offer it a
+	 * window sized from the ratio seen so far instead.
+	 */
+	bool windowed;
 	/*
 	 * Check the level and dictionary size in @cfg (level -1 and
 	 * dictsize 0 mean "default" and are replaced); may lower the

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 """Write the tar layers used by the compression tests.
 
-usage: zdata.py KIND OUT
+usage: zdata.py KIND OUT [MB]
 
 KIND:
   mix     incompressible, highly compressible and mixed files around block
           and pcluster boundaries, many small files, xattrs, hard links
   small   the same kinds of data, a tenth of the size (quick checks)
-  stream  a tar holding one 300 MB file of mixed data, for the memory
-          bound test (OUT may be /dev/stdout, to feed a pipe)
+  stream  a tar holding one file "big" of MB (default 300) megabytes of
+          mixed data, for the memory bound test (OUT may be /dev/stdout)
 
 The content is generated from fixed seeds, so it is the same every run.
 """
@@ -93,10 +93,10 @@ def layer(path, scale):
     tf.close()
 
 
-def stream(path):
-    """One 300 MB file, generated block by block."""
+def stream(path, mb):
+    """One large file, generated a MiB at a time."""
     rng = random.Random(7)
-    size = 300 * 1024 * 1024
+    size = mb * 1024 * 1024
     chunk = mixed(rng, 1 << 20)
     with open(path, "wb") as f:
         ti = tarfile.TarInfo("big")
@@ -111,7 +111,7 @@ def stream(path):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     kind, out = sys.argv[1], sys.argv[2]
     if kind == "mix":
@@ -119,7 +119,7 @@ def main():
     elif kind == "small":
         layer(out, 10)
     elif kind == "stream":
-        stream(out)
+        stream(out, int(sys.argv[3]) if len(sys.argv) == 4 else 300)
     else:
         sys.exit("unknown kind " + kind)
 

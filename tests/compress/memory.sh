@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Memory stays bounded when a large file arrives through a pipe: a 300 MB
+# file is compressed with LZ4 by 2 workers, a 100 MB one with LZMA in 1 MiB
+# pclusters (8 MiB segments), reading the layer from standard input;
+# mkfs.img's peak RSS must stay far below the file size (the work queue
+# holds a fixed number of segments), and the file must read back intact.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/compress/common.sh"
+setup_tmp
+require_tools bsdtar "$PYTHON" sha256sum
+[ -x "${MKFS%% *}" ] || die "mkfs not built: $MKFS"
+[ -x "$FSCK_IMG" ] || die "fsck.img not built"
+
+MB=300
+gen() { "$PYTHON" "$ZDIR/zdata.py" stream /dev/stdout "$MB"; }
+digest() { gen | bsdtar -xOf - big | sha256sum | cut -d' ' -f1; }
+
+# peak_rss LIMIT_MIB OPTIONS...: convert the stream from a pipe.
+peak_rss() {
+	local limit=$1 rss img=$WORK/big.img got want
+	shift
+	want=$(digest)
+	[ ${#want} -eq 64 ] || die "cannot generate the stream"
+	# the peak RSS of the whole mkfs process tree, in KiB
+	# shellcheck disable=SC2086 # MKFS may carry options
+	rss=$(gen | "$PYTHON" -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+		$MKFS -q "$@" - "$img") || { fail "mkfs $* from a pipe"; return; }
+	check "peak RSS $((rss / 1024)) MiB < $limit MiB: $*" \
+		test "$rss" -lt $((limit * 1024))
+	got=$("$FSCK_IMG" --digest "$img" | awk '$2 == "/big" { print $1 }')
+	check "$MB MB file intact: $*" test "$got" = "$want"
+	rm -f "$img"
+}
+
+peak_rss 100 -z lz4 --workers=2
+# the encoders' own tables grow with the dictionary (4 MiB here)
+MB=100
+peak_rss 250 -z lzma,1 -C 1048576 --workers=2
+
+finish
