@@ -275,6 +275,30 @@ static void check_prefix_table(struct check_ctx *c)
 				CHECK_RANGE_META);
 }
 
+/* The packed inode (FRAGMENTS) holds tails of compressed files. */
+static void check_packed_inode(struct check_ctx *c)
+{
+	struct imgfs_error e = { 0 };
+	struct imgfs_inode in;
+
+	if (!(c->sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_FRAGMENTS) ||
+	    !c->sb->packed_nid)
+		return;
+	if (imgfs_inode_read(c->img, c->sb->packed_nid, &in, &e)) {
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_SUPERBLOCK,
+			     IMGFS_CHECK_NO_NID, "packed inode: %s", e.msg);
+		return;
+	}
+	if (!imgfs_inode_is_reg(&in))
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_SUPERBLOCK,
+			     IMGFS_CHECK_NO_NID,
+			     "packed inode nid %llu is not a regular file",
+			     (unsigned long long)in.nid);
+	check_add_range(c, in.pos, in.data_pos - in.pos, in.nid,
+			CHECK_RANGE_META);
+	c->hidden_inodes++;
+}
+
 static void check_superblock(struct check_ctx *c)
 {
 	const struct imgfs_sb_info *sb = c->sb;
@@ -336,6 +360,7 @@ static void check_superblock(struct check_ctx *c)
 	check_add_range(c, IMGFS_SUPER_OFFSET, pos - IMGFS_SUPER_OFFSET,
 			IMGFS_CHECK_NO_NID, CHECK_RANGE_META);
 	check_prefix_table(c);
+	check_packed_inode(c);
 }
 
 /* ---- inode-level checks */
@@ -801,12 +826,13 @@ int imgfs_check_image(struct imgfs_image *img,
 	}
 	check_links(c);
 	check_ranges(c);
-	if (c->sb->inos != res->inodes && !res->stopped)
+	if (c->sb->inos != res->inodes + c->hidden_inodes && !res->stopped)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID,
 			     "superblock inode count %llu, %llu inodes reachable",
 			     (unsigned long long)c->sb->inos,
-			     (unsigned long long)res->inodes);
+			     (unsigned long long)(res->inodes +
+						  c->hidden_inodes));
 out:
 	if (c->nodes)
 		table_free(table(c));

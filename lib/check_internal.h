@@ -55,6 +55,7 @@ struct check_ctx {
 	size_t bufsz;
 	uint8_t *readmap; /* bit per image block already read (no digest) */
 	uint64_t hole_hashed; /* zero bytes hashed for sparse files */
+	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
 	char path[8192]; /* scratch for report paths */
 	char path2[8192 + IMGFS_NAME_MAX + 2];
 	int fatal; /* operational failure seen (negative errno) */
