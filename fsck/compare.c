@@ -952,8 +952,10 @@ static void compare_xattrs(struct fsck_compare *c, const char *path,
 				err.code ? err.msg : "out of memory");
 		goto out;
 	}
-	qsort(ix.v, ix.n, sizeof(*ix.v), kv_cmp);
-	qsort(in->xattrs, in->nr_xattrs, sizeof(*in->xattrs), kv_cmp);
+	if (ix.n > 1)
+		qsort(ix.v, ix.n, sizeof(*ix.v), kv_cmp);
+	if (in->nr_xattrs > 1)
+		qsort(in->xattrs, in->nr_xattrs, sizeof(*in->xattrs), kv_cmp);
 	while (i < in->nr_xattrs || j < ix.n) {
 		int r = i == in->nr_xattrs ? 1 : j == ix.n ? -1 :
 			strcmp(in->xattrs[i].name, ix.v[j].name);
