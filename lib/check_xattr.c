@@ -131,8 +131,14 @@ static void check_name(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 	unsigned int idx = x->name_index;
 
 	if (idx & IMGFS_XATTR_LONG_PREFIX) {
+		/* a table kept in the packed inode or metabox is not loaded */
+		bool unread = c->img->nr_prefixes < c->sb->xattr_prefix_count &&
+			      (idx & 0x7F) < c->sb->xattr_prefix_count;
+
 		if (!x->name_len)
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_XATTR, nid,
+			check_report(c, unread ? IMGFS_CHECK_WARNING :
+						 IMGFS_CHECK_ERROR,
+				     IMGFS_CHECK_XATTR, nid,
 				     "xattr at byte %llu uses long prefix %u, but the image has %u",
 				     (unsigned long long)x->pos, idx & 0x7F,
 				     c->img->nr_prefixes);
