@@ -16,6 +16,12 @@
  * least one block is stored raw. Per segment: if compression saved no
  * block overall, the segment is stored raw; a file stored raw throughout
  * becomes FLAT_PLAIN (or FLAT_INLINE with an inline tail).
+ *
+ * With fragments (9.10), the end of each file that is no larger than a
+ * pcluster raw (all of a small file) is not stored in a pcluster of its
+ * own but appended, as the writer's thread retires the file, to the
+ * content of the packed inode, itself compressed in segments like any
+ * other file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,6 +65,9 @@ struct zfile {
 	uint32_t tail_room; /* bytes an inline tail may take */
 	unsigned int pending; /* queued jobs */
 	bool aborted;
+	bool frag; /* its end goes to the packed inode */
+	bool frag_used;
+	uint32_t frag_off; /* where, in the packed inode */
 };
 
 struct zjob {
@@ -70,6 +79,7 @@ struct zjob {
 	uint8_t *in;
 	size_t len, filled;
 	bool last; /* holds the end of the file */
+	bool frag; /* its end goes to the packed inode */
 	uint32_t tail_room;
 	/* results, written by the worker */
 	int err;
@@ -80,6 +90,8 @@ struct zjob {
 	size_t n_ext, cap_ext;
 	uint8_t *tail;
 	uint32_t tail_len;
+	bool has_frag;
+	size_t frag_at; /* in[frag_at..len) is the fragment */
 };
 
 struct zworker {
@@ -102,6 +114,15 @@ struct imgfs_compressor {
 	size_t queued_bytes;
 	unsigned int queued_jobs;
 	uint8_t cfgs[32];
+	/* fragments */
+	bool fragments;
+	struct zfile *packed; /* the packed inode's file while unfinished */
+	struct imgfs_inode *packed_inode;
+	uint8_t *pbuf; /* fragments not queued yet */
+	size_t plen, pcap;
+	uint64_t packed_len; /* fragment bytes so far: the next offset */
+	uint64_t packed_queued; /* of which queued as jobs */
+	uint64_t frag_reserved; /* packed_len + what queued jobs may add */
 };
 
 static size_t div_up(size_t a, size_t b)
@@ -189,6 +210,16 @@ static int put_inline(struct zjob *j, uint64_t s, const uint8_t *data,
 	return 0;
 }
 
+/* From @pos to the end of the job: the file's fragment. */
+static int put_fragment(struct zjob *j, size_t pos)
+{
+	if (add_ext(j, j->off + pos, 0, false))
+		return -ENOMEM;
+	j->has_frag = true;
+	j->frag_at = pos;
+	return 0;
+}
+
 static bool goes_inline(const struct zjob *j, size_t piece, size_t avail)
 {
 	return j->last && piece == avail && avail <= j->tail_room;
@@ -206,7 +237,9 @@ static int emit_raw(struct zjob *j, size_t pos, size_t len)
 		uint64_t s = j->off + pos;
 		int ret;
 
-		if (goes_inline(j, piece, j->len - pos))
+		if (j->frag && piece == j->len - pos && piece < j->p->bs)
+			ret = put_fragment(j, pos);
+		else if (goes_inline(j, piece, j->len - pos))
 			ret = put_inline(j, s, j->in + pos, piece, true);
 		else
 			ret = put_plain(j, s, j->in + pos, piece);
@@ -288,6 +321,9 @@ static int emit_compressed(struct zjob *j, struct zworker *wk, bool *any)
 		bool done;
 		int ret;
 
+		/* what one pcluster could hold raw shares one with others */
+		if (j->frag && avail <= p->pcluster)
+			return put_fragment(j, pos);
 		clen = fill_pcluster(j, wk, j->in + pos, avail, &in, &est);
 		if (clen < 0)
 			return (int)clen;
@@ -336,9 +372,10 @@ static int compress_segment(struct zjob *j, struct zworker *wk)
 {
 	size_t cost;
 	bool any;
-	int ret = emit_compressed(j, wk, &any);
+	int ret;
 
-	if (ret || !any)
+	ret = emit_compressed(j, wk, &any);
+	if (ret || !any || j->frag)
 		return ret;
 	cost = j->out_len + j->tail_len;
 	if (!j->off && j->last)
@@ -436,9 +473,30 @@ static int file_add_exts(struct zfile *f, const struct zjob *j, uint64_t blk)
 	return 0;
 }
 
+static int packed_append(struct imgfs_compressor *c, const uint8_t *p,
+			 size_t n)
+{
+	if (c->plen + n > c->pcap) {
+		size_t cap = c->pcap ? c->pcap : 1u << 20;
+		uint8_t *q;
+
+		while (cap < c->plen + n)
+			cap *= 2;
+		q = realloc(c->pbuf, cap);
+		if (!q)
+			return -ENOMEM;
+		c->pbuf = q;
+		c->pcap = cap;
+	}
+	memcpy(c->pbuf + c->plen, p, n);
+	c->plen += n;
+	c->packed_len += n;
+	return 0;
+}
+
 /* Write a finished job's blocks and give its extents their addresses. */
-static int commit_job(struct imgfs_writer *w, struct zjob *j,
-		      struct imgfs_error *err)
+static int commit_job(struct imgfs_writer *w, struct imgfs_compressor *c,
+		      struct zjob *j, struct imgfs_error *err)
 {
 	struct zfile *f = j->file;
 	uint64_t blk = imgfs_blkout_blk(&w->out);
@@ -456,6 +514,15 @@ static int commit_job(struct imgfs_writer *w, struct zjob *j,
 			return ret;
 	}
 	f->blocks += nblk;
+	if (j->frag)
+		c->frag_reserved -= j->len;
+	if (j->has_frag) {
+		f->frag_used = true;
+		f->frag_off = (uint32_t)c->packed_len;
+		if (packed_append(c, j->in + j->frag_at, j->len - j->frag_at))
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		c->frag_reserved += j->len - j->frag_at;
+	}
 	if (j->tail) {
 		f->tail = j->tail;
 		f->tail_len = j->tail_len;
@@ -473,6 +540,8 @@ static bool store_flat(const struct zparams *p, struct zfile *f)
 	struct imgfs_inode *inode = f->inode;
 	uint32_t pblk0 = f->ext[0].pblk;
 
+	if (f->frag_used)
+		return false;
 	for (size_t i = 0; i < f->n_ext; i++) {
 		const struct imgfs_zext *x = &f->ext[i];
 
@@ -499,13 +568,19 @@ static int finish_file(struct imgfs_compressor *c, struct zfile *f,
 		.alg = c->p.alg->alg,
 		.big = c->big,
 		.idata_size = (uint16_t)(f->tail ? f->tail_len : 0),
+		.fragment = f->frag_used,
+		.fragoff = f->frag_off,
 	};
 	uint8_t *map;
 	uint32_t len;
 	int ret;
 
 	if (!store_flat(&c->p, f)) {
-		ret = imgfs_zmap_build_full(&mi, f->ext, f->n_ext, &map, &len);
+		if (f->frag_used && f->n_ext == 1)
+			ret = imgfs_zmap_whole_fragment(f->frag_off, &map, &len);
+		else
+			ret = imgfs_zmap_build_full(&mi, f->ext, f->n_ext, &map,
+						    &len);
 		if (ret)
 			return imgfs_error_set(err, ret,
 					       "%s: internal: compressed extents cannot be indexed",
@@ -548,14 +623,17 @@ static int retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 				      f->path, (unsigned long long)j->off,
 				      j->why ? j->why : "failed");
 	else
-		ret = commit_job(w, j, err);
+		ret = commit_job(w, c, j, err);
 	if (!ret && last)
 		ret = finish_file(c, f, err);
 	job_free(j);
 	if (ret)
 		f->aborted = true;
-	if (!f->pending && (last || f->aborted))
+	if (!f->pending && (last || f->aborted)) {
+		if (f == c->packed)
+			c->packed = NULL;
 		file_free(f);
+	}
 	return ret;
 }
 
@@ -570,16 +648,6 @@ static int retire_done(struct imgfs_writer *w, struct imgfs_compressor *c,
 	return ret;
 }
 
-int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err)
-{
-	struct imgfs_compressor *c = w->compressor;
-	int ret = 0;
-
-	while (!ret && c && c->head)
-		ret = retire_head(w, c, err);
-	return ret;
-}
-
 /* The file being read and the segment being filled. */
 struct feeder {
 	struct imgfs_writer *w;
@@ -589,34 +657,65 @@ struct feeder {
 	uint64_t pos; /* file bytes placed so far */
 };
 
+/* Bounded memory: wait for the oldest jobs while the queue is full. */
+static int make_room(struct imgfs_writer *w, struct imgfs_compressor *c,
+		     size_t len, struct imgfs_error *err)
+{
+	int ret;
+
+	while (c->head && (c->queued_bytes + len > c->max_bytes ||
+			   c->queued_jobs >= c->max_jobs)) {
+		ret = retire_head(w, c, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct zjob *job_new(struct imgfs_compressor *c, struct zfile *f,
+			    uint64_t off, size_t len)
+{
+	struct zjob *j = calloc(1, sizeof(*j));
+
+	if (j)
+		j->in = malloc(len);
+	if (!j || !j->in) {
+		free(j);
+		return NULL;
+	}
+	j->work.run = job_run;
+	j->p = &c->p;
+	j->file = f;
+	j->off = off;
+	j->len = len;
+	return j;
+}
+
+static void job_queue(struct imgfs_compressor *c, struct zjob *j)
+{
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	c->queued_bytes += j->len;
+	c->queued_jobs++;
+	j->file->pending++;
+	imgfs_workpool_submit(c->pool, &j->work);
+}
+
 static int start_job(struct feeder *fd, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = fd->c;
 	uint64_t left = fd->f->inode->size - fd->pos;
 	size_t len = left < c->seg_size ? (size_t)left : c->seg_size;
-	struct zjob *j;
-	int ret;
+	int ret = make_room(fd->w, c, len, err);
 
-	/* bounded memory: wait for the oldest jobs while the queue is full */
-	while (c->head && (c->queued_bytes + len > c->max_bytes ||
-			   c->queued_jobs >= c->max_jobs)) {
-		ret = retire_head(fd->w, c, err);
-		if (ret)
-			return ret;
-	}
-	j = calloc(1, sizeof(*j));
-	if (j)
-		j->in = malloc(len);
-	if (!j || !j->in) {
-		free(j);
+	if (ret)
+		return ret;
+	fd->cur = job_new(c, fd->f, fd->pos, len);
+	if (!fd->cur)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	j->work.run = job_run;
-	j->p = &c->p;
-	j->file = fd->f;
-	j->off = fd->pos;
-	j->len = len;
-	fd->cur = j;
 	return 0;
 }
 
@@ -628,16 +727,85 @@ static int submit_job(struct feeder *fd, struct imgfs_error *err)
 	fd->cur = NULL;
 	j->last = fd->pos == fd->f->inode->size;
 	j->tail_room = j->last ? fd->f->tail_room : 0;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	c->queued_bytes += j->len;
-	c->queued_jobs++;
-	fd->f->pending++;
-	imgfs_workpool_submit(c->pool, &j->work);
+	/* fragment offsets are 32-bit in compact maps: stay below 4 GiB */
+	if (j->last && fd->f->frag &&
+	    c->frag_reserved + j->len < UINT32_MAX) {
+		j->frag = true;
+		c->frag_reserved += j->len;
+	}
+	job_queue(c, j);
 	return retire_done(fd->w, c, err);
+}
+
+/*
+ * Queue the packed inode's content in segments as fragments accumulate;
+ * with @final (no file left to give one), all of it, ending the file.
+ * A non-final call keeps some bytes back so that the final call always
+ * has a last segment to queue.
+ */
+static int packed_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
+			bool final, struct imgfs_error *err)
+{
+	while (c->plen > c->seg_size || (final && c->plen)) {
+		size_t n = c->plen < c->seg_size ? c->plen : c->seg_size;
+		struct zjob *j;
+		int ret = make_room(w, c, n, err);
+
+		if (ret)
+			return ret;
+		if (!c->packed) {
+			c->packed = calloc(1, sizeof(*c->packed));
+			c->packed_inode = imgfs_inode_new(&w->tree);
+			if (!c->packed || !c->packed_inode ||
+			    !(c->packed->path = strdup("(packed inode)")))
+				return imgfs_error_set(err, -ENOMEM,
+						       "out of memory");
+			c->packed->inode = c->packed_inode;
+			c->packed_inode->mode = 0100644;
+			c->packed_inode->nlink = 1;
+			c->packed_inode->mtime = w->build_time;
+		}
+		j = job_new(c, c->packed, c->packed_queued, n);
+		if (!j)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		memcpy(j->in, c->pbuf, n);
+		memmove(c->pbuf, c->pbuf + n, c->plen - n);
+		c->plen -= n;
+		c->packed_queued += n;
+		j->last = final && !c->plen;
+		if (j->last)
+			c->packed_inode->size = c->packed_queued;
+		job_queue(c, j);
+	}
+	return 0;
+}
+
+int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err)
+{
+	struct imgfs_compressor *c = w->compressor;
+	int ret = 0;
+
+	while (!ret && c && c->head)
+		ret = retire_head(w, c, err);
+	return ret;
+}
+
+int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err)
+{
+	struct imgfs_compressor *c = w->compressor;
+	int ret = imgfs_compressor_flush(w, err);
+
+	/* every file is written: the fragments are all there */
+	if (!ret && c && c->plen)
+		ret = packed_queue(w, c, true, err);
+	if (!ret)
+		ret = imgfs_compressor_flush(w, err);
+	return ret;
+}
+
+struct imgfs_inode *imgfs_compressor_packed_inode(struct imgfs_compressor *c)
+{
+	return c ? c->packed_inode : NULL;
 }
 
 /* Place @n bytes of file data (zeros when @src is NULL). */
@@ -755,8 +923,11 @@ int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
 	fd.f->inode = inode;
-	fd.f->tail_room = tail_room(c, inode);
-	ret = read_file(&fd, a, path, err);
+	fd.f->frag = c->fragments;
+	fd.f->tail_room = c->fragments ? 0 : tail_room(c, inode);
+	ret = packed_queue(w, c, false, err);
+	if (!ret)
+		ret = read_file(&fd, a, path, err);
 	if (!ret)
 		return 0;
 	if (fd.cur)
@@ -807,6 +978,8 @@ int imgfs_compressor_super(struct imgfs_compressor *c,
 	sbl->feature_incompat |= IMGFS_FEATURE_INCOMPAT_ZERO_PADDING;
 	if (c->used_inline)
 		sbl->feature_incompat |= IMGFS_FEATURE_INCOMPAT_ZTAILPACKING;
+	if (c->packed_inode)
+		sbl->feature_incompat |= IMGFS_FEATURE_INCOMPAT_FRAGMENTS;
 	if (c->p.alg->alg == IMGFS_COMPR_LZ4 && !c->big) {
 		/* the original form: u1 is the LZ4 match distance */
 		sbl->u1 = 65535;
@@ -899,6 +1072,7 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 	}
 	c->big = c->p.pcluster > c->p.bs;
 	c->ztailpacking = opts->ztailpacking;
+	c->fragments = opts->fragments;
 	c->workers = opts->workers;
 	if (!c->workers) {
 		cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -927,6 +1101,8 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c)
 	if (!c)
 		return;
 	imgfs_workpool_destroy(c->pool);
+	if (c->packed && !c->packed->pending)
+		file_free(c->packed);
 	while (c->head) {
 		struct zjob *j = c->head;
 		struct zfile *f = j->file;
@@ -936,5 +1112,6 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c)
 		if (!--f->pending)
 			file_free(f);
 	}
+	free(c->pbuf);
 	free(c);
 }

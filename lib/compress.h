@@ -44,7 +44,8 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c);
  * (compressed block count, i_u_set), extra (map header and indexes,
  * extra_align 8) and, with ztailpacking, tail are filled in. A file that
  * does not gain from compression is stored FLAT_PLAIN (or FLAT_INLINE
- * with ztailpacking). @inode must stay alive until the flush.
+ * with ztailpacking); with fragments, its end goes to the packed inode.
+ * @inode must stay alive until the flush.
  */
 int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
 			struct imgfs_inode *inode, const char *path,
@@ -55,6 +56,20 @@ int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
  * anything else is written to w->out, and before layout.
  */
 int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err);
+
+/*
+ * Before layout: imgfs_compressor_flush(), then write the packed inode's
+ * content (fragments, FORMAT.md 9.10) if any.
+ */
+int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err);
+
+/*
+ * The packed inode holding the fragments, once imgfs_compressor_finish()
+ * has run, or NULL (also when @c is NULL). The writer owns it (it is in
+ * the tree's inode list) but no directory names it: layout must place it
+ * and give its NID to the superblock (packed_nid).
+ */
+struct imgfs_inode *imgfs_compressor_packed_inode(struct imgfs_compressor *c);
 
 /*
  * At layout, once @inode's xattr_isize is final: switch its map to compact

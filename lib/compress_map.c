@@ -27,7 +27,10 @@ static void put_header(uint8_t *h, const struct imgfs_zmap_info *mi,
 	if (mi->big)
 		advise |= IMGFS_ADVISE_BIG_PCLUSTER_1 |
 			  IMGFS_ADVISE_BIG_PCLUSTER_2;
-	if (mi->idata_size) {
+	if (mi->fragment) {
+		advise |= IMGFS_ADVISE_FRAGMENT_PCLUSTER;
+		imgfs_put_le32(h, mi->fragoff);
+	} else if (mi->idata_size) {
 		advise |= IMGFS_ADVISE_INLINE_PCLUSTER;
 		imgfs_put_le16(h + 2, mi->idata_size);
 	}
@@ -70,9 +73,18 @@ static int put_extent(const struct imgfs_zmap_info *mi, uint8_t *recs,
 	if (x->nblk > IMGFS_ZMAP_MAX_DELTA || (x->nblk > 1 && !mi->big) ||
 	    (x->nblk > 1 && stop < h + 2))
 		return -EINVAL;
-	put_head(recs + 8 * h,
-		 x->plain ? IMGFS_LCLUSTER_PLAIN : IMGFS_LCLUSTER_HEAD1,
-		 (uint32_t)(x->lstart & ((1u << bits) - 1)), x->pblk);
+	/*
+	 * A fragment's head must not be PLAIN (the kernel would compare its
+	 * length with a pcluster it does not have); in the full form its
+	 * address field holds the high half of the fragment offset: 0.
+	 */
+	if (!x->nblk && mi->fragment)
+		put_head(recs + 8 * h, IMGFS_LCLUSTER_HEAD1,
+			 (uint32_t)(x->lstart & ((1u << bits) - 1)), 0);
+	else
+		put_head(recs + 8 * h,
+			 x->plain ? IMGFS_LCLUSTER_PLAIN : IMGFS_LCLUSTER_HEAD1,
+			 (uint32_t)(x->lstart & ((1u << bits) - 1)), x->pblk);
 	for (uint64_t j = h + 1; j < stop; j++) {
 		uint32_t d0 = min_u32(j - h, IMGFS_ZMAP_MAX_DELTA);
 
@@ -122,6 +134,18 @@ int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
 bad:
 	free(buf);
 	return ret;
+}
+
+int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len)
+{
+	uint8_t *buf = calloc(1, FULL_INDEX_START);
+
+	if (!buf)
+		return -ENOMEM;
+	imgfs_put_le64(buf, off | 1ull << 63);
+	*map = buf;
+	*len = FULL_INDEX_START;
+	return 0;
 }
 
 /* Entries in the leading 4-byte packs that align the 2-byte region. */
@@ -302,7 +326,7 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 
 /* Read the full records back into per-lcluster entries. */
 static struct centry *parse_full(const uint8_t *full, uint64_t nlc,
-				 uint64_t size, unsigned int bits, bool inl)
+				 uint64_t size, unsigned int bits, bool tail)
 {
 	struct centry *e = calloc(nlc, sizeof(*e));
 	uint32_t lmask = (1u << bits) - 1;
@@ -329,7 +353,8 @@ static struct centry *parse_full(const uint8_t *full, uint64_t nlc,
 		e[k].addr_used = true;
 		last_real = k;
 	}
-	if (inl)
+	/* an inline or fragment tail has no block address */
+	if (tail)
 		e[last_real].addr_used = false;
 	return e;
 }
@@ -368,11 +393,12 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 	uint8_t *buf, *p;
 	int ret;
 
-	if (blkszbits > 12 || !nlc ||
+	if (blkszbits > 12 || !nlc || imgfs_get_le64(full) >> 63 ||
 	    full_len != FULL_INDEX_START + 8 * nlc)
 		return -EINVAL;
 	e = parse_full(full, nlc, size, blkszbits,
-		       advise & IMGFS_ADVISE_INLINE_PCLUSTER);
+		       advise & (IMGFS_ADVISE_INLINE_PCLUSTER |
+				 IMGFS_ADVISE_FRAGMENT_PCLUSTER));
 	total = imgfs_zmap_compact_size(nlc, ebase_mod);
 	buf = calloc(1, total + 4);
 	if (!e || !buf) {

@@ -32,6 +32,8 @@ struct imgfs_zmap_info {
 	unsigned int alg; /* enum imgfs_compr_alg */
 	bool big; /* big pcluster advise (CBLKCNT after each head) */
 	uint16_t idata_size; /* inline tail pcluster bytes; 0: none */
+	bool fragment; /* the last extent is in the packed inode... */
+	uint32_t fragoff; /* ...at this offset */
 };
 
 /*
@@ -39,12 +41,20 @@ struct imgfs_zmap_info {
  * lcluster) of a file made of extents @ext[0..@n) into a malloc'd buffer.
  * Extents must start at offset 0, be increasing, at most one per lcluster,
  * multi-block pclusters must cover the lcluster after their head, and
- * only the last one may be inline. Returns 0, -EINVAL when the extents
- * break those rules, or -ENOMEM.
+ * only the last one may be outside the blocks (nblk 0): inline, or a
+ * fragment when mi->fragment. Returns 0, -EINVAL when the extents break
+ * those rules, or -ENOMEM.
  */
 int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
 			  const struct imgfs_zext *ext, size_t n,
 			  uint8_t **map, uint32_t *len);
+
+/*
+ * The 16-byte map of a file stored whole in the packed inode at @off
+ * (FORMAT.md 9.2, bit 63 of the header), for layout COMPRESSED_FULL.
+ * Returns 0 or -ENOMEM.
+ */
+int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len);
 
 /* Bytes of a compact map (header included) for @nlc lclusters whose
  * index area starts at an offset with @ebase_mod = ebase % 32. */

@@ -94,6 +94,7 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 		   struct imgfs_error *err)
 {
 	struct imgfs_inode *root = w->tree.root->inode;
+	struct imgfs_inode *packed;
 	int ret;
 
 	root->placed = 1;
@@ -132,6 +133,10 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
 		imgfs_dir_sort(dir);
 	}
+	/* compressed fragments: an inode no directory names */
+	packed = imgfs_compressor_packed_inode(w->compressor);
+	if (packed && order_add(l, packed))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -437,7 +442,7 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	struct layout l = { 0 };
 	int ret;
 
-	ret = imgfs_compressor_flush(w, err);
+	ret = imgfs_compressor_finish(w, err);
 	if (!ret)
 		ret = imgfs_blkout_pad(&w->out, err);
 	if (ret)
@@ -464,6 +469,9 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (ret)
 		goto out;
 	sbl.root_nid = w->tree.root->inode->nid;
+	if (imgfs_compressor_packed_inode(w->compressor))
+		sbl.packed_nid =
+			imgfs_compressor_packed_inode(w->compressor)->nid;
 	sbl.inos = l.nr;
 	sbl.blocks = imgfs_blkout_blk(&w->out);
 	sbl.meta_blkaddr = (uint32_t)(l.meta_start >> w->blkszbits);

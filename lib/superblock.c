@@ -46,6 +46,7 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		imgfs_put_le32(sb + 108, (uint32_t)(w->build_time - w->epoch));
 	imgfs_put_le32(sb + 80, l->feature_incompat);
 	imgfs_put_le16(sb + 84, l->u1);
+	imgfs_put_le64(sb + 96, l->packed_nid);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
 			return imgfs_error_set(err, -EINVAL,

@@ -73,6 +73,7 @@ bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
 /* superblock.c */
 struct imgfs_sb_layout {
 	uint64_t root_nid;
+	uint64_t packed_nid; /* compressed fragments, 0 if none */
 	uint64_t inos;
 	uint64_t blocks;
 	uint32_t meta_blkaddr;

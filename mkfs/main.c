@@ -71,6 +71,8 @@ static void usage(FILE *f)
 		"  -C SIZE              largest physical cluster in bytes (default: one block)\n"
 		"      --workers=N      compression threads (default: online CPUs)\n"
 		"      --ztailpacking   inline the last compressed cluster of each file\n"
+		"      --fragments      pack file ends and small files into one compressed\n"
+		"                       inode (Linux 6.1+)\n"
 		"      --immutable      set the immutable flag on the finished image\n"
 		"      --verify         check the image before putting it in place\n"
 		"  -q, --quiet          no progress or summary\n"
@@ -90,6 +92,7 @@ enum {
 	OPT_VERIFY,
 	OPT_WORKERS,
 	OPT_ZTAILPACKING,
+	OPT_FRAGMENTS,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +107,7 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
+	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -251,6 +255,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_ZTAILPACKING:
 		o->ztailpacking = true;
+		return 0;
+	case OPT_FRAGMENTS:
+		o->fragments = true;
 		return 0;
 	case OPT_IMMUTABLE:
 		a->immutable = true;

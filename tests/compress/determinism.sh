@@ -3,7 +3,7 @@
 # The image does not depend on the number of compression threads nor on
 # how the input arrives: --workers=1, 2 and 4, from a file and from a pipe,
 # give byte-identical images for every algorithm (files of several
-# segments included), with big pclusters and ztailpacking.
+# segments included), with big pclusters, ztailpacking and fragments.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/compress/common.sh"
 setup_tmp
 require_tools bsdtar "$PYTHON" cmp
@@ -35,10 +35,11 @@ same_images() {
 
 for alg in $(z_algorithms); do
 	same_images "$WORK/small.tar" -z "$alg" -C 65536 --ztailpacking
-	same_images "$WORK/small.tar" -z "$alg" -b 512
+	same_images "$WORK/small.tar" -z "$alg" -b 512 --fragments
 done
 # files of several segments (2 MiB each at 4 KiB pclusters, 8 MiB at 1 MiB)
 same_images "$WORK/mix.tar" -z lz4hc
+same_images "$WORK/mix.tar" -z lzma,0 -C 131072 --fragments
 same_images "$WORK/mix.tar" -z zstd -C 1048576 --ztailpacking
 
 finish

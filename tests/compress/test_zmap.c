@@ -214,7 +214,9 @@ static bool map_byte(const struct zmap *m, uint64_t x, uint64_t tail_head,
 	f->len = extent_len(m, k, f->la);
 	f->pblk = r.pblk;
 	f->plain = r.type == IMGFS_LCLUSTER_PLAIN;
-	if ((m->advise & IMGFS_ADVISE_INLINE_PCLUSTER) && k == tail_head) {
+	if ((m->advise & (IMGFS_ADVISE_INLINE_PCLUSTER |
+			  IMGFS_ADVISE_FRAGMENT_PCLUSTER)) &&
+	    k == tail_head) {
 		f->nblk = 0;
 		return true;
 	}
@@ -316,7 +318,9 @@ static void verify(const struct zmap *m, const struct imgfs_zext *x,
 			CHECK(f.la == x[i].lstart);
 			CHECK(f.len == (i + 1 < n ? x[i + 1].lstart : m->size) -
 					       x[i].lstart);
-			CHECK(f.plain == x[i].plain);
+			/* a fragment's head is never PLAIN */
+			CHECK(f.plain == (x[i].plain && (x[i].nblk ||
+					  !(m->advise & IMGFS_ADVISE_FRAGMENT_PCLUSTER))));
 			CHECK(f.nblk == x[i].nblk);
 			if (x[i].nblk)
 				CHECK(f.pblk == x[i].pblk);
@@ -326,19 +330,31 @@ static void verify(const struct zmap *m, const struct imgfs_zext *x,
 	}
 }
 
-static void one_case(uint32_t seed, unsigned int bits, bool big, bool inl,
+/* @tail: 0 none, 1 inline, 2 fragment (when the last extent allows) */
+static void one_case(uint32_t seed, unsigned int bits, bool big, int tail,
 		     uint64_t size)
 {
 	struct imgfs_zext x[512];
 	struct imgfs_zmap_info mi = { size, bits, IMGFS_COMPR_LZMA, big, 0 };
-	size_t n = make_extents(&seed, bits, big, inl, size, x, 512);
+	size_t n = make_extents(&seed, bits, big, tail, size, x, 512);
 	struct zmap m = { .bits = bits, .size = size };
 	uint8_t *full, *compact;
 	uint32_t flen, clen;
 
-	if (!x[n - 1].nblk)
+	if (!x[n - 1].nblk && tail == 1)
 		mi.idata_size = 100;
+	if (!x[n - 1].nblk && tail == 2) {
+		mi.fragment = true;
+		mi.fragoff = seed * 977;
+	}
 	CHECK(imgfs_zmap_build_full(&mi, x, n, &full, &flen) == 0);
+	if (mi.fragment) {
+		const uint8_t *r = full + 16 + 8 * (x[n - 1].lstart >> bits);
+
+		CHECK(imgfs_get_le32(full) == mi.fragoff);
+		CHECK((imgfs_get_le16(r) & 3) == IMGFS_LCLUSTER_HEAD1);
+		CHECK(imgfs_get_le32(r + 4) == 0); /* high offset bits */
+	}
 	m.nlc = (size + (1u << bits) - 1) >> bits;
 	m.buf = full;
 	m.advise = imgfs_get_le16(full + 4);
@@ -384,6 +400,21 @@ static void format_example(void)
 	free(full);
 }
 
+static void whole_fragment(void)
+{
+	uint8_t *map;
+	uint32_t len;
+
+	CHECK(imgfs_zmap_whole_fragment(269335, &map, &len) == 0);
+	CHECK(len == 16);
+	/* FORMAT.md 9.2: 17 1c 04 00 00 00 00 80, then 8 zero bytes */
+	CHECK(imgfs_get_le64(map) == (269335ull | 1ull << 63));
+	CHECK(imgfs_get_le64(map + 8) == 0);
+	CHECK(imgfs_zmap_to_compact(map, len, 5000, 12, 0, &map, &len) ==
+	      -EINVAL);
+	free(map);
+}
+
 static void rejects(void)
 {
 	/* two extents starting in one lcluster cannot be indexed */
@@ -403,13 +434,14 @@ static void rejects(void)
 int main(void)
 {
 	format_example();
+	whole_fragment();
 	rejects();
 	for (uint32_t seed = 1; seed <= 150; seed++) {
 		unsigned int bits = seed % 2 ? 12 : 9;
 		uint64_t size = 1 + (seed * 2654435761u) % (3000u << bits);
 
-		one_case(seed, bits, seed % 3 != 0, seed % 4 == 0, size);
-		one_case(seed + 1000, bits, false, seed % 5 == 0,
+		one_case(seed, bits, seed % 3 != 0, seed % 3, size);
+		one_case(seed + 1000, bits, false, seed % 5 == 0 ? 1 : 2,
 			 1 + seed % 70000);
 	}
 	return unit_done("test_zmap");

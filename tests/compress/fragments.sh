@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Fragments (FORMAT.md 9.10) on the kernel: with --fragments the ends of
+# files and whole small files are packed into one compressed inode that no
+# directory names. Every algorithm x block sizes 4096 and 512 x pcluster
+# sizes of one block and 128 KiB: mounted (loop and file-backed) and
+# compared with the layer, fsck.img finds the tar in it; the superblock
+# has FRAGMENTS and a packed inode NID; the image is smaller than with the
+# plain layout. Also with --ztailpacking given too (fragments take over).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/compress/common.sh"
+setup
+
+"$PYTHON" "$ZDIR/zdata.py" small "$WORK/small.tar" || die "zdata.py small"
+ref=$WORK/ref
+extract "$WORK/small.tar" "$ref" || die "bsdtar could not extract the layer"
+# shellcheck disable=SC2207
+topts=($(treecmp_opts_for "$WORK/small.tar"))
+
+for alg in $(z_algorithms); do
+	for bs in 4096 512; do
+		for pcl in $bs 131072; do
+			img=$WORK/$alg-$bs-$pcl.img
+			plain=$WORK/plain.img
+			extra=
+			[ "$pcl" = 131072 ] && extra=--ztailpacking
+			# shellcheck disable=SC2086 # optional word
+			z_mkfs "$img" "$WORK/small.tar" -b "$bs" -z "$alg" \
+				-C "$pcl" --fragments $extra || continue
+			compare_mounts "$img" "$ref" "loop file" "${topts[@]}"
+			z_fsck_img "$img" "$WORK/small.tar"
+			incompat=$(z_sb_field "$img" 80 4)
+			check "FRAGMENTS set, packed inode $(z_sb_field "$img" 96 8)" \
+				test $((incompat & 0x20)) -ne 0 -a \
+				"$(z_sb_field "$img" 96 8)" -ne 0
+			z_mkfs "$plain" "$WORK/small.tar" -b "$bs" -z "$alg" \
+				-C "$pcl" || continue
+			check "FRAGMENTS and packed_nid clear without the option" \
+				test $(($(z_sb_field "$plain" 80 4) & 0x20)) -eq 0 -a \
+				"$(z_sb_field "$plain" 96 8)" -eq 0
+			check "smaller with fragments: $(stat -c %s "$img") < $(stat -c %s "$plain")" \
+				test "$(stat -c %s "$img")" -lt "$(stat -c %s "$plain")"
+			rm -f "$img" "$plain"
+		done
+	done
+done
+
+finish
