@@ -32,8 +32,8 @@ make_src_tree() {
 	head -c 4097 /dev/urandom >"$d/dir/b4097"
 	head -c 70000 /dev/urandom >"$d/dir/sub/r70000"
 	yes 'compressible line of text' | head -c 300000 >"$d/dir/sub/text"
-	# half compressible: several pclusters when compressed
-	head -c 60000 /dev/urandom | base64 >"$d/dir/sub/b64"
+	# compressible by half: several pclusters with -C16384
+	seq 100000 120000 >"$d/dir/sub/seq"
 	ln "$d/a.txt" "$d/dir/hard"
 	ln -s a.txt "$d/link"
 	ln -s "$(printf 'x%.0s' $(seq 300))" "$d/sp ace/long-link"

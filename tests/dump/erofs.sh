@@ -1,7 +1,7 @@
 #!/bin/bash
 # dump.img agrees with erofs-utils' dump.erofs (an independent reader) on
 # images from mkfs.erofs (plain, lz4hc-compressed, chunk-based) and from
-# mkfs.img, and tells the facts of the mkfs.erofs images' source tree.
+# mkfs.img (plain and lz4hc), and tells the facts of their source tree.
 # dump.erofs 1.5 only reads 4 KiB blocks. No mount, no root needed.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/dump/common.sh"
@@ -35,10 +35,12 @@ erofs chunk.img --preserve-mtime --chunksize=8192 || die "mkfs.erofs chunks"
 erofs extended.img -T$T -Eforce-inode-extended || die "mkfs.erofs extended"
 mkfs_img -q -T $T -U $UUID "$WORK/src" "$WORK/ours.img" ||
 	fail "mkfs.img directory source"
+mkfs_img -q -U $UUID -z lz4hc -C 16384 "$WORK/src" "$WORK/ours-lz4.img" ||
+	fail "mkfs.img -z lz4hc"
 pymk mktar.py basic "$WORK/basic.tar" || die "mktar basic"
 mkfs_img -q -T $T "$WORK/basic.tar" "$WORK/basic.img" || fail "mkfs.img basic"
 
-for img in plain lz4 chunk extended ours; do
+for img in plain lz4 chunk extended ours ours-lz4; do
 	[ -f "$WORK/$img.img" ] || continue
 	check "dump.img agrees with dump.erofs on $img.img" \
 		$VS "$DUMP" "$WORK/$img.img"
@@ -46,8 +48,9 @@ done
 [ -f "$WORK/basic.img" ] &&
 	check "dump.img agrees with dump.erofs on basic.img (every 3rd file)" \
 		$VS "$DUMP" "$WORK/basic.img" 3
-for img in plain lz4 chunk; do
-	check "facts of $img.img (mkfs.erofs)" $CHECKFACTS "$DUMP" \
+for img in plain lz4 chunk ours-lz4; do
+	[ -f "$WORK/$img.img" ] || continue
+	check "facts of $img.img" $CHECKFACTS "$DUMP" \
 		"$WORK/src.tar" "$WORK/$img.img" --uuid $UUID --blocksize 4096 \
 		--every 1
 done

@@ -28,6 +28,7 @@ import time
 
 FAILS = []
 NOTES = []
+PCLUSTERS = []
 
 # dump.erofs 1.5 feature names -> ours. It does not name the features that
 # came later (xattr_filter, 48bit, metabox, ...), so those are left out of
@@ -201,6 +202,7 @@ def check_extents(dump, img, path, ino, bs):
         return
     compressed = [x for x in ino["extents"] if x["kind"] == "compressed"]
     if compressed:
+        PCLUSTERS.append(len(compressed))
         expect(what + " pclusters",
                [(x["logical"], x["pos"]) for x in compressed],
                [(lo, p) for lo, _, p in theirs_])
@@ -276,7 +278,9 @@ def main():
     if NOTES:
         print("note: extents of %d compressed files not compared (the "
               "reader cannot map them yet)" % len(NOTES))
-    print("%d paths compared, %d differences" % (len(nids), len(FAILS)))
+    print("%d paths compared (%d pclusters of %d compressed files), "
+          "%d differences" % (len(nids), sum(PCLUSTERS), len(PCLUSTERS),
+                              len(FAILS)))
     return 1 if FAILS else 0
 
 
