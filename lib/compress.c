@@ -17,6 +17,11 @@
  * block overall, the segment is stored raw; a file stored raw throughout
  * becomes FLAT_PLAIN (or FLAT_INLINE with an inline tail).
  *
+ * With fragments, files of one segment whose content (SHA-256) was seen
+ * before share the earlier file's pclusters and fragment instead of
+ * storing them again: shared pclusters are announced by the superblock
+ * bit of fragments (DEDUPE, kernel 6.1), and such images need 6.1 anyway.
+ *
  * With fragments (9.10), the end of each file that is no larger than a
  * pcluster raw (all of a small file) is not stored in a pcluster of its
  * own but appended, as the writer's thread retires the file, to the
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include <archive.h>
+#include <openssl/evp.h>
 
 #include "imgfs/format.h"
 #include "compress.h"
@@ -43,6 +49,7 @@
 #define SEG_PCLUSTERS 32
 #define MAX_WORKERS 256
 #define JOBS_PER_WORKER 64
+#define FRAG_PCLUSTERS 4 /* file ends up to this many raw pclusters */
 
 /* Settings the workers read; never written after creation. */
 struct zparams {
@@ -92,6 +99,16 @@ struct zjob {
 	uint32_t tail_len;
 	bool has_frag;
 	size_t frag_at; /* in[frag_at..len) is the fragment */
+	bool digest_ok; /* the whole file is in this job: digest is set */
+	uint8_t digest[32]; /* SHA-256 of the content */
+};
+
+/* The first file seen with a given content. */
+struct zseen {
+	struct zseen *next;
+	uint64_t size;
+	uint8_t digest[32];
+	struct imgfs_inode *inode;
 };
 
 struct zworker {
@@ -123,6 +140,9 @@ struct imgfs_compressor {
 	uint64_t packed_len; /* fragment bytes so far: the next offset */
 	uint64_t packed_queued; /* of which queued as jobs */
 	uint64_t frag_reserved; /* packed_len + what queued jobs may add */
+	/* files by content */
+	struct zseen **seen;
+	size_t nr_seen, seen_buckets;
 };
 
 static size_t div_up(size_t a, size_t b)
@@ -321,8 +341,11 @@ static int emit_compressed(struct zjob *j, struct zworker *wk, bool *any)
 		bool done;
 		int ret;
 
-		/* what one pcluster could hold raw shares one with others */
-		if (j->frag && avail <= p->pcluster)
+		/*
+		 * What a pcluster would hold shares pclusters with others
+		 * in the packed inode: no block is left half empty.
+		 */
+		if (j->frag && avail <= FRAG_PCLUSTERS * (size_t)p->pcluster)
 			return put_fragment(j, pos);
 		clen = fill_pcluster(j, wk, j->in + pos, avail, &in, &est);
 		if (clen < 0)
@@ -427,6 +450,10 @@ static void job_run(struct imgfs_work *work, void **local)
 		*local = wk;
 	}
 	j->err = compress_segment(j, wk);
+	/* a whole file: its digest finds earlier copies */
+	if (!j->err && !j->off && j->last && j->frag)
+		j->digest_ok = EVP_Digest(j->in, j->len, j->digest, NULL,
+					  EVP_sha256(), NULL) == 1;
 	if (j->err && !j->why)
 		j->why = j->err == -ENOMEM ? "out of memory" :
 					     "compressor failed";
@@ -602,6 +629,132 @@ static int finish_file(struct imgfs_compressor *c, struct zfile *f,
 	return 0;
 }
 
+static size_t seen_bucket(const struct imgfs_compressor *c, uint64_t size,
+			  const uint8_t *digest)
+{
+	uint64_t h;
+
+	memcpy(&h, digest, sizeof(h));
+	return (size_t)((h ^ size) % c->seen_buckets);
+}
+
+static struct zseen *seen_find(const struct imgfs_compressor *c,
+			       uint64_t size, const uint8_t *digest)
+{
+	struct zseen *e;
+
+	if (!c->seen_buckets)
+		return NULL;
+	for (e = c->seen[seen_bucket(c, size, digest)]; e; e = e->next)
+		if (e->size == size && !memcmp(e->digest, digest, 32))
+			return e;
+	return NULL;
+}
+
+static int seen_add(struct imgfs_compressor *c, struct imgfs_inode *inode,
+		    const uint8_t *digest)
+{
+	struct zseen *e;
+
+	if (c->nr_seen >= c->seen_buckets) {
+		size_t n = c->seen_buckets ? 2 * c->seen_buckets : 4096;
+		struct zseen **b = calloc(n, sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->seen_buckets; i++) {
+			while ((e = c->seen[i])) {
+				size_t k;
+
+				c->seen[i] = e->next;
+				memcpy(&k, e->digest, sizeof(k));
+				k = (size_t)(((uint64_t)k ^ e->size) % n);
+				e->next = b[k];
+				b[k] = e;
+			}
+		}
+		free(c->seen);
+		c->seen = b;
+		c->seen_buckets = n;
+	}
+	e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->size = inode->size;
+	memcpy(e->digest, digest, 32);
+	e->inode = inode;
+	e->next = c->seen[seen_bucket(c, inode->size, digest)];
+	c->seen[seen_bucket(c, inode->size, digest)] = e;
+	c->nr_seen++;
+	return 0;
+}
+
+static void *memdup(const void *p, size_t n)
+{
+	void *q = n ? malloc(n) : NULL;
+
+	if (q)
+		memcpy(q, p, n);
+	return q;
+}
+
+/*
+ * @f has the same content as @orig, whose layout is final: use its
+ * pclusters and fragment. Flat files keep their own blocks (checkers take
+ * blocks of two flat inodes for a corrupt allocation).
+ */
+static int share_data(struct imgfs_compressor *c, struct zfile *f,
+		      const struct imgfs_inode *orig, bool *shared)
+{
+	struct imgfs_inode *inode = f->inode;
+
+	*shared = false;
+	if (!c->fragments || (orig->layout != IMGFS_LAYOUT_COMPRESSED_FULL &&
+			      orig->layout != IMGFS_LAYOUT_COMPRESSED_COMPACT))
+		return 0;
+	/* an inline tail must fit behind this inode's own xattrs */
+	if (orig->tail_len > f->tail_room)
+		return 0;
+	inode->extra = memdup(orig->extra, orig->extra_len);
+	inode->tail = memdup(orig->tail, orig->tail_len);
+	if ((orig->extra_len && !inode->extra) ||
+	    (orig->tail_len && !inode->tail))
+		return -ENOMEM;
+	inode->layout = orig->layout;
+	inode->startblk = orig->startblk;
+	inode->i_u = orig->i_u;
+	inode->i_u_set = orig->i_u_set;
+	inode->extra_len = orig->extra_len;
+	inode->extra_align = orig->extra_align;
+	inode->tail_len = orig->tail_len;
+	*shared = true;
+	return 0;
+}
+
+/* A whole file in one job: store it, or point it at an earlier copy. */
+static int retire_whole(struct imgfs_writer *w, struct imgfs_compressor *c,
+			struct zjob *j, struct imgfs_error *err)
+{
+	struct zfile *f = j->file;
+	struct zseen *e = seen_find(c, f->inode->size, j->digest);
+	bool shared = false;
+	int ret;
+
+	if (e && share_data(c, f, e->inode, &shared))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	if (shared) {
+		if (j->frag)
+			c->frag_reserved -= j->len;
+		return 0;
+	}
+	ret = commit_job(w, c, j, err);
+	if (!ret)
+		ret = finish_file(c, f, err);
+	if (!ret && !e && seen_add(c, f->inode, j->digest))
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	return ret;
+}
+
 static int retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 		       struct imgfs_error *err)
 {
@@ -622,9 +775,11 @@ static int retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 				      "%s: compressing data at offset %llu: %s",
 				      f->path, (unsigned long long)j->off,
 				      j->why ? j->why : "failed");
+	else if (j->digest_ok && f != c->packed)
+		ret = retire_whole(w, c, j, err);
 	else
 		ret = commit_job(w, c, j, err);
-	if (!ret && last)
+	if (!ret && last && !(j->digest_ok && f != c->packed))
 		ret = finish_file(c, f, err);
 	job_free(j);
 	if (ret)
@@ -1112,6 +1267,15 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c)
 		if (!--f->pending)
 			file_free(f);
 	}
+	for (size_t i = 0; i < c->seen_buckets; i++) {
+		while (c->seen[i]) {
+			struct zseen *e = c->seen[i];
+
+			c->seen[i] = e->next;
+			free(e);
+		}
+	}
+	free(c->seen);
 	free(c->pbuf);
 	free(c);
 }

@@ -7,6 +7,8 @@
 # compared with the layer, fsck.img finds the tar in it; the superblock
 # has FRAGMENTS and a packed inode NID; the image is smaller than with the
 # plain layout. Also with --ztailpacking given too (fragments take over).
+# Identical files are stored once: forty copies of two files cost next to
+# nothing over one copy, and read back intact.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/compress/common.sh"
 setup
 
@@ -42,6 +44,29 @@ for alg in $(z_algorithms); do
 			rm -f "$img" "$plain"
 		done
 	done
+done
+
+# duplicates: copies share the first one's pclusters and fragment
+dup=$WORK/dup
+mkdir -p "$dup/one" "$dup/many"
+seq 1 40000 >"$dup/one/text"
+head -c 3000 "$dup/one/text" >"$dup/one/small"
+for i in $(seq 1 20); do
+	cp "$dup/one/text" "$dup/many/text$i"
+	cp "$dup/one/small" "$dup/many/small$i"
+done
+bsdtar -cf "$WORK/one.tar" --format=pax -C "$dup/one" . &&
+	bsdtar -cf "$WORK/many.tar" --format=pax -C "$dup/many" . || die "bsdtar"
+for alg in lz4hc lzma; do
+	z_mkfs "$WORK/one.img" "$WORK/one.tar" -z "$alg" --fragments &&
+		z_mkfs "$WORK/many.img" "$WORK/many.tar" -z "$alg" \
+			--fragments || continue
+	one=$(stat -c %s "$WORK/one.img")
+	many=$(stat -c %s "$WORK/many.img")
+	check "$alg: 40 files cost $((many - one)) bytes more than 2 (< 16 KiB)" \
+		test $((many - one)) -lt 16384
+	compare_mounts "$WORK/many.img" "$dup/many" "loop file" --skip-root
+	z_fsck_img "$WORK/many.img" "$WORK/many.tar"
 done
 
 finish
