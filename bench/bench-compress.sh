@@ -33,10 +33,12 @@ shift $((OPTIND - 1))
 	"-z lz4"
 	"-z lz4hc"
 	"-z lz4hc --ztailpacking"
+	"-z lz4hc --fragments"
 	"-z lzma -C 131072"
 	"-z lzma -C 131072 --ztailpacking"
-	"-z deflate -C 131072 --ztailpacking"
-	"-z zstd -C 131072 --ztailpacking"
+	"-z lzma -C 131072 --fragments"
+	"-z deflate -C 131072 --fragments"
+	"-z zstd -C 131072 --fragments"
 )
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -173,6 +175,6 @@ compare() {
 echo
 compare "mkfs.img -z lz4hc" "sqfstar -comp lz4 -Xhc -b 128K"
 compare "mkfs.img -z lz4hc" "lz4 -9 (tar, 1 thread)"
-compare "mkfs.img -z lz4hc --ztailpacking" "sqfstar -comp lz4 -Xhc -b 128K"
+compare "mkfs.img -z lz4hc --fragments" "sqfstar -comp lz4 -Xhc -b 128K"
 compare "mkfs.img -z lzma -C 131072" "sqfstar -comp xz -b 128K"
-compare "mkfs.img -z lzma -C 131072 --ztailpacking" "sqfstar -comp xz -b 128K"
+compare "mkfs.img -z lzma -C 131072 --fragments" "sqfstar -comp xz -b 128K"

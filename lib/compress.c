@@ -17,16 +17,14 @@
  * block overall, the segment is stored raw; a file stored raw throughout
  * becomes FLAT_PLAIN (or FLAT_INLINE with an inline tail).
  *
- * With fragments, files of one segment whose content (SHA-256) was seen
- * before share the earlier file's pclusters and fragment instead of
- * storing them again: shared pclusters are announced by the superblock
- * bit of fragments (DEDUPE, kernel 6.1), and such images need 6.1 anyway.
- *
- * With fragments (9.10), the end of each file that is no larger than a
- * pcluster raw (all of a small file) is not stored in a pcluster of its
- * own but appended, as the writer's thread retires the file, to the
+ * With fragments (9.10), the end of each file, up to a few pclusters'
+ * worth of raw data (all of a small file), is not stored in pclusters of
+ * its own but appended, as the writer's thread retires the file, to the
  * content of the packed inode, itself compressed in segments like any
- * other file.
+ * other file: no block is left half empty. Files of one segment whose
+ * content (SHA-256) was seen before then share the earlier file's
+ * pclusters and fragment instead of storing them again; shared pclusters
+ * are announced by the same superblock bit (DEDUPE, Linux 6.1).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -276,8 +274,9 @@ static size_t raw_cost(const struct zjob *j)
 {
 	size_t rem = j->len & (j->p->bs - 1);
 
+	/* whole blocks, and the partial last one inline if it fits */
 	if (rem && goes_inline(j, rem, rem))
-		return (j->len - rem) + rem;
+		return j->len;
 	return div_up(j->len, j->p->bs) << j->p->bits;
 }
 
