@@ -108,6 +108,12 @@ static void text_compression(FILE *f, const struct imgfs_stats *st)
 		fprintf(f, ", %" PRIu64 " not mappable by this reader",
 			st->compressed_unmapped);
 	fputs(")\n", f);
+	if (st->raw_extents)
+		fprintf(f, "  stored raw %" PRIu64 " pclusters, %" PRIu64
+			   " bytes\n", st->raw_extents, st->raw_bytes);
+	if (st->packed_size)
+		fprintf(f, "  packed inode %" PRIu64 " bytes of fragments\n",
+			st->packed_size);
 	for (a = 0; a < IMGFS_COMPR_MAX; a++) {
 		const struct imgfs_stats_alg *s = &st->algs[a];
 
@@ -198,6 +204,9 @@ static void json_compression(struct json *j, const struct imgfs_stats *st)
 	json_u64(j, "file_bytes", st->compressed_file_bytes);
 	json_u64(j, "blocks", st->compressed_blocks);
 	json_u64(j, "unmapped_files", st->compressed_unmapped);
+	json_u64(j, "raw_extents", st->raw_extents);
+	json_u64(j, "raw_bytes", st->raw_bytes);
+	json_u64(j, "packed_size", st->packed_size);
 	json_arr_open(j, "algorithms");
 	for (a = 0; a < IMGFS_COMPR_MAX; a++) {
 		const struct imgfs_stats_alg *s = &st->algs[a];

@@ -87,6 +87,23 @@ static void ranges_merge(struct gather *g)
 		range_account(g->st, &g->ranges[i], &end);
 }
 
+static int compressed_extent(struct gather *g, const struct imgfs_extent *ext)
+{
+	struct imgfs_stats *st = g->st;
+
+	if (ext->flags & IMGFS_EXTENT_F_RAW) {
+		st->raw_extents++;
+		st->raw_bytes += ext->length;
+		return range_add(g, ext->pos, ext->plen, TAG_PLAIN);
+	}
+	if (ext->algorithm >= IMGFS_COMPR_MAX)
+		return range_add(g, ext->pos, ext->plen, TAG_PLAIN);
+	g->file_algs |= 1u << ext->algorithm;
+	st->algs[ext->algorithm].extents++;
+	st->algs[ext->algorithm].logical_bytes += ext->length;
+	return range_add(g, ext->pos, ext->plen, ext->algorithm);
+}
+
 static int file_extent(void *arg, const struct imgfs_extent *ext)
 {
 	struct gather *g = arg;
@@ -110,12 +127,7 @@ static int file_extent(void *arg, const struct imgfs_extent *ext)
 			st->slack_bytes += ext->plen - ext->length;
 		return range_add(g, ext->pos, ext->plen, TAG_PLAIN);
 	case IMGFS_EXTENT_COMPRESSED:
-		if (ext->algorithm >= IMGFS_COMPR_MAX)
-			return 0;
-		g->file_algs |= 1u << ext->algorithm;
-		st->algs[ext->algorithm].extents++;
-		st->algs[ext->algorithm].logical_bytes += ext->length;
-		return range_add(g, ext->pos, ext->plen, ext->algorithm);
+		return compressed_extent(g, ext);
 	case IMGFS_EXTENT_FRAGMENT:
 		st->fragment_bytes += ext->length;
 		return 0;
@@ -157,6 +169,51 @@ static int account_regular(struct gather *g, const struct imgfs_inode *inode)
 		if (g->file_algs & (1u << a))
 			st->algs[a].files++;
 	return 0;
+}
+
+/* The packed inode's pclusters: storage of the fragments. */
+static int packed_extent(void *arg, const struct imgfs_extent *ext)
+{
+	struct gather *g = arg;
+
+	switch (ext->kind) {
+	case IMGFS_EXTENT_PLAIN:
+	case IMGFS_EXTENT_INLINE:
+		return range_add(g, ext->pos, ext->plen, TAG_PLAIN);
+	case IMGFS_EXTENT_COMPRESSED:
+		return compressed_extent(g, ext);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The packed inode is reachable from no directory; its storage is file
+ * data all the same. An unmappable one counts by its block count, as
+ * other compressed files do.
+ */
+static int account_packed(struct gather *g)
+{
+	uint64_t nid = imgfs_image_sb(g->img)->packed_nid;
+	struct imgfs_inode inode;
+	struct imgfs_error e;
+	int ret;
+
+	if (!nid)
+		return 0;
+	ret = imgfs_inode_read(g->img, nid, &inode, g->err);
+	if (ret)
+		return ret;
+	g->st->packed_size = inode.size;
+	g->st->inode_bytes += inode.inode_size + inode.xattr_isize;
+	imgfs_error_clear(&e);
+	ret = imgfs_extent_iterate(g->img, &inode, packed_extent, g, &e);
+	if (ret == -EOPNOTSUPP && imgfs_inode_is_compressed(&inode)) {
+		g->st->data_bytes += inode.startblk <<
+				     imgfs_image_sb(g->img)->blkszbits;
+		return 0;
+	}
+	return ret < 0 ? imgfs_error_set(g->err, ret, "%s", e.msg) : 0;
 }
 
 /* Storage of a directory or symlink: everything it maps. */
@@ -271,6 +328,9 @@ static int gather_run(struct gather *g)
 	ret = imgfs_walk(g->img, root.nid, "/", &o, g->err);
 	if (ret)
 		return ret < 0 ? ret : 0;
+	ret = account_packed(g);
+	if (ret)
+		return ret;
 	ranges_merge(g);
 	finish_totals(g->st);
 	return 0;

@@ -129,7 +129,10 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 #define IMGFS_STATS_SIZE_BUCKETS 65
 #define IMGFS_STATS_TOP_DIRS 10
 
-/* Compressed data of one algorithm (from extents the reader can map). */
+/*
+ * Compressed data of one algorithm (from extents the reader can map, the
+ * packed inode's included; pclusters stored uncompressed are not).
+ */
 struct imgfs_stats_alg {
 	uint64_t files; /* regular files with at least one such extent */
 	uint64_t extents;
@@ -176,11 +179,15 @@ struct imgfs_stats {
 	uint64_t compressed_file_bytes; /* their sizes */
 	uint64_t compressed_blocks; /* their on-disk block counts (i_u) */
 	uint64_t compressed_unmapped; /* ones the reader cannot map yet */
+	uint64_t raw_extents; /* pclusters stored uncompressed (PLAIN) */
+	uint64_t raw_bytes; /* file bytes in them */
+	uint64_t packed_size; /* i_size of the packed (fragments) inode */
 	struct imgfs_stats_alg algs[IMGFS_COMPR_MAX];
 
 	/* Where the image bytes go. */
 	uint64_t data_bytes; /* regular file storage (see above) */
-	uint64_t inode_bytes; /* inodes with their inline xattr areas */
+	uint64_t inode_bytes; /* inodes with their inline xattr areas (the
+			       * packed inode's included) */
 	uint64_t dir_bytes; /* directory blocks and inline tails */
 	uint64_t symlink_bytes; /* symlink target storage */
 	uint64_t metadata_bytes; /* inode + dir + symlink bytes */
@@ -196,7 +203,8 @@ struct imgfs_stats {
  * Walk the whole tree of @img (see imgfs_walk()) and gather statistics into
  * a new *@out, released with imgfs_stats_free(). data_bytes is the storage
  * of regular files as mapped by the reader (uncompressed blocks, inline
- * tails, pclusters), plus compressed_blocks of the files it cannot map.
+ * tails, pclusters; the packed inode's too, which holds the fragments),
+ * plus compressed_blocks of the files it cannot map.
  * Stops at the first error: returns 0 or a negative errno (-ENOMEM,
  * -EUCLEAN for corruption, ...), with @err telling which inode.
  */

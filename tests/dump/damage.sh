@@ -23,6 +23,13 @@ mkfs_img -q -b 4096 --inline-data "$WORK/basic.tar" "$WORK/inline.img" ||
 mkfs_img -q -b 512 "$WORK/xattrs.tar" "$WORK/x512.img" ||
 	die "mkfs.img xattrs"
 imgs="inline x512"
+pymk mktar.py big-tree "$WORK/tree.tar" 60 400000 || die "mktar big-tree"
+if mkfs_img -q -b 4096 -z lz4hc -C 16384 --fragments "$WORK/tree.tar" \
+	"$WORK/frag.img"; then
+	imgs="$imgs frag"
+else
+	fail "mkfs.img --fragments"
+fi
 if command -v mkfs.erofs >/dev/null; then
 	mkdir -p "$WORK/src"
 	bsdtar -x -f "$WORK/xattrs.tar" -C "$WORK/src" 2>/dev/null

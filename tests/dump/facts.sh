@@ -37,6 +37,7 @@ facts "$WORK/basic.tar" 16-byte-label-xx -b 4096 --inline-data
 facts "$WORK/basic.tar" l -b 2048
 facts "$WORK/basic.tar" z -b 4096 -z lzma -C 16384
 facts "$WORK/basic.tar" z -b 1024 -z lz4hc
+facts "$WORK/basic.tar" f -b 4096 -z zstd -C 16384 --fragments
 facts "$WORK/xattrs.tar" x -b 1024 -x 0
 facts "$WORK/xattrs.tar" '' -b 4096
 
