@@ -115,7 +115,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "sSRhV", long_opts, NULL)) != -1) {
+	opterr = 0; /* our messages name the program the same way */
+	while ((c = getopt_long(argc, argv, ":sSRhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o->superblock = true;
@@ -153,9 +154,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'V':
 			printf("dump.img (imgfs) %s\n", PACKAGE_VERSION);
 			exit(0);
+		case ':':
+			usage_error("option '%s' needs an argument",
+				    argv[optind - 1]);
 		default:
-			fputs("Try 'dump.img --help'.\n", stderr);
-			exit(EXIT_USAGE);
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -280,8 +285,12 @@ int main(int argc, char **argv)
 					       IMGFS_OPEN_IGNORE_FEATURES,
 			       &ctx.img, &ctx.err);
 	if (ret) {
-		fprintf(stderr, "%s: %s: %s\n", ctx.prog, o.image,
-			ctx.err.msg[0] ? ctx.err.msg : strerror(-ret));
+		/* the reader's message may already name the file */
+		if (!strncmp(ctx.err.msg, o.image, strlen(o.image)))
+			fprintf(stderr, "%s: %s\n", ctx.prog, ctx.err.msg);
+		else
+			fprintf(stderr, "%s: %s: %s\n", ctx.prog, o.image,
+				ctx.err.msg[0] ? ctx.err.msg : strerror(-ret));
 		return 1;
 	}
 	ctx.sb = imgfs_image_sb(ctx.img);
