@@ -46,7 +46,7 @@
 #define SEG_MAX (8u << 20) /* below the kernel's 12 MiB per extent */
 #define SEG_PCLUSTERS 32
 #define MAX_WORKERS 256
-#define JOBS_PER_WORKER 64
+#define JOBS_PER_WORKER 1024 /* small files are small jobs */
 #define FRAG_PCLUSTERS 4 /* file ends up to this many raw pclusters */
 
 /* Settings the workers read; never written after creation. */
