@@ -96,3 +96,18 @@ z_sb_field() {
 	od -A n -t "u$3" -j $((1024 + $2)) -N "$3" --endian=little "$1" |
 		tr -d ' '
 }
+
+# z_randread IMG REF: mount IMG file-backed (a new mount: nothing of its
+# files is cached yet), then read random slices of every file in random
+# order and compare them with REF.
+z_randread() {
+	local mnt=$WORK/mnt.rand out
+	mount_file "$1" "$mnt" || { fail "mount $1"; return 1; }
+	if out=$("$PYTHON" "$ZDIR/randread.py" "$2" "$mnt" 2>&1); then
+		ok "$(basename "$1"): $out"
+	else
+		echo "$out"
+		fail "random reads differ: $(basename "$1")"
+	fi
+	unmount "$mnt"
+}

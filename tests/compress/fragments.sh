@@ -29,6 +29,7 @@ for alg in $(z_algorithms); do
 			z_mkfs "$img" "$WORK/small.tar" -b "$bs" -z "$alg" \
 				-C "$pcl" --fragments $extra || continue
 			compare_mounts "$img" "$ref" "loop file" "${topts[@]}"
+			z_randread "$img" "$ref"
 			z_fsck_img "$img" "$WORK/small.tar"
 			incompat=$(z_sb_field "$img" 80 4)
 			check "FRAGMENTS set, packed inode $(z_sb_field "$img" 96 8)" \

@@ -5,7 +5,8 @@
 # incompressible, highly compressible and mixed files (tests/compress/
 # zdata.py). Each image is mounted through a loop device and file-backed
 # and compared with a bsdtar extraction (content, sizes, modes, owners,
-# times, xattrs, hard links); fsck.img must find exactly the tar in it;
+# times, xattrs, hard links), and read again in random slices (every map
+# looked up from arbitrary offsets); fsck.img must find the tar in it;
 # Debian's fsck.erofs (4 KiB blocks, LZ4 only in version 1.5) must accept
 # and extract the LZ4 ones intact.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/compress/common.sh"
@@ -24,6 +25,7 @@ for alg in $(z_algorithms); do
 			z_mkfs "$img" "$WORK/mix.tar" -b "$bs" -z "$alg" \
 				-C "$pcl" || continue
 			compare_mounts "$img" "$ref" "loop file" "${topts[@]}"
+			z_randread "$img" "$ref"
 			z_fsck_img "$img" "$WORK/mix.tar"
 			if [ "$bs" = 4096 ]; then
 				case $alg in

@@ -34,6 +34,7 @@ for alg in $(z_algorithms); do
 			z_mkfs "$img" "$WORK/small.tar" -b "$bs" -z "$alg" \
 				-C "$pcl" --ztailpacking || continue
 			compare_mounts "$img" "$ref" "loop file" "${topts[@]}"
+			z_randread "$img" "$ref"
 			z_fsck_img "$img" "$WORK/small.tar"
 			if [ "$bs" = 4096 ]; then
 				case $alg in
