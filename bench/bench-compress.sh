@@ -157,7 +157,9 @@ for v in "${VARIANTS[@]}"; do
 	# shellcheck disable=SC2086 # options are words
 	row "mkfs.img $v" "${MKFS[@]}" -q $v "$TAR" "$OUT"
 done
+# shellcheck disable=SC2016 # $1 is the inner shell's
 row "lz4 -9 (tar, 1 thread)" sh -c 'lz4 -9 -q -c >"$1"' sh "$OUT"
+# shellcheck disable=SC2016
 row "xz -6 (tar, 1 thread)" sh -c 'xz -6 -T1 -c >"$1"' sh "$OUT"
 row "sqfstar -comp lz4 -Xhc -b 128K" \
 	sqfstar -quiet -no-progress -comp lz4 -Xhc -b 131072 "$OUT"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Shell functions shared by the compression tests (sourced, not run), on top
 # of tests/lib.sh.

@@ -56,12 +56,15 @@ for i in $(seq 1 20); do
 	cp "$dup/one/text" "$dup/many/text$i"
 	cp "$dup/one/small" "$dup/many/small$i"
 done
-bsdtar -cf "$WORK/one.tar" --format=pax -C "$dup/one" . &&
-	bsdtar -cf "$WORK/many.tar" --format=pax -C "$dup/many" . || die "bsdtar"
+bsdtar -cf "$WORK/one.tar" --format=pax -C "$dup/one" . ||
+	die "bsdtar one"
+bsdtar -cf "$WORK/many.tar" --format=pax -C "$dup/many" . ||
+	die "bsdtar many"
 for alg in lz4hc lzma; do
-	z_mkfs "$WORK/one.img" "$WORK/one.tar" -z "$alg" --fragments &&
-		z_mkfs "$WORK/many.img" "$WORK/many.tar" -z "$alg" \
-			--fragments || continue
+	z_mkfs "$WORK/one.img" "$WORK/one.tar" -z "$alg" --fragments ||
+		continue
+	z_mkfs "$WORK/many.img" "$WORK/many.tar" -z "$alg" --fragments ||
+		continue
 	one=$(stat -c %s "$WORK/one.img")
 	many=$(stat -c %s "$WORK/many.img")
 	check "$alg: 40 files cost $((many - one)) bytes more than 2 (< 16 KiB)" \
