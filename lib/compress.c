@@ -60,7 +60,7 @@ struct zparams {
 
 /* A file being compressed: its extents with their final addresses. */
 struct zfile {
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 	char *path;
 	struct imgfs_zext *ext;
 	size_t n_ext, cap_ext;
@@ -106,7 +106,7 @@ struct zseen {
 	struct zseen *next;
 	uint64_t size;
 	uint8_t digest[32];
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 };
 
 struct zworker {
@@ -132,7 +132,7 @@ struct imgfs_compressor {
 	/* fragments */
 	bool fragments;
 	struct zfile *packed; /* the packed inode's file while unfinished */
-	struct imgfs_inode *packed_inode;
+	struct imgfs_node *packed_inode;
 	uint8_t *pbuf; /* fragments not queued yet */
 	size_t plen, pcap;
 	uint64_t packed_len; /* fragment bytes so far: the next offset */
@@ -563,7 +563,7 @@ static int commit_job(struct imgfs_writer *w, struct imgfs_compressor *c,
  */
 static bool store_flat(const struct zparams *p, struct zfile *f)
 {
-	struct imgfs_inode *inode = f->inode;
+	struct imgfs_node *inode = f->inode;
 	uint32_t pblk0 = f->ext[0].pblk;
 
 	if (f->frag_used)
@@ -587,7 +587,7 @@ static bool store_flat(const struct zparams *p, struct zfile *f)
 static int finish_file(struct imgfs_compressor *c, struct zfile *f,
 		       struct imgfs_error *err)
 {
-	struct imgfs_inode *inode = f->inode;
+	struct imgfs_node *inode = f->inode;
 	struct imgfs_zmap_info mi = {
 		.size = inode->size,
 		.blkszbits = c->p.bits,
@@ -650,7 +650,7 @@ static struct zseen *seen_find(const struct imgfs_compressor *c,
 	return NULL;
 }
 
-static int seen_add(struct imgfs_compressor *c, struct imgfs_inode *inode,
+static int seen_add(struct imgfs_compressor *c, struct imgfs_node *inode,
 		    const uint8_t *digest)
 {
 	struct zseen *e;
@@ -703,9 +703,9 @@ static void *memdup(const void *p, size_t n)
  * blocks of two flat inodes for a corrupt allocation).
  */
 static int share_data(struct imgfs_compressor *c, struct zfile *f,
-		      const struct imgfs_inode *orig, bool *shared)
+		      const struct imgfs_node *orig, bool *shared)
 {
-	struct imgfs_inode *inode = f->inode;
+	struct imgfs_node *inode = f->inode;
 
 	*shared = false;
 	if (!c->fragments || (orig->layout != IMGFS_LAYOUT_COMPRESSED_FULL &&
@@ -909,7 +909,7 @@ static int packed_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 			return ret;
 		if (!c->packed) {
 			c->packed = calloc(1, sizeof(*c->packed));
-			c->packed_inode = imgfs_inode_new(&w->tree);
+			c->packed_inode = imgfs_node_new(&w->tree);
 			if (!c->packed || !c->packed_inode ||
 			    !(c->packed->path = strdup("(packed inode)")))
 				return imgfs_error_set(err, -ENOMEM,
@@ -957,7 +957,7 @@ int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err)
 	return ret;
 }
 
-struct imgfs_inode *imgfs_compressor_packed_inode(struct imgfs_compressor *c)
+struct imgfs_node *imgfs_compressor_packed_inode(struct imgfs_compressor *c)
 {
 	return c ? c->packed_inode : NULL;
 }
@@ -1006,11 +1006,11 @@ static int feed(struct feeder *fd, const uint8_t *src, uint64_t n,
  * the start of a block if need be.
  */
 static uint32_t tail_room(const struct imgfs_compressor *c,
-			  const struct imgfs_inode *inode)
+			  const struct imgfs_node *inode)
 {
 	uint64_t nlc = div_up(inode->size, c->p.bs);
 	uint64_t need = IMGFS_INODE_EXTENDED_SIZE + 4;
-	const struct imgfs_inode_xattrs *x = &inode->xattrs;
+	const struct imgfs_node_xattrs *x = &inode->xattrs;
 
 	if (!c->ztailpacking || nlc > c->p.bs)
 		return 0;
@@ -1062,7 +1062,7 @@ static int read_file(struct feeder *fd, struct archive *a, const char *path,
 }
 
 int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_inode *inode, const char *path,
+			struct imgfs_node *inode, const char *path,
 			struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
@@ -1093,7 +1093,7 @@ int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
 }
 
 int imgfs_compress_layout_inode(struct imgfs_compressor *c,
-				struct imgfs_inode *inode,
+				struct imgfs_node *inode,
 				struct imgfs_error *err)
 {
 	unsigned int ebase_mod;

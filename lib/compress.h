@@ -22,7 +22,7 @@
 
 struct archive;
 struct imgfs_writer;
-struct imgfs_inode;
+struct imgfs_node;
 struct imgfs_sb_layout;
 struct imgfs_compressor;
 
@@ -48,7 +48,7 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c);
  * @inode must stay alive until the flush.
  */
 int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_inode *inode, const char *path,
+			struct imgfs_node *inode, const char *path,
 			struct imgfs_error *err);
 
 /*
@@ -69,7 +69,7 @@ int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err);
  * the tree's inode list) but no directory names it: layout must place it
  * and give its NID to the superblock (packed_nid).
  */
-struct imgfs_inode *imgfs_compressor_packed_inode(struct imgfs_compressor *c);
+struct imgfs_node *imgfs_compressor_packed_inode(struct imgfs_compressor *c);
 
 /*
  * At layout, once @inode's xattr_isize is final: switch its map to compact
@@ -77,7 +77,7 @@ struct imgfs_inode *imgfs_compressor_packed_inode(struct imgfs_compressor *c);
  * Does nothing for other inodes, or when @c is NULL.
  */
 int imgfs_compress_layout_inode(struct imgfs_compressor *c,
-				struct imgfs_inode *inode,
+				struct imgfs_node *inode,
 				struct imgfs_error *err);
 
 /*

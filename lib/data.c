@@ -41,7 +41,7 @@ static void account(struct imgfs_writer *w, size_t len)
 }
 
 static uint64_t chunk_len(const struct imgfs_writer *w,
-			  const struct imgfs_inode *inode,
+			  const struct imgfs_node *inode,
 			  const struct chunk_state *cs, uint64_t c)
 {
 	uint64_t start = c << cs->shift;
@@ -52,7 +52,7 @@ static uint64_t chunk_len(const struct imgfs_writer *w,
 	return rounded < chunk ? rounded : chunk;
 }
 
-static int chunk_close(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int chunk_close(struct imgfs_writer *w, struct imgfs_node *inode,
 		       struct chunk_state *cs, struct imgfs_error *err)
 {
 	uint64_t len;
@@ -64,7 +64,7 @@ static int chunk_close(struct imgfs_writer *w, struct imgfs_inode *inode,
 	return imgfs_blkout_zero(&w->out, len - cs->cur_written, err);
 }
 
-static int chunk_write(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
 		       struct chunk_state *cs, const uint8_t *p, size_t len,
 		       uint64_t off, const char *path, struct imgfs_error *err)
 {
@@ -110,7 +110,7 @@ static int chunk_write(struct imgfs_writer *w, struct imgfs_inode *inode,
 }
 
 static int write_sparse(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_inode *inode, const char *path,
+			struct imgfs_node *inode, const char *path,
 			struct imgfs_error *err)
 {
 	struct chunk_state cs = { .cur = -1 };
@@ -163,7 +163,7 @@ struct flat_state {
 	uint64_t tail_start; /* where the inline tail begins, or size */
 };
 
-static int flat_put(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 		    struct flat_state *fs, const uint8_t *p, size_t len,
 		    uint64_t off, const char *path, struct imgfs_error *err)
 {
@@ -212,7 +212,7 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_inode *inode,
 }
 
 static int write_flat(struct imgfs_writer *w, struct archive *a,
-		      struct imgfs_inode *inode, uint32_t room,
+		      struct imgfs_node *inode, uint32_t room,
 		      const char *path, struct imgfs_error *err)
 {
 	struct flat_state fs = { 0, inode->size };
@@ -256,7 +256,7 @@ static int write_flat(struct imgfs_writer *w, struct archive *a,
 }
 
 int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_inode *inode, bool sparse,
+			  struct imgfs_node *inode, bool sparse,
 			  uint32_t inline_room, const char *path,
 			  struct imgfs_error *err)
 {

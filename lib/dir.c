@@ -34,7 +34,8 @@ int imgfs_dir_sort(struct imgfs_dentry *dir)
 		if (!dir->children[i]->dead)
 			dir->children[n++] = dir->children[i];
 	dir->nr_children = n;
-	qsort(dir->children, n, sizeof(*dir->children), dentry_cmp);
+	if (n > 1) /* qsort(NULL, 0) is undefined behaviour */
+		qsort(dir->children, n, sizeof(*dir->children), dentry_cmp);
 	return 0;
 }
 

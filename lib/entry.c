@@ -88,9 +88,9 @@ static int clean_path_parse(const char *path, struct clean_path *cp,
 	return 0;
 }
 
-static struct imgfs_inode *implied_dir(struct imgfs_writer *w)
+static struct imgfs_node *implied_dir(struct imgfs_writer *w)
 {
-	struct imgfs_inode *inode = imgfs_inode_new(&w->tree);
+	struct imgfs_node *inode = imgfs_node_new(&w->tree);
 
 	if (!inode)
 		return NULL;
@@ -115,10 +115,10 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 	for (size_t i = 0; i + 1 < cp->n; i++) {
 		const char *name = cp->buf + cp->off[i];
 		struct imgfs_dentry *d;
-		struct imgfs_inode *inode;
+		struct imgfs_node *inode;
 
 		d = imgfs_tree_lookup(&w->tree, dir, name, cp->len[i]);
-		if (d && (!d->inode || !imgfs_inode_is_dir(d->inode))) {
+		if (d && (!d->inode || !imgfs_node_is_dir(d->inode))) {
 			*ret = imgfs_error_set(err, -ENOTDIR,
 					       "%s: parent \"%.*s\" is not a directory",
 					       path, (int)cp->len[i], name);
@@ -160,7 +160,7 @@ static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 	return 0;
 }
 
-static int set_owner_time(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 			  struct archive_entry *e, const char *path,
 			  struct imgfs_error *err)
 {
@@ -185,7 +185,7 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_inode *inode,
 	return 0;
 }
 
-static int set_xattrs(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
 		      struct archive_entry *e, const char *path,
 		      struct imgfs_error *err)
 {
@@ -246,7 +246,7 @@ static int check_type(struct archive_entry *e, const char *path,
 			       (unsigned int)archive_entry_mode(e));
 }
 
-static int fill_special(struct imgfs_inode *inode, struct archive_entry *e,
+static int fill_special(struct imgfs_node *inode, struct archive_entry *e,
 			const char *path, struct imgfs_error *err)
 {
 	unsigned long major, minor;
@@ -282,7 +282,7 @@ static int fill_special(struct imgfs_inode *inode, struct archive_entry *e,
 }
 
 /* Largest inline tail that could follow this inode in one block. */
-static uint32_t inline_room(struct imgfs_writer *w, struct imgfs_inode *inode)
+static uint32_t inline_room(struct imgfs_writer *w, struct imgfs_node *inode)
 {
 	uint32_t used = IMGFS_INODE_EXTENDED_SIZE;
 
@@ -348,7 +348,7 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 static int link_to(struct imgfs_dentry *d, struct imgfs_dentry *target,
 		   const char *path, struct imgfs_error *err)
 {
-	if (imgfs_inode_is_dir(target->inode))
+	if (imgfs_node_is_dir(target->inode))
 		return imgfs_error_set(err, -EPERM,
 				       "%s: hard link to a directory cannot be represented",
 				       path);
@@ -444,7 +444,7 @@ struct entry_ctx {
 static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 {
 	struct imgfs_writer *w = c->w;
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 	struct imgfs_dentry *d;
 	size_t plen = strlen(WH_PREFIX);
 	int ret;
@@ -470,7 +470,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
 	if (d)
 		imgfs_tree_kill(&w->tree, d);
-	inode = imgfs_inode_new(&w->tree);
+	inode = imgfs_node_new(&w->tree);
 	if (!inode || !imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
 				      inode))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -486,7 +486,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 		      struct imgfs_error *err)
 {
-	struct imgfs_inode *inode = d->inode;
+	struct imgfs_node *inode = d->inode;
 	int ret;
 
 	inode->mode = archive_entry_mode(c->e);
@@ -501,7 +501,7 @@ static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 {
 	struct imgfs_writer *w = c->w;
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 	struct imgfs_dentry *d;
 	const char *hardlink = archive_entry_hardlink(c->e);
 	bool is_dir = archive_entry_filetype(c->e) == AE_IFDIR;
@@ -511,7 +511,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
-	if (d && d->inode && imgfs_inode_is_dir(d->inode) && is_dir &&
+	if (d && d->inode && imgfs_node_is_dir(d->inode) && is_dir &&
 	    !hardlink)
 		return update_dir(c, d, err);
 	if (d)
@@ -530,7 +530,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	ret = check_type(c->e, c->path, err);
 	if (ret)
 		return ret;
-	inode = imgfs_inode_new(&w->tree);
+	inode = imgfs_node_new(&w->tree);
 	if (!inode)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	inode->mode = archive_entry_mode(c->e);

@@ -12,14 +12,14 @@
 #include "writer_internal.h"
 
 bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
-				const struct imgfs_inode *inode)
+				const struct imgfs_node *inode)
 {
 	return inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
 	       inode->gid > UINT16_MAX || inode->nlink > UINT16_MAX ||
 	       inode->mtime != w->epoch || inode->mtime_nsec != w->epoch_nsec;
 }
 
-static uint32_t inode_i_u(const struct imgfs_inode *inode)
+static uint32_t inode_i_u(const struct imgfs_node *inode)
 {
 	switch (inode->mode & 0170000) {
 	case 0020000:
@@ -35,7 +35,7 @@ static uint32_t inode_i_u(const struct imgfs_inode *inode)
 }
 
 void imgfs_inode_encode(const struct imgfs_writer *w,
-			const struct imgfs_inode *inode, uint8_t *buf)
+			const struct imgfs_node *inode, uint8_t *buf)
 {
 	uint16_t icount = imgfs_xattr_icount(inode->xattr_isize);
 

@@ -18,7 +18,7 @@
 #include "writer_internal.h"
 
 struct layout {
-	struct imgfs_inode **order; /* placement order, root first */
+	struct imgfs_node **order; /* placement order, root first */
 	size_t nr;
 	size_t cap;
 	uint64_t meta_start; /* byte offset of block meta_blkaddr */
@@ -28,7 +28,7 @@ struct layout {
 	bool any_xattrs;
 };
 
-static int order_add(struct layout *l, struct imgfs_inode *inode)
+static int order_add(struct layout *l, struct imgfs_node *inode)
 {
 	if (l->nr == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
@@ -93,8 +93,8 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 static int collect(struct imgfs_writer *w, struct layout *l,
 		   struct imgfs_error *err)
 {
-	struct imgfs_inode *root = w->tree.root->inode;
-	struct imgfs_inode *packed;
+	struct imgfs_node *root = w->tree.root->inode;
+	struct imgfs_node *packed;
 	int ret;
 
 	root->placed = 1;
@@ -102,20 +102,20 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 	if (order_add(l, root))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_inode *inode = l->order[i];
+		struct imgfs_node *inode = l->order[i];
 		struct imgfs_dentry *dir = inode->dir;
 		uint32_t subdirs = 0;
 
-		if (!imgfs_inode_is_dir(inode))
+		if (!imgfs_node_is_dir(inode))
 			continue;
 		ret = overlay_xattrs(w, dir, err);
 		if (ret)
 			return ret;
 		imgfs_dir_sort(dir);
 		for (uint32_t k = 0; k < dir->nr_children; k++) {
-			struct imgfs_inode *child = dir->children[k]->inode;
+			struct imgfs_node *child = dir->children[k]->inode;
 
-			if (imgfs_inode_is_dir(child)) {
+			if (imgfs_node_is_dir(child)) {
 				subdirs++;
 			} else if (child->placed) {
 				child->nlink++;
@@ -185,14 +185,14 @@ static int choose_epoch(struct imgfs_writer *w, struct layout *l)
 	return 0;
 }
 
-static uint32_t inode_size(const struct imgfs_inode *inode)
+static uint32_t inode_size(const struct imgfs_node *inode)
 {
 	return inode->extended ? IMGFS_INODE_EXTENDED_SIZE :
 				 IMGFS_INODE_COMPACT_SIZE;
 }
 
 /* Decide directory and symlink layouts: their tail goes inline if it can. */
-static int prepare_inode(struct imgfs_writer *w, struct imgfs_inode *inode,
+static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 			 struct imgfs_error *err)
 {
 	uint64_t size;
@@ -209,7 +209,7 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_inode *inode,
 		inode->dir_nblocks = 0;
 		return 0;
 	}
-	if (!imgfs_inode_is_dir(inode))
+	if (!imgfs_node_is_dir(inode))
 		return 0;
 	size = imgfs_dir_size(inode->dir, w->bs);
 	if (size > UINT32_MAX && !inode->extended)
@@ -228,7 +228,7 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_inode *inode,
 }
 
 /* Fall back from an inline tail to a whole extra block. */
-static void uninline(struct imgfs_writer *w, struct imgfs_inode *inode)
+static void uninline(struct imgfs_writer *w, struct imgfs_node *inode)
 {
 	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
 	inode->dir_nblocks = (uint32_t)((inode->size + w->bs - 1) / w->bs);
@@ -241,7 +241,7 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 }
 
 /* Byte length from the inode start to the end of its inline tail. */
-static uint64_t inode_span(const struct imgfs_inode *inode, uint64_t pos)
+static uint64_t inode_span(const struct imgfs_node *inode, uint64_t pos)
 {
 	uint64_t end = pos + inode_size(inode) + inode->xattr_isize;
 
@@ -250,7 +250,7 @@ static uint64_t inode_span(const struct imgfs_inode *inode, uint64_t pos)
 	return end + inode->tail_len - pos;
 }
 
-static bool tail_fits(const struct imgfs_inode *inode, uint64_t pos,
+static bool tail_fits(const struct imgfs_node *inode, uint64_t pos,
 		      uint32_t bs)
 {
 	uint64_t tail_start = pos + inode_span(inode, pos) - inode->tail_len;
@@ -264,7 +264,7 @@ static int place(struct imgfs_writer *w, struct layout *l,
 	uint64_t pos = l->meta_start + 32;
 
 	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_inode *inode = l->order[i];
+		struct imgfs_node *inode = l->order[i];
 
 		pos = align_up(pos, 32);
 		if (!tail_fits(inode, pos, w->bs)) {
@@ -301,8 +301,8 @@ static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
 	l->xattr_blkaddr = (uint32_t)blk;
 	blk += align_up(w->xattrs.shared_size, w->bs) >> w->blkszbits;
 	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_inode *inode = l->order[i];
-		bool dir_or_link = imgfs_inode_is_dir(inode) ||
+		struct imgfs_node *inode = l->order[i];
+		bool dir_or_link = imgfs_node_is_dir(inode) ||
 				   (inode->mode & 0170000) == 0120000;
 
 		if (!dir_or_link)
@@ -322,7 +322,7 @@ static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
 }
 
 /* The full content of a directory or symlink, for blocks and tail. */
-static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_inode *inode,
+static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_node *inode,
 			   struct imgfs_error *err)
 {
 	uint8_t *buf = malloc(inode->size ? inode->size : 1);
@@ -331,7 +331,7 @@ static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_inode *inode,
 		imgfs_error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (!imgfs_inode_is_dir(inode)) {
+	if (!imgfs_node_is_dir(inode)) {
 		memcpy(buf, inode->symlink, inode->size);
 		return buf;
 	}
@@ -344,7 +344,7 @@ static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_inode *inode,
 }
 
 static int emit_inode(struct imgfs_writer *w, struct layout *l,
-		      struct imgfs_inode *inode, struct imgfs_error *err)
+		      struct imgfs_node *inode, struct imgfs_error *err)
 {
 	uint64_t pos = l->meta_start + (inode->nid << IMGFS_ISLOTBITS);
 	uint8_t hdr[IMGFS_INODE_EXTENDED_SIZE];
@@ -412,7 +412,7 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 			return ret;
 	}
 	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_inode *inode = l->order[i];
+		struct imgfs_node *inode = l->order[i];
 		uint64_t len = (uint64_t)inode->dir_nblocks << w->blkszbits;
 
 		if (!inode->dir_nblocks)

@@ -93,9 +93,9 @@ static int tree_grow(struct imgfs_tree *t)
 	return 0;
 }
 
-struct imgfs_inode *imgfs_inode_new(struct imgfs_tree *t)
+struct imgfs_node *imgfs_node_new(struct imgfs_tree *t)
 {
-	struct imgfs_inode *inode = calloc(1, sizeof(*inode));
+	struct imgfs_node *inode = calloc(1, sizeof(*inode));
 
 	if (!inode)
 		return NULL;
@@ -105,7 +105,7 @@ struct imgfs_inode *imgfs_inode_new(struct imgfs_tree *t)
 	return inode;
 }
 
-static void inode_free(struct imgfs_inode *inode)
+static void inode_free(struct imgfs_node *inode)
 {
 	free(inode->tail);
 	free(inode->extra);
@@ -116,12 +116,12 @@ static void inode_free(struct imgfs_inode *inode)
 
 int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err)
 {
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 
 	memset(t, 0, sizeof(*t));
 	if (tree_grow(t))
 		goto nomem;
-	inode = imgfs_inode_new(t);
+	inode = imgfs_node_new(t);
 	if (!inode)
 		goto nomem;
 	inode->mode = 0040755;
@@ -140,10 +140,10 @@ nomem:
 
 void imgfs_tree_free(struct imgfs_tree *t)
 {
-	struct imgfs_inode *inode = t->all_inodes;
+	struct imgfs_node *inode = t->all_inodes;
 
 	while (inode) {
-		struct imgfs_inode *next = inode->next_all;
+		struct imgfs_node *next = inode->next_all;
 
 		if (inode->dir)
 			free(inode->dir->children);
@@ -186,7 +186,7 @@ static int dir_add_child(struct imgfs_dentry *dir, struct imgfs_dentry *d)
 
 struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
 				    struct imgfs_dentry *dir, const char *name,
-				    size_t len, struct imgfs_inode *inode)
+				    size_t len, struct imgfs_node *inode)
 {
 	struct imgfs_dentry *d;
 	size_t h;

@@ -20,13 +20,13 @@
 struct imgfs_xattr_item;
 
 /* One xattr reference of an inode: the item is shared by identical xattrs. */
-struct imgfs_inode_xattrs {
+struct imgfs_node_xattrs {
 	struct imgfs_xattr_item **items;
 	uint32_t count;
 	uint32_t cap;
 };
 
-struct imgfs_inode {
+struct imgfs_node {
 	uint32_t mode;
 	uint32_t uid, gid;
 	int64_t mtime;
@@ -50,7 +50,7 @@ struct imgfs_inode {
 	char *symlink; /* symlink target (size bytes, NUL-terminated copy) */
 	struct imgfs_dentry *dir; /* directories: the dentry holding children */
 
-	struct imgfs_inode_xattrs xattrs;
+	struct imgfs_node_xattrs xattrs;
 
 	/* layout results */
 	uint64_t nid;
@@ -59,13 +59,13 @@ struct imgfs_inode {
 	uint32_t nr_shared;
 	uint32_t dir_nblocks; /* directories: blocks stored outside the inode */
 	uint8_t placed;
-	struct imgfs_inode *next_placed;
-	struct imgfs_inode *next_all; /* every inode, for freeing */
+	struct imgfs_node *next_placed;
+	struct imgfs_node *next_all; /* every inode, for freeing */
 };
 
 struct imgfs_dentry {
 	struct imgfs_dentry *parent;
-	struct imgfs_inode *inode;
+	struct imgfs_node *inode;
 	struct imgfs_dentry *hash_next;
 	char *name;
 	uint16_t name_len;
@@ -92,7 +92,7 @@ void imgfs_arena_free(struct imgfs_arena *a);
 
 struct imgfs_tree {
 	struct imgfs_arena arena;
-	struct imgfs_inode *all_inodes;
+	struct imgfs_node *all_inodes;
 	struct imgfs_dentry *root;
 	struct imgfs_dentry **buckets;
 	size_t nr_buckets;
@@ -104,7 +104,7 @@ int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err);
 void imgfs_tree_free(struct imgfs_tree *t);
 
 /* A new zeroed inode owned by @t, or NULL on no memory. */
-struct imgfs_inode *imgfs_inode_new(struct imgfs_tree *t);
+struct imgfs_node *imgfs_node_new(struct imgfs_tree *t);
 
 /* Find the live child @name of @dir, or NULL. */
 struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
@@ -118,12 +118,12 @@ struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
  */
 struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
 				    struct imgfs_dentry *dir, const char *name,
-				    size_t len, struct imgfs_inode *inode);
+				    size_t len, struct imgfs_node *inode);
 
 /* Mark @d and its subtree as replaced. */
 void imgfs_tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d);
 
-static inline bool imgfs_inode_is_dir(const struct imgfs_inode *inode)
+static inline bool imgfs_node_is_dir(const struct imgfs_node *inode)
 {
 	return (inode->mode & 0170000) == 0040000;
 }

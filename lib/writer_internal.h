@@ -54,7 +54,7 @@ int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,
 
 /* data.c: stream a regular file's data from @a into the image. */
 int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_inode *inode, bool sparse,
+			  struct imgfs_node *inode, bool sparse,
 			  uint32_t inline_room, const char *path,
 			  struct imgfs_error *err);
 
@@ -66,9 +66,9 @@ int imgfs_dir_sort(struct imgfs_dentry *dir);
 
 /* inode.c: encode one inode header into @buf (32 or 64 bytes). */
 void imgfs_inode_encode(const struct imgfs_writer *w,
-			const struct imgfs_inode *inode, uint8_t *buf);
+			const struct imgfs_node *inode, uint8_t *buf);
 bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
-				const struct imgfs_inode *inode);
+				const struct imgfs_node *inode);
 
 /* superblock.c */
 struct imgfs_sb_layout {

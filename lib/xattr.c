@@ -126,11 +126,11 @@ static bool same_name(const struct imgfs_xattr_item *a,
 	       !memcmp(a->data, b->data, a->name_len);
 }
 
-int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_inode *inode,
+int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		    const char *name, const void *value, size_t len,
 		    const char *path, struct imgfs_error *err)
 {
-	struct imgfs_inode_xattrs *x = &inode->xattrs;
+	struct imgfs_node_xattrs *x = &inode->xattrs;
 	struct imgfs_xattr_item *it;
 	const char *suffix;
 	uint8_t index;
@@ -174,7 +174,7 @@ int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_inode *inode,
 	return 0;
 }
 
-void imgfs_xattr_clear(struct imgfs_inode *inode)
+void imgfs_xattr_clear(struct imgfs_node *inode)
 {
 	for (uint32_t i = 0; i < inode->xattrs.count; i++)
 		inode->xattrs.items[i]->refcount--;
@@ -241,9 +241,9 @@ int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs)
 	return 0;
 }
 
-void imgfs_xattr_layout_inode(struct imgfs_inode *inode)
+void imgfs_xattr_layout_inode(struct imgfs_node *inode)
 {
-	struct imgfs_inode_xattrs *x = &inode->xattrs;
+	struct imgfs_node_xattrs *x = &inode->xattrs;
 	uint32_t size = IMGFS_XATTR_IBODY_HEADER_SIZE;
 	uint32_t nr_shared = 0;
 
@@ -277,9 +277,9 @@ static uint32_t encode_entry(const struct imgfs_xattr_item *it, uint8_t *p)
 	return size;
 }
 
-void imgfs_xattr_encode_ibody(const struct imgfs_inode *inode, uint8_t *buf)
+void imgfs_xattr_encode_ibody(const struct imgfs_node *inode, uint8_t *buf)
 {
-	const struct imgfs_inode_xattrs *x = &inode->xattrs;
+	const struct imgfs_node_xattrs *x = &inode->xattrs;
 	uint32_t filter = 0, pos, nr_shared = 0;
 
 	if (!inode->xattr_isize)

@@ -15,7 +15,7 @@
 
 #include "imgfs/error.h"
 
-struct imgfs_inode;
+struct imgfs_node;
 
 struct imgfs_xattr_item {
 	struct imgfs_xattr_item *hash_next;
@@ -54,12 +54,12 @@ int imgfs_xattr_split_name(const char *name, uint8_t *index,
  * Set xattr @name = @value on @inode (replacing an earlier value of the
  * same name). @path names the entry in error messages.
  */
-int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_inode *inode,
+int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		    const char *name, const void *value, size_t len,
 		    const char *path, struct imgfs_error *err);
 
 /* Drop every reference @inode holds (used when an entry is replaced). */
-void imgfs_xattr_clear(struct imgfs_inode *inode);
+void imgfs_xattr_clear(struct imgfs_node *inode);
 
 /*
  * Decide which items are shared (used by at least @min_refs inodes; 0
@@ -68,10 +68,10 @@ void imgfs_xattr_clear(struct imgfs_inode *inode);
 int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs);
 
 /* Sort @inode's xattrs and compute inode->xattr_isize / nr_shared. */
-void imgfs_xattr_layout_inode(struct imgfs_inode *inode);
+void imgfs_xattr_layout_inode(struct imgfs_node *inode);
 
 /* Encode @inode's inline xattr area (xattr_isize bytes) into @buf. */
-void imgfs_xattr_encode_ibody(const struct imgfs_inode *inode, uint8_t *buf);
+void imgfs_xattr_encode_ibody(const struct imgfs_node *inode, uint8_t *buf);
 
 /* Encode the shared area (t->shared_size bytes) into @buf. */
 void imgfs_xattr_encode_shared(const struct imgfs_xattr_table *t, uint8_t *buf);

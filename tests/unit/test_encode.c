@@ -45,7 +45,7 @@ static void test_xattr_ibody(void)
 		'y',  '.',  'o',  'p',  'a', 'q', 'u', 'e', 'y', 0x00,
 	};
 	struct imgfs_xattr_table t = { 0 };
-	struct imgfs_inode inode = { 0 };
+	struct imgfs_node inode = { 0 };
 	struct imgfs_error err = { 0 };
 	uint8_t buf[64];
 
@@ -62,7 +62,7 @@ static void test_xattr_ibody(void)
 	CHECK_BYTES(buf + 12, want_entry, sizeof(want_entry));
 
 	/* a second inode with the same pair makes it shared (min 2 refs) */
-	struct imgfs_inode other = { 0 };
+	struct imgfs_node other = { 0 };
 
 	CHECK(!imgfs_xattr_set(&t, &other, "trusted.overlay.opaque", "y", 1,
 			       "e", &err));
@@ -88,7 +88,7 @@ static void test_xattr_ibody(void)
 static void test_inode(void)
 {
 	struct imgfs_writer w = { 0 };
-	struct imgfs_inode inode = { 0 };
+	struct imgfs_node inode = { 0 };
 	uint8_t buf[64];
 	static const uint8_t want_symlink[32] = {
 		0x04, 0x00, 0x00, 0x00, 0xff, 0xa1, 0x01, 0x00, 0x09, 0x00, 0x00,
@@ -128,14 +128,14 @@ static void test_inode(void)
 	CHECK(imgfs_get_le32(buf + 44) == 1);
 
 	/* devices keep rdev in i_u */
-	inode = (struct imgfs_inode){ .mode = 0020600, .nlink = 1,
+	inode = (struct imgfs_node){ .mode = 0020600, .nlink = 1,
 				      .mtime = w.epoch };
 	inode.rdev = imgfs_encode_dev(259, 300000);
 	imgfs_inode_encode(&w, &inode, buf);
 	CHECK(imgfs_get_le32(buf + 16) == 0x493103E0u);
 }
 
-static struct imgfs_dentry *child(struct imgfs_inode *inode, const char *name)
+static struct imgfs_dentry *child(struct imgfs_node *inode, const char *name)
 {
 	struct imgfs_dentry *d = calloc(1, sizeof(*d));
 
@@ -147,8 +147,8 @@ static struct imgfs_dentry *child(struct imgfs_inode *inode, const char *name)
 
 static void test_dir(void)
 {
-	struct imgfs_inode dir_inode = { .mode = 040755, .nid = 1 };
-	struct imgfs_inode file = { .mode = 0100644, .nid = 40 };
+	struct imgfs_node dir_inode = { .mode = 040755, .nid = 1 };
+	struct imgfs_node file = { .mode = 0100644, .nid = 40 };
 	struct imgfs_dentry dir = { 0 };
 	static const char *names[] = { "zeta", "..", "alpha", ".", "-dash",
 				       "alphabet", "b" };
