@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# usage: tests/fuzz/run.sh SECONDS
+# usage: tests/fuzz/run.sh SECONDS [TARGET...]
 #
-# Build the libFuzzer target tests/fuzz/fuzz_check.c together with the
-# source tree's lib/*.c in a temporary directory (clang, with
-# -fsanitize=fuzzer,address,undefined) and fuzz for SECONDS seconds,
-# starting from tests/fuzz/corpus. The source tree is not written to.
+# Build libFuzzer targets together with the source tree's lib/*.c in a
+# temporary directory (clang, with -fsanitize=fuzzer,address,undefined) and
+# fuzz each for SECONDS seconds, starting from tests/fuzz/corpus. TARGET is
+# "check" (the image checker, tests/fuzz/fuzz_check.c; the default) or
+# "dump" (every dump.img view, tests/fuzz/fuzz_dump.c). The source tree is
+# not written to.
 # Crashing inputs are copied to $FUZZ_OUT (default ./fuzz-artifacts); add
 # each to tests/fuzz/regress/ once fixed, so "make check" replays it.
 # Exit status: 0 no crash, 1 crash or leak found, 2 build failure.
@@ -18,6 +20,14 @@ case $secs in
 	exit 2
 	;;
 esac
+shift
+targets=${*:-check}
+for t in $targets; do
+	case $t in
+	check | dump) ;;
+	*) echo "$0: unknown target: $t (check, dump)" >&2; exit 2 ;;
+	esac
+done
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_OUT:-$PWD/fuzz-artifacts}
 CC=${CC:-clang}
@@ -58,22 +68,41 @@ wait
 for o in $objs; do
 	[ -f "$o" ] || { echo "$0: compiling $(basename "$o" .o).c failed" >&2; exit 2; }
 done
-# shellcheck disable=SC2086
-$CC $cflags -fsanitize=fuzzer "$src/tests/fuzz/fuzz_check.c" $objs $libs \
-	-o "$tmp/fuzz_check" || { echo "$0: linking failed" >&2; exit 2; }
+compile_dump() {
+	local f o
+	for f in json util super inode ls stats; do
+		o=$tmp/obj/view_$f.o
+		# shellcheck disable=SC2086
+		$CC $cflags -I"$src/dump" -fsanitize=fuzzer-no-link \
+			-c "$src/dump/$f.c" -o "$o" || return 1
+		echo "$o"
+	done
+}
 
 mkdir -p "$tmp/corpus" "$out"
 cp "$src"/tests/fuzz/corpus/* "$tmp/corpus/"
 cp "$src"/tests/fuzz/regress/* "$tmp/corpus/" 2>/dev/null
-echo "fuzzing for $secs s (artifacts: $out)"
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-"$tmp/fuzz_check" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-	-max_len=65536 -print_final_stats=1 -artifact_prefix="$out/" \
-	"$tmp/corpus"
-rc=$?
-if [ $rc -ne 0 ]; then
-	echo "$0: the fuzzer found a problem (exit $rc); inputs in $out" >&2
-	exit 1
-fi
-exit 0
+found=0
+for t in $targets; do
+	extra=
+	if [ "$t" = dump ]; then
+		extra=$(compile_dump) ||
+			{ echo "$0: compiling dump/ failed" >&2; exit 2; }
+	fi
+	# shellcheck disable=SC2086
+	$CC $cflags -I"$src/dump" -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" \
+		$extra $objs $libs -o "$tmp/fuzz_$t" ||
+		{ echo "$0: linking fuzz_$t failed" >&2; exit 2; }
+	echo "fuzzing $t for $secs s (artifacts: $out)"
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+	"$tmp/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 -artifact_prefix="$out/$t-" \
+		"$tmp/corpus"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "$0: fuzz_$t found a problem (exit $rc); inputs in $out" >&2
+		found=1
+	fi
+done
+exit $found

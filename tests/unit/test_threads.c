@@ -141,5 +141,7 @@ int main(void)
 		free(a);
 		free(b);
 	}
+	for (int i = 0; i < NR_IMAGES; i++)
+		free(serial[i].tar); /* parallel[i] shares it */
 	return unit_done("threads");
 }
