@@ -19,6 +19,7 @@ struct imgfs_blkout {
 	unsigned int blkszbits;
 	uint64_t pos; /* logical end of what was written (bytes) */
 	uint64_t buf_start; /* file offset of buf[0] */
+	uint64_t wb_start; /* writeback not yet started from here */
 	uint8_t *buf;
 	size_t buf_len;
 	size_t buf_cap;
