@@ -466,82 +466,31 @@ static void kv_clear(struct exp_inode *in)
 	in->nr_xattrs = 0;
 }
 
-struct acl_e {
-	uint16_t tag, perm;
-	uint32_t id;
-};
-
-static int acl_cmp(const void *a, const void *b)
-{
-	const struct acl_e *x = a, *y = b;
-
-	if (x->tag != y->tag)
-		return x->tag < y->tag ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int acl_tag(int t)
-{
-	switch (t) {
-	case ARCHIVE_ENTRY_ACL_USER_OBJ:
-		return IMGFS_ACL_USER_OBJ;
-	case ARCHIVE_ENTRY_ACL_USER:
-		return IMGFS_ACL_USER;
-	case ARCHIVE_ENTRY_ACL_GROUP_OBJ:
-		return IMGFS_ACL_GROUP_OBJ;
-	case ARCHIVE_ENTRY_ACL_GROUP:
-		return IMGFS_ACL_GROUP;
-	case ARCHIVE_ENTRY_ACL_MASK:
-		return IMGFS_ACL_MASK;
-	case ARCHIVE_ENTRY_ACL_OTHER:
-		return IMGFS_ACL_OTHER;
-	}
-	return -1;
-}
-
-/* POSIX ACL of @type as the kernel's xattr value (sorted by tag, id). */
+/* POSIX ACL of @type as mkfs.img stores it (the library's own encoder). */
 static int add_acl(struct fsck_compare *c, struct exp_inode *in,
 		   struct archive_entry *ae, int type, const char *xname,
 		   const char *path)
 {
-	int n = archive_entry_acl_reset(ae, type), i = 0, et, perm, tag, id;
-	struct acl_e *v;
-	uint8_t *buf;
-	const char *name;
+	struct imgfs_error err = { 0 };
+	uint8_t *buf = NULL;
+	long len = imgfs_acl_encode(ae, type, &buf, path, &err);
 	int ret;
 
-	if (n <= 0)
-		return 0;
-	v = calloc((size_t)n, sizeof(*v));
-	buf = malloc(4 + 8 * (size_t)n);
-	if (!v || !buf) {
-		free(v);
-		free(buf);
+	if (len == -ENOMEM)
 		return -ENOMEM;
-	}
-	while (i < n && archive_entry_acl_next(ae, type, &et, &perm, &tag, &id,
-					       &name) == ARCHIVE_OK) {
-		int t = acl_tag(tag);
+	if (len < 0) {
+		const char *why = err.msg;
+		size_t n = strlen(path);
 
-		if (t < 0) {
-			unrepresentable(c, path, "ACL entry with an unknown tag");
-			break;
-		}
-		v[i].tag = (uint16_t)t;
-		v[i].perm = (uint16_t)(perm & 7);
-		v[i].id = (t == IMGFS_ACL_USER || t == IMGFS_ACL_GROUP) ?
-				  (uint32_t)id : IMGFS_ACL_UNDEFINED_ID;
-		i++;
+		/* the library's message starts with the path, as ours does */
+		if (!strncmp(why, path, n) && !strncmp(why + n, ": ", 2))
+			why += n + 2;
+		unrepresentable(c, path, why);
+		return 0;
 	}
-	qsort(v, (size_t)i, sizeof(*v), acl_cmp);
-	imgfs_put_le32(buf, IMGFS_ACL_XATTR_VERSION);
-	for (n = 0; n < i; n++) {
-		imgfs_put_le16(buf + 4 + 8 * n, v[n].tag);
-		imgfs_put_le16(buf + 6 + 8 * n, v[n].perm);
-		imgfs_put_le32(buf + 8 + 8 * n, v[n].id);
-	}
-	ret = kv_set(in, xname, buf, 4 + 8 * (size_t)i);
-	free(v);
+	if (!len)
+		return 0;
+	ret = kv_set(in, xname, buf, (size_t)len);
 	free(buf);
 	return ret;
 }

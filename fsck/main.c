@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "imgfs/stats.h"
 
 struct fsck_opts {
 	const char *image;
@@ -297,23 +298,9 @@ void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 
 static const char *type_name(uint32_t mode)
 {
-	switch (mode & 0170000) {
-	case 0040000:
-		return "directory";
-	case 0100000:
-		return "regular";
-	case 0120000:
-		return "symlink";
-	case 0020000:
-		return "chardev";
-	case 0060000:
-		return "blockdev";
-	case 0010000:
-		return "fifo";
-	case 0140000:
-		return "socket";
-	}
-	return "unknown";
+	const char *name = imgfs_mode_type_name(mode);
+
+	return name ? name : "unknown";
 }
 
 static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
