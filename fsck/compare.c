@@ -405,6 +405,11 @@ static bool map_id(int64_t id, bool all_root, int64_t force, int64_t off,
 static bool set_owner_time(struct fsck_compare *c, struct exp_inode *in,
 			   struct archive_entry *ae, const char *path)
 {
+	const char *flags = archive_entry_fflags_text(ae);
+
+	/* reported, and the rest of the entry still compared */
+	if (flags && *flags && !c->o.ignore_file_flags)
+		unrepresentable(c, path, "file flags cannot be stored");
 	if (!map_id(archive_entry_uid(ae), c->o.all_root, c->o.force_uid,
 		    c->o.uid_offset, &in->uid) ||
 	    !map_id(archive_entry_gid(ae), c->o.all_root, c->o.force_gid,

@@ -21,6 +21,7 @@
 /* How mkfs.img transforms archive entries; --compare applies the same. */
 struct fsck_compare_opts {
 	bool keep_whiteouts;
+	bool ignore_file_flags;
 	bool all_root;
 	int64_t force_uid; /* -1: keep */
 	int64_t force_gid;

@@ -39,6 +39,7 @@ enum {
 	OPT_OVERWRITE,
 	OPT_COMPARE,
 	OPT_KEEP_WHITEOUTS,
+	OPT_IGNORE_FLAGS,
 	OPT_ALL_ROOT,
 	OPT_FORCE_UID,
 	OPT_FORCE_GID,
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WHITEOUTS },
+	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
 	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
@@ -82,6 +84,7 @@ static void usage(FILE *f)
 		"      --compare=TAR    check that the image represents TAR exactly\n"
 		"  transformations applied to TAR by --compare (as given to mkfs.img):\n"
 		"      --keep-whiteouts  .wh.* entries were stored verbatim\n"
+		"      --ignore-file-flags  file flags were dropped\n"
 		"      --all-root        owners were set to 0:0\n"
 		"      --force-uid=N, --force-gid=N, --uid-offset=N, --gid-offset=N\n"
 		"  -h, --help           show this help\n"
@@ -153,6 +156,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			break;
 		case OPT_ALL_ROOT:
 			o->cmp.all_root = true;
+			break;
+		case OPT_IGNORE_FLAGS:
+			o->cmp.ignore_file_flags = true;
 			break;
 		case OPT_FORCE_UID:
 			ret = parse_id(optarg, "force-uid", false,

@@ -228,6 +228,21 @@ static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
 	return 0;
 }
 
+/* File flags (immutable, nodump, ...) cannot be stored: refuse, or drop
+ * them when asked to. Only flags libarchive can name count, so internal
+ * attributes of the source filesystem (ext4's extents flag) do not. */
+static int check_file_flags(struct imgfs_writer *w, struct archive_entry *e,
+			    const char *path, struct imgfs_error *err)
+{
+	const char *text = archive_entry_fflags_text(e);
+
+	if (!text || !*text || w->opts.ignore_file_flags)
+		return 0;
+	return imgfs_error_set(err, -EOPNOTSUPP,
+			       "%s: file flags (%s) cannot be stored in EROFS (--ignore-file-flags drops them)",
+			       path, text);
+}
+
 static int check_type(struct archive_entry *e, const char *path,
 		      struct imgfs_error *err)
 {
@@ -507,6 +522,9 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	bool is_dir = archive_entry_filetype(c->e) == AE_IFDIR;
 	int ret;
 
+	ret = check_file_flags(w, c->e, c->path, err);
+	if (ret)
+		return ret;
 	ret = handle_whiteout(c, err);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -558,6 +576,10 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 /* The archive entry names the root itself ("./", "/"): update it. */
 static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 {
+	int ret = check_file_flags(c->w, c->e, c->path, err);
+
+	if (ret)
+		return ret;
 	if (archive_entry_filetype(c->e) != AE_IFDIR)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: entry for the image root is not a directory",

@@ -58,6 +58,8 @@ static void usage(FILE *f)
 		"  -b SIZE              block size: 512, 1024, 2048 or 4096 (default 4096)\n"
 		"      --inline-data    store file tails inline (smaller, not direct-I/O friendly)\n"
 		"      --keep-whiteouts store OCI .wh.* entries verbatim\n"
+		"      --ignore-file-flags drop file flags (chattr, SCHILY.fflags)\n"
+		"                       instead of refusing entries that carry them\n"
 		"      --all-root       make every entry owned by 0:0\n"
 		"      --force-uid=N    set every uid to N\n"
 		"      --force-gid=N    set every gid to N\n"
@@ -93,6 +95,7 @@ enum {
 	OPT_WORKERS,
 	OPT_ZTAILPACKING,
 	OPT_FRAGMENTS,
+	OPT_IGNORE_FLAGS,
 };
 
 static const struct option long_opts[] = {
@@ -108,6 +111,7 @@ static const struct option long_opts[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
+	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -204,6 +208,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_KEEP_WH:
 		o->whiteouts = IMGFS_WHITEOUT_KEEP;
+		return 0;
+	case OPT_IGNORE_FLAGS:
+		o->ignore_file_flags = true;
 		return 0;
 	case OPT_ALL_ROOT:
 		o->all_root = true;

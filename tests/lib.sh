@@ -275,7 +275,8 @@ fsck_image() {
 		if [ -n "$tar" ]; then
 			for o in "$@"; do
 				case $o in
-				--keep-whiteouts | --all-root | --force-uid=* | \
+				--keep-whiteouts | --ignore-file-flags | \
+				--all-root | --force-uid=* | \
 				--force-gid=* | --uid-offset=* | --gid-offset=*)
 					copts+=("$o") ;;
 				esac

@@ -63,7 +63,7 @@ struct imgfs_mkfs_options {
 	uint8_t uuid[16]; /* default: random */
 	char label[17]; /* volume name, up to 16 bytes */
 	unsigned int shared_xattr_min; /* share an xattr used by >= this many inodes (0: never) */
-	/* compression (issue-level feature; NONE by default) */
+	/* compression (NONE by default) */
 	enum imgfs_compr_kind compress;
 	int compress_level; /* -1: algorithm default */
 	uint32_t compress_dictsize; /* lzma/zstd: 0 = default */
@@ -73,6 +73,9 @@ struct imgfs_mkfs_options {
 	bool fragments;
 	imgfs_progress_fn progress;
 	void *progress_arg;
+	/* EROFS has no place for file flags (chattr, pax SCHILY.fflags): an
+	 * entry carrying any is an error unless this drops them */
+	bool ignore_file_flags;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */

@@ -63,6 +63,9 @@ expect_failure bad-whiteout 'd/\.wh\.\.wh\.plnk' "$WORK/bad-whiteout.tar"
 pymk mktar.py bad-device "$WORK/bad-device.tar"
 expect_failure device-major-4096 'd/huge-major' "$WORK/bad-device.tar"
 
+pymk mktar.py file-flags "$WORK/file-flags.tar"
+expect_failure file-flags 'd/flagged.*file flags' "$WORK/file-flags.tar"
+
 # Cut inside the data of d/big-file (1 MiB of data from offset 2048).
 pymk mktar.py one-big-file "$WORK/one.tar"
 head -c 600000 "$WORK/one.tar" >"$WORK/truncated.tar"

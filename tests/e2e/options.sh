@@ -2,7 +2,7 @@
 # Command-line options: ownership rewriting (--all-root, --force-uid/gid,
 # --uid/gid-offset), -T (superblock epoch, root and implied directories),
 # -U and -L (superblock bytes), -q (silent), --immutable (lsattr shows 'i'),
-# --verify, and refusal of bad option values.
+# --ignore-file-flags, --verify, and refusal of bad option values.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 setup
 
@@ -22,6 +22,16 @@ else
 	check "--uid-offset=-1 on uid 0 refused, no image" test ! -e "$WORK/neg.img"
 	log "message: $(head -n 1 "$WORK/neg.err")"
 fi
+
+# File flags cannot be stored: --ignore-file-flags converts anyway (the
+# refusal is in errors.sh), and fsck --compare lists them unless told.
+pymk mktar.py file-flags "$WORK/flags.tar" || die "mktar file-flags"
+convert_and_compare "$WORK/flags.tar" --ignore-file-flags
+rc=0
+"$FSCK_IMG" --compare="$WORK/flags.tar" "$IMG" >"$WORK/flags.cmp" 2>&1 || rc=$?
+check "fsck --compare without --ignore-file-flags exits 4" test $rc -eq 4
+check "fsck --compare names the flagged entries" \
+	grep -q "d/flagged: unrepresentable: file flags" "$WORK/flags.cmp"
 
 # sb_hex IMG OFFSET LEN: superblock bytes (offset relative to byte 1024)
 sb_hex() {

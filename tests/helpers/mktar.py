@@ -422,6 +422,23 @@ def bad_device(out):
     t.close()
 
 
+def file_flags(out):
+    """Entries carrying file flags (pax SCHILY.fflags), which EROFS cannot
+    store: a file and a directory marked nodump (harmless when bsdtar
+    extracts the reference)."""
+    t = Tar(out)
+    t.dir("d")
+    ti = t._info("d/flagged", tarfile.REGTYPE, 0o644, 0, 0, BUILD_TIME, None)
+    ti.pax_headers["SCHILY.fflags"] = "nodump"
+    ti.size = 5
+    t.tf.addfile(ti, io.BytesIO(b"flags"))
+    ti = t._info("d/sub", tarfile.DIRTYPE, 0o755, 0, 0, BUILD_TIME, None)
+    ti.pax_headers["SCHILY.fflags"] = "nodump"
+    t.tf.addfile(ti)
+    t.file("d/sub/plain", b"plain")
+    t.close()
+
+
 SCENARIOS = {
     "basic": basic,
     "hardlink-forward": hardlink_forward,
@@ -439,6 +456,7 @@ SCENARIOS = {
     "bad-xattr": bad_xattr,
     "bad-whiteout": bad_whiteout,
     "bad-device": bad_device,
+    "file-flags": file_flags,
 }
 
 
