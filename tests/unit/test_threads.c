@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Two writers at once: images built concurrently in two threads must be
- * byte-identical to the same images built one after the other, which
- * fails if writers share any mutable state.
+ * Two writers at once: images built concurrently in two threads (one of
+ * them compressed by its own worker pool) must be byte-identical to the
+ * same images built one after the other, which fails if writers share any
+ * mutable state. Then four checkers at once, two per image, must each find
+ * a sound image holding every file.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "imgfs/check.h"
 #include "imgfs/writer.h"
 #include "unit.h"
 
@@ -80,6 +83,10 @@ static void *build(void *arg)
 	o.build_time = 1700000000;
 	o.have_uuid = true;
 	memset(o.uuid, j->seed, sizeof(o.uuid));
+	if (j->seed == 2) {
+		o.compress = IMGFS_COMPRESS_LZ4HC;
+		o.workers = 2;
+	}
 	archive_read_support_format_tar(a);
 	archive_read_open_memory(a, j->tar, j->tar_len);
 	j->fd = fileno(tmpfile());
@@ -92,6 +99,48 @@ static void *build(void *arg)
 	imgfs_writer_destroy(w);
 	archive_read_free(a);
 	return NULL;
+}
+
+struct check_job {
+	int fd;
+	struct imgfs_check_result res;
+	int ret;
+};
+
+static void *check(void *arg)
+{
+	struct check_job *j = arg;
+	struct imgfs_check_options o;
+	struct imgfs_error err = { 0 };
+	char path[64];
+
+	imgfs_check_options_init(&o);
+	o.flags = IMGFS_CHECK_F_DIGEST;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", j->fd);
+	j->ret = imgfs_check_path(path, &o, &j->res, &err);
+	if (j->ret)
+		fprintf(stderr, "check %s: %s\n", path, err.msg);
+	return NULL;
+}
+
+static void check_in_threads(const struct job *images)
+{
+	struct check_job cj[2 * NR_IMAGES];
+	pthread_t th[2 * NR_IMAGES];
+
+	for (int i = 0; i < 2 * NR_IMAGES; i++) {
+		cj[i] = (struct check_job){ .fd = images[i % NR_IMAGES].fd };
+		pthread_create(&th[i], NULL, check, &cj[i]);
+	}
+	for (int i = 0; i < 2 * NR_IMAGES; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2 * NR_IMAGES; i++) {
+		CHECK(cj[i].ret == 0);
+		CHECK(cj[i].res.errors == 0 && cj[i].res.warnings == 0);
+		CHECK(cj[i].res.regular == 300 && cj[i].res.dirs == 8);
+		CHECK(cj[i].res.data_bytes > 0 &&
+		      cj[i].res.data_bytes == cj[i % NR_IMAGES].res.data_bytes);
+	}
 }
 
 static uint8_t *slurp(int fd, size_t *len)
@@ -141,6 +190,7 @@ int main(void)
 		free(a);
 		free(b);
 	}
+	check_in_threads(parallel);
 	for (int i = 0; i < NR_IMAGES; i++)
 		free(serial[i].tar); /* parallel[i] shares it */
 	return unit_done("threads");
