@@ -5,7 +5,7 @@
  * lib/decompress_cfg.c sets up the per-image state at open (compression
  * configuration, packed inode); lib/reader_zmap.c maps file offsets to
  * pclusters (FORMAT.md 9); lib/decompress_read.c reads the mapped extents
- * through a one-entry cache of decoded pclusters; the codecs themselves are
+ * through a small LRU cache of decoded pclusters; the codecs themselves are
  * in lib/decompress.c.
  */
 #ifndef IMGFS_DECOMPRESS_H
@@ -59,9 +59,19 @@ struct imgfs_zwork {
 	struct imgfs_zdecoder *dec;
 };
 
-/* The last decoded pcluster, keyed by everything its output depends on. */
+/*
+ * Decoded pclusters kept per image, keyed by everything their output
+ * depends on. Several, so that files whose tails share packed-inode
+ * pclusters can be read in another order than the one they were packed in
+ * (a checker walks names sorted, a tar was packed in archive order) without
+ * decoding the same pcluster again and again. Bounded in count and bytes.
+ */
+#define IMGFS_ZCACHE_SLOTS 8
+#define IMGFS_ZCACHE_BYTES (16u << 20)
+
 struct imgfs_zcache {
 	bool valid;
+	uint64_t used; /* LRU clock value of the last hit */
 	uint64_t pos; /* image byte offset of the pcluster */
 	uint64_t plen;
 	uint64_t outlen;
@@ -90,7 +100,8 @@ struct imgfs_zstate {
 	uint64_t map_nid;
 	uint64_t map_size;
 	struct imgfs_extent map_ext;
-	struct imgfs_zcache cache;
+	struct imgfs_zcache cache[IMGFS_ZCACHE_SLOTS];
+	uint64_t clock;
 	struct imgfs_zwork *idle; /* one pooled work area, or NULL */
 	uint64_t decoded; /* pclusters decoded so far (tests) */
 };

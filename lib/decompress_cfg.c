@@ -210,7 +210,8 @@ void imgfs_z_image_free(struct imgfs_image *img)
 
 	if (!zs)
 		return;
-	imgfs_zcache_free(&zs->cache);
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		imgfs_zcache_free(&zs->cache[i]);
 	imgfs_zwork_free(zs->idle);
 	pthread_mutex_destroy(&zs->lock);
 	free(zs);

@@ -3,7 +3,7 @@
  * decompress_read.c - reading extents of compressed inodes (FORMAT.md 9.9,
  * 9.10, 9.12).
  *
- * Decoded pclusters go through a one-entry cache in the image handle, so a
+ * Decoded pclusters go through a small LRU cache in the image handle, so a
  * file read sequentially in small pieces decodes each pcluster once. The
  * cache is filled outside the lock: concurrent readers of one handle decode
  * in parallel, each with its own buffers (one set is pooled for reuse).
@@ -68,6 +68,52 @@ static bool cache_match(const struct imgfs_zcache *c,
 	return c->valid && c->pos == ext->pos && c->plen == ext->plen &&
 	       c->outlen == ext->length && c->alg == ext->algorithm &&
 	       c->partial == !!(ext->flags & IMGFS_EXTENT_F_PARTIAL);
+}
+
+/* The slot holding @ext, or NULL. Called with the lock held. */
+static struct imgfs_zcache *cache_find(struct imgfs_zstate *zs,
+				       const struct imgfs_extent *ext)
+{
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		if (cache_match(&zs->cache[i], ext))
+			return &zs->cache[i];
+	return NULL;
+}
+
+/*
+ * The slot a new pcluster of @len decoded bytes goes to: a free one, else
+ * the least recently used. Older entries are dropped (their buffers freed)
+ * while the cache would hold more than IMGFS_ZCACHE_BYTES. Lock held.
+ */
+static struct imgfs_zcache *cache_victim(struct imgfs_zstate *zs, size_t len)
+{
+	struct imgfs_zcache *v = NULL;
+	size_t total = len;
+
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++) {
+		struct imgfs_zcache *c = &zs->cache[i];
+
+		if (!v || !c->valid || (v->valid && c->used < v->used))
+			v = c;
+	}
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		if (zs->cache[i].valid && &zs->cache[i] != v)
+			total += zs->cache[i].cap;
+	while (total > IMGFS_ZCACHE_BYTES) {
+		struct imgfs_zcache *old = NULL;
+
+		for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++) {
+			struct imgfs_zcache *c = &zs->cache[i];
+
+			if (c != v && c->valid && (!old || c->used < old->used))
+				old = c;
+		}
+		if (!old)
+			break;
+		total -= old->cap;
+		imgfs_zcache_free(old);
+	}
+	return v;
 }
 
 /* Take the pooled work area, or make one. */
@@ -185,14 +231,16 @@ static ssize_t read_decoded(struct imgfs_image *img,
 			    void *buf, size_t n, struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = img->zpriv;
-	struct imgfs_zcache *c = &zs->cache;
+	struct imgfs_zcache *c;
 	struct imgfs_zwork *w;
 	uint8_t *tmp;
 	size_t tcap;
 	int ret;
 
 	pthread_mutex_lock(&zs->lock);
-	if (cache_match(c, ext)) {
+	c = cache_find(zs, ext);
+	if (c) {
+		c->used = ++zs->clock;
 		memcpy(buf, c->buf + (offset - ext->logical), n);
 		pthread_mutex_unlock(&zs->lock);
 		return (ssize_t)n;
@@ -209,8 +257,12 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	}
 	memcpy(buf, w->out + (offset - ext->logical), n);
 
-	/* Publish the result: the fresh buffer becomes the cache's. */
+	/* Publish the result: the fresh buffer becomes the cache's (unless
+	 * another reader published the same pcluster meanwhile). */
 	pthread_mutex_lock(&zs->lock);
+	c = cache_find(zs, ext);
+	if (!c)
+		c = cache_victim(zs, w->out_cap);
 	tmp = c->buf;
 	tcap = c->cap;
 	c->buf = w->out;
@@ -223,6 +275,7 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	c->outlen = ext->length;
 	c->alg = ext->algorithm;
 	c->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
+	c->used = ++zs->clock;
 	zs->decoded++;
 	work_put_locked(zs, w);
 	pthread_mutex_unlock(&zs->lock);
