@@ -65,10 +65,8 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off,
  * finds little left to do. Advisory: a descriptor that cannot do it (a pipe,
  * some filesystems) just does not.
  */
-static void write_behind(struct imgfs_blkout *o)
+static void write_behind(struct imgfs_blkout *o, uint64_t end)
 {
-	uint64_t end = o->buf_start + o->buf_len;
-
 	if (end < o->wb_start + BLKOUT_WRITEBEHIND)
 		return;
 	sync_file_range(o->fd, (off_t)o->wb_start,
@@ -83,7 +81,7 @@ int imgfs_blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err)
 	if (o->buf_len) {
 		ret = pwrite_all(o->fd, o->buf, o->buf_len, o->buf_start, err);
 		if (!ret)
-			write_behind(o);
+			write_behind(o, o->buf_start + o->buf_len);
 	}
 	o->buf_start = o->pos;
 	o->buf_len = 0;
@@ -103,12 +101,9 @@ int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 			ret = pwrite_all(o->fd, p, len, o->pos, err);
 			if (ret)
 				return ret;
-			o->buf_start = o->pos;
-			o->buf_len = len; /* for write_behind's end */
-			write_behind(o);
 			o->pos += len;
 			o->buf_start = o->pos;
-			o->buf_len = 0;
+			write_behind(o, o->pos);
 			return 0;
 		}
 	}
