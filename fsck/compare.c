@@ -405,11 +405,6 @@ static bool map_id(int64_t id, bool all_root, int64_t force, int64_t off,
 static bool set_owner_time(struct fsck_compare *c, struct exp_inode *in,
 			   struct archive_entry *ae, const char *path)
 {
-	const char *flags = archive_entry_fflags_text(ae);
-
-	/* reported, and the rest of the entry still compared */
-	if (flags && *flags && !c->o.ignore_file_flags)
-		unrepresentable(c, path, "file flags cannot be stored");
 	if (!map_id(archive_entry_uid(ae), c->o.all_root, c->o.force_uid,
 		    c->o.uid_offset, &in->uid) ||
 	    !map_id(archive_entry_gid(ae), c->o.all_root, c->o.force_gid,
@@ -717,6 +712,7 @@ static int add_entry(struct fsck_compare *c, struct archive *a,
 		     struct archive_entry *ae, const char *path)
 {
 	const char *hardlink = archive_entry_hardlink(ae);
+	const char *flags = archive_entry_fflags_text(ae);
 	bool dir_entry = archive_entry_filetype(ae) == AE_IFDIR;
 	struct exp_dentry *dir, *d;
 	struct exp_inode *in;
@@ -724,6 +720,9 @@ static int add_entry(struct fsck_compare *c, struct archive *a,
 	const char *name;
 	int ret;
 
+	/* as mkfs.img refuses every such entry; the rest is still compared */
+	if (flags && *flags && !c->o.ignore_file_flags)
+		unrepresentable(c, path, "file flags cannot be stored");
 	if (split_path(path, &cp)) {
 		comps_free(&cp);
 		return -ENOMEM;

@@ -522,9 +522,6 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	bool is_dir = archive_entry_filetype(c->e) == AE_IFDIR;
 	int ret;
 
-	ret = check_file_flags(w, c->e, c->path, err);
-	if (ret)
-		return ret;
 	ret = handle_whiteout(c, err);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -576,10 +573,6 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 /* The archive entry names the root itself ("./", "/"): update it. */
 static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 {
-	int ret = check_file_flags(c->w, c->e, c->path, err);
-
-	if (ret)
-		return ret;
 	if (archive_entry_filetype(c->e) != AE_IFDIR)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: entry for the image root is not a directory",
@@ -599,6 +592,9 @@ int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 		return imgfs_error_set(err, -EINVAL,
 				       "entry %llu: path name cannot be decoded",
 				       (unsigned long long)w->entries);
+	ret = check_file_flags(w, e, c.path, err);
+	if (ret)
+		return ret;
 	ret = clean_path_parse(c.path, &cp, err);
 	if (ret)
 		return ret;
