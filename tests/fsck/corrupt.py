@@ -63,6 +63,9 @@ class Image:
         self.xattr = struct.unpack_from('<I', sb, 44)[0] << self.bits
         self.regions = {'superblock': [(1024, 1024 + 128)], 'inodes': [],
                         'directories': [], 'xattrs': [], 'data': []}
+        # inline xattr areas (header first), apart from shared entries: the
+        # shared area may start right where the last inode ends
+        self.inline_xattrs = []
         self.dirblocks = []  # (pos, len)
         self.walk()
 
@@ -117,6 +120,7 @@ class Image:
             self.regions['inodes'].append((pos, pos + isz))
             if xsz:
                 self.regions['xattrs'].append((pos + isz, pos + isz + xsz))
+                self.inline_xattrs.append((pos + isz, pos + isz + xsz))
                 self.shared_xattrs(pos + isz, xsz)
             ranges = self.data_ranges(nid)
             if mode & 0o170000 == 0o040000:
@@ -308,9 +312,7 @@ def targeted(img, runner, name):
              lambda d, p=pos: struct.pack_into('<Q', d, p + 24, 1 << 40)
              if struct.unpack_from('<H', d, p + 8)[0] > 24 else
              struct.pack_into('<Q', d, p, 1 << 40))
-    inline_areas = [(p, e) for p, e in img.regions['xattrs']
-                    if any(p == i[1] for i in img.regions['inodes'])]
-    for pos, end in inline_areas[:6]:
+    for pos, end in img.inline_xattrs[:6]:
         case('xattr shared count 255 at %d' % pos,
              lambda d, p=pos: d.__setitem__(p + 4, 255))
         first = pos + 12 + 4 * img.d[pos + 4]

@@ -25,6 +25,14 @@ if command -v setfattr >/dev/null; then
 		"$S/many/file-3" "$S/d/b"
 	setfattr -n trusted.t -v "$(head -c 300 /dev/zero | tr '\0' t)" "$S/d"
 fi
+# Fixed times, so the layout does not depend on the clock. With four files
+# needing extended inodes (their own nanoseconds), the 512-byte image's
+# shared xattr area starts right where its last inode ends: a layout the
+# mutation picker once mistook for an inline xattr area.
+find "$S" -exec touch -h -d @1700000000 {} +
+for i in 1 2 3 4; do
+	touch -d "@1700000000.00000000$i" "$S/many/file-$i"
+done
 
 IMAGES=
 if command -v mkfs.erofs >/dev/null 2>&1; then
