@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -45,10 +46,40 @@ static int check_options(const struct imgfs_mkfs_options *o,
 	return 0;
 }
 
+static int exclude(struct imgfs_writer *w, const struct stat *st,
+		   struct imgfs_error *err)
+{
+	struct imgfs_file_id *n;
+
+	n = realloc(w->excluded, (w->nr_excluded + 1) * sizeof(*n));
+	if (!n)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	w->excluded = n;
+	n[w->nr_excluded].dev = st->st_dev;
+	n[w->nr_excluded].ino = st->st_ino;
+	w->nr_excluded++;
+	return 0;
+}
+
+int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
+			      struct imgfs_error *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return imgfs_error_set(err, -errno, "%s: %s", path,
+				       strerror(errno));
+	}
+	return S_ISDIR(st.st_mode) ? 0 : exclude(w, &st, err);
+}
+
 struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 					 int fd, struct imgfs_error *err)
 {
 	struct imgfs_writer *w;
+	struct stat st;
 	uint64_t start;
 
 	if (check_options(opts, err))
@@ -89,7 +120,13 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
-	return w;
+	/* the image must not swallow itself when written inside a source */
+	if (fstat(fd, &st) < 0)
+		imgfs_error_set(err, -errno, "output: %s", strerror(errno));
+	else if (!exclude(w, &st, err))
+		return w;
+	imgfs_writer_destroy(w);
+	return NULL;
 }
 
 int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
@@ -149,6 +186,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	imgfs_tree_free(&w->tree);
 	imgfs_xattr_table_free(&w->xattrs);
 	imgfs_blkout_free(&w->out);
+	free(w->excluded);
 	free(w->iobuf);
 	free(w);
 }

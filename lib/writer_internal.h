@@ -15,6 +15,11 @@ struct archive_entry;
 struct imgfs_pending_link;
 struct imgfs_compressor;
 
+struct imgfs_file_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
 struct imgfs_writer {
 	struct imgfs_mkfs_options opts;
 	unsigned int blkszbits;
@@ -37,6 +42,9 @@ struct imgfs_writer {
 	struct imgfs_compressor *compressor; /* NULL when not compressing */
 	uint32_t feature_incompat; /* features the data stage needed */
 	uint16_t available_algs;
+	/* files left out of directory sources: the output, a replaced image */
+	struct imgfs_file_id *excluded;
+	size_t nr_excluded;
 };
 
 /* entry.c: consume one archive's entries into the tree. */

@@ -2,14 +2,14 @@
 /*
  * mkfs.img - build an EROFS image from a tar layer or a directory.
  *
- * The image is written to a temporary file beside the target, fsynced and
- * renamed into place, so the target path never holds a partial image.
+ * The image is written to an unnamed file in the target's directory,
+ * fsynced and renamed into place (imgfs_output_*), so the target path
+ * never holds a partial image and a killed run leaves nothing behind.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
+#include "imgfs/reader.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 
@@ -37,7 +38,10 @@ struct mkfs_args {
 	bool quiet;
 };
 
-/* The temporary path, for the signal handler to remove. */
+/*
+ * The output's temporary name, for the signal handler to remove: it has
+ * one only on filesystems without O_TMPFILE.
+ */
 static char tmp_path[PATH_MAX];
 static volatile sig_atomic_t tmp_live;
 
@@ -337,43 +341,14 @@ static void show_progress(const struct imgfs_progress *p, void *arg)
 	ps->shown = true;
 }
 
-static int make_tmp(const char *target)
-{
-	char dir[PATH_MAX], base[PATH_MAX];
-	int fd;
-
-	if (strlen(target) >= PATH_MAX - 16)
-		return -ENAMETOOLONG;
-	strcpy(dir, target);
-	strcpy(base, target);
-	snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.XXXXXX", dirname(dir),
-		 basename(base));
-	mode_t mask;
-
-	fd = mkstemp(tmp_path);
-	if (fd < 0)
-		return -errno;
-	tmp_live = 1;
-	/* mkstemp creates 0600; an image is an ordinary file */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		int ret = -errno;
-
-		close(fd);
-		unlink(tmp_path);
-		tmp_live = 0;
-		return ret;
-	}
-	return fd;
-}
-
-/* Refuse to write over the input we are reading. */
+/* Refuse to write over the input we are reading (standard input too). */
 static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
-	if (!strcmp(a, "-") || stat(a, &sa) || stat(b, &sb))
+	if (strcmp(a, "-") ? stat(a, &sa) : fstat(STDIN_FILENO, &sa))
+		return 0;
+	if (stat(b, &sb))
 		return 0;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -388,7 +363,10 @@ static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
 	if (!w)
 		return err->code;
 	if (imgfs_source_is_dir(a->source)) {
-		ret = imgfs_writer_add_directory(w, a->source, err);
+		/* an image being replaced inside the tree is not part of it */
+		ret = imgfs_writer_exclude_path(w, a->target, err);
+		if (!ret)
+			ret = imgfs_writer_add_directory(w, a->source, err);
 	} else {
 		ar = imgfs_source_open_tar(a->source, err);
 		ret = ar ? imgfs_writer_add_archive(w, ar, err) : err->code;
@@ -410,15 +388,23 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 		p->msg);
 }
 
-static int verify(const char *path, struct imgfs_error *err)
+/* The image has no name yet: check it through its descriptor. */
+static int verify(int fd, struct imgfs_error *err)
 {
 	struct imgfs_check_options co;
 	struct imgfs_check_result res;
+	struct imgfs_image *img;
 	int ret;
 
 	imgfs_check_options_init(&co);
 	co.report = print_problem;
-	ret = imgfs_check_path(path, &co, &res, err);
+	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM |
+					     IMGFS_OPEN_IGNORE_FEATURES,
+				  &img, err);
+	if (ret)
+		return ret;
+	ret = imgfs_check_image(img, &co, &res, err);
+	imgfs_image_close(img);
 	if (ret)
 		return ret;
 	if (res.errors)
@@ -446,19 +432,44 @@ static int set_immutable(const char *path)
 	return ret;
 }
 
-static int sync_dir_of(const char *path)
+static struct imgfs_output *open_output(const char *target,
+					struct imgfs_error *err)
 {
-	char dir[PATH_MAX];
-	int fd, ret = 0;
+	struct imgfs_output *out = imgfs_output_open(target, err);
+	const char *name = out ? imgfs_output_temp_path(out) : NULL;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
+	if (name && strlen(name) < sizeof(tmp_path)) {
+		strcpy(tmp_path, name);
+		tmp_live = 1;
+	}
+	return out;
+}
+
+/*
+ * Put the image in place. Signals are held meanwhile: the file briefly
+ * has a temporary name before it is renamed over the target.
+ */
+static int commit_output(struct imgfs_output *out, struct imgfs_error *err)
+{
+	sigset_t set, old;
+	int ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	ret = imgfs_output_commit(out, err);
+	tmp_live = 0;
+	imgfs_output_abort(out);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+static void discard_output(struct imgfs_output *out)
+{
+	tmp_live = 0;
+	imgfs_output_abort(out);
 }
 
 static int run(struct mkfs_args *a)
@@ -466,8 +477,9 @@ static int run(struct mkfs_args *a)
 	struct progress_state ps = { 0 };
 	struct imgfs_mkfs_stats st = { 0 };
 	struct imgfs_error err;
+	struct imgfs_output *out;
 	struct timespec end;
-	int fd, ret;
+	int ret;
 
 	imgfs_error_clear(&err);
 	if (same_file(a->source, a->target)) {
@@ -480,33 +492,26 @@ static int run(struct mkfs_args *a)
 		a->opts.progress = show_progress;
 		a->opts.progress_arg = &ps;
 	}
-	fd = make_tmp(a->target);
-	if (fd < 0) {
-		fprintf(stderr, "mkfs.img: %s: cannot create a temporary file beside it: %s\n",
-			a->target, strerror(-fd));
+	/* the target is checked before the source is even opened */
+	out = open_output(a->target, &err);
+	if (!out) {
+		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return 1;
 	}
-	ret = build(a, fd, &st, &err);
-	if (!ret && fsync(fd) < 0)
-		ret = imgfs_error_set(&err, -errno, "fsync: %s", strerror(errno));
-	if (close(fd) < 0 && !ret)
-		ret = imgfs_error_set(&err, -errno, "close: %s", strerror(errno));
+	ret = build(a, imgfs_output_fd(out), &st, &err);
 	if (!ret && a->verify)
-		ret = verify(tmp_path, &err);
-	if (!ret && rename(tmp_path, a->target) < 0)
-		ret = imgfs_error_set(&err, -errno, "%s: rename: %s", a->target,
-				      strerror(errno));
+		ret = verify(imgfs_output_fd(out), &err);
+	if (!ret)
+		ret = commit_output(out, &err);
+	else
+		discard_output(out);
 	if (ps.shown)
 		fputc('\n', stderr);
 	if (ret) {
-		unlink(tmp_path);
-		tmp_live = 0;
 		fprintf(stderr, "mkfs.img: %s\n", err.msg[0] ? err.msg :
 			strerror(-ret));
 		return 1;
 	}
-	tmp_live = 0;
-	sync_dir_of(a->target);
 	if (a->immutable) {
 		ret = set_immutable(a->target);
 		if (ret) {
@@ -536,5 +541,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	/* past the file size limit, writes fail with EFBIG and are reported */
+	signal(SIGXFSZ, SIG_IGN);
 	return run(&a);
 }

@@ -126,6 +126,58 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 /* Free the writer and everything it owns. Does not close the fd. */
 void imgfs_writer_destroy(struct imgfs_writer *w);
 
+/*
+ * Leave the file at @path, if one exists, out of directory sources added
+ * afterwards (as the writer's own output file always is): an image being
+ * replaced that lies inside the tree must not end up in the new image.
+ * Returns 0, or a negative errno with @err set.
+ */
+int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
+			      struct imgfs_error *err);
+
+/*
+ * Image output files. imgfs_output_open() checks the target and creates
+ * the file the image is written to, in the target's directory, before any
+ * work starts; imgfs_output_commit() syncs it and puts it in place of the
+ * target; imgfs_output_abort() frees the handle and, unless committed,
+ * discards the file, leaving the target as it was.
+ *
+ * The file has no name until committed (O_TMPFILE), so a run that is
+ * killed leaves nothing behind; only on filesystems without O_TMPFILE is
+ * it created under a short hidden name (".imgfs-XXXXXX").
+ */
+struct imgfs_output;
+
+/*
+ * Check @target and create the output file. The target may be missing or
+ * a regular file; anything else (directory, device, FIFO, socket,
+ * symbolic link) is refused with a message saying what it is. Its
+ * directory must exist and be writable. Returns NULL with @err set.
+ */
+struct imgfs_output *imgfs_output_open(const char *target,
+				       struct imgfs_error *err);
+
+/* The descriptor to build the image on (owned by @o). */
+int imgfs_output_fd(const struct imgfs_output *o);
+
+/*
+ * The path of the file while it has a temporary name (only on
+ * filesystems without O_TMPFILE), for a caller that must remove it from a
+ * signal handler; NULL when it has none.
+ */
+const char *imgfs_output_temp_path(const struct imgfs_output *o);
+
+/*
+ * fsync the file, give it the target's name (atomically replacing a file
+ * there) and fsync the directory. Returns 0 or a negative errno with @err
+ * set; on failure the target is as it was unless the final directory
+ * fsync failed.
+ */
+int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
+
+/* Free @o (may be NULL); an uncommitted file is removed. */
+void imgfs_output_abort(struct imgfs_output *o);
+
 #ifdef __cplusplus
 }
 #endif
