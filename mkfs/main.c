@@ -348,7 +348,8 @@ static int same_file(const char *a, const char *b)
 
 	if (strcmp(a, "-") ? stat(a, &sa) : fstat(STDIN_FILENO, &sa))
 		return 0;
-	if (stat(b, &sb))
+	/* other kinds of target are refused, saying what they are */
+	if (stat(b, &sb) || !S_ISREG(sb.st_mode))
 		return 0;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -167,6 +167,44 @@ check "target inside the source: data intact" \
 	cmp "$S/random" "$WORK/mnt.inside/random"
 unmount "$WORK/mnt.inside" || fail "umount"
 
+# --- Filesystems without O_TMPFILE (simulated by an LD_PRELOAD shim):
+# the output has a short hidden name, which is left out of a directory
+# source, removed on failure and on SIGTERM, and renamed over the target.
+SHIM=$top_builddir/tests/helpers/.libs/no_tmpfile.so
+[ -f "$SHIM" ] || die "helper not built: $SHIM (run make check)"
+F=$WORK/fallback
+mkdir -p "$F/src"
+printf 'data\n' >"$F/src/file"
+check "named fallback: target inside the source, twice" sh -c "
+	LD_PRELOAD='$SHIM' '$MKFS' -q '$F/src' '$F/src/layer.img' &&
+	LD_PRELOAD='$SHIM' '$MKFS' -q '$F/src' '$F/src/layer.img'"
+check "named fallback: only the image is left beside the source's file" \
+	holds_only "$F/src" file layer.img
+"$DUMP_IMG" --ls=/ -R "$F/src/layer.img" >"$WORK/fallback.ls" 2>&1
+check "named fallback: the image lists file" grep -q ' file$' "$WORK/fallback.ls"
+check "named fallback: no image or temporary file in the image" \
+	sh -c "! grep -E 'layer\.img|\.imgfs-' '$WORK/fallback.ls'"
+head -c 600000 "$WORK/one.tar" >"$WORK/truncated.tar"
+rc=0
+LD_PRELOAD=$SHIM "$MKFS" -q "$WORK/truncated.tar" "$F/src/layer.img" \
+	>/dev/null 2>&1 || rc=$?
+check "named fallback: a failed run exits 1" test $rc -eq 1
+check "named fallback: a failed run leaves no temporary file" \
+	holds_only "$F/src" file layer.img
+mkdir "$F/k"
+(sleep 5; cat "$WORK/one.tar") |
+	LD_PRELOAD=$SHIM "$MKFS" - "$F/k/x.img" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do
+	ls -A "$F/k" | grep -q '^\.imgfs-' && break
+	sleep 0.05
+done
+check "named fallback: the output has a short hidden name while building" \
+	sh -c "ls -A '$F/k' | grep -qx '\.imgfs-......'"
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null
+check "named fallback: SIGTERM leaves nothing" holds_only "$F/k"
+
 # --- Directory-source files whose data does not match their listing.
 # A sysfs attribute claims 4096 bytes and holds a few: bound over a file of
 # the source, it reads short every time.
