@@ -210,29 +210,50 @@ const char *imgfs_output_temp_path(const struct imgfs_output *o)
 	return o->named ? o->tmp_path : NULL;
 }
 
+/* Give the unnamed file @name in the target's directory. */
+static int link_fd(struct imgfs_output *o, const char *name)
+{
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH: /proc first */
+	if (!linkat(AT_FDCWD, o->proc_path, o->dirfd, name, AT_SYMLINK_FOLLOW))
+		return 0;
+	if (errno == ENOENT &&
+	    !linkat(o->fd, "", o->dirfd, name, AT_EMPTY_PATH))
+		return 0;
+	return -errno;
+}
+
 /*
- * linkat() cannot replace a file: give the unnamed file a short unique
- * name, then rename that over the target.
+ * linkat() cannot replace a file: for an existing target, give the file a
+ * short unique name, then rename that over the target.
  */
 static int link_unnamed(struct imgfs_output *o)
 {
 	for (int i = 0; i < TMP_TRIES; i++) {
-		int r;
+		int ret;
 
 		if (random_name(o->tmp_name))
 			return -EIO;
-		/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH: /proc first */
-		r = linkat(AT_FDCWD, o->proc_path, o->dirfd, o->tmp_name,
-			   AT_SYMLINK_FOLLOW);
-		if (r < 0 && errno == ENOENT)
-			r = linkat(o->fd, "", o->dirfd, o->tmp_name,
-				   AT_EMPTY_PATH);
-		if (!r)
+		ret = link_fd(o, o->tmp_name);
+		if (!ret)
 			return set_named(o);
-		if (errno != EEXIST)
-			return -errno;
+		if (ret != -EEXIST)
+			return ret;
 	}
 	return -EEXIST;
+}
+
+/* Put the file in place of the target: 1 when it is there already. */
+static int place(struct imgfs_output *o)
+{
+	int ret;
+
+	if (o->named)
+		return 0;
+	/* no target yet: the file takes its name at once, atomically */
+	ret = link_fd(o, o->base);
+	if (ret != -EEXIST)
+		return ret ? ret : 1;
+	return link_unnamed(o);
 }
 
 int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
@@ -248,14 +269,12 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 	ret = check_target(o->dirfd, o, err);
 	if (ret)
 		return ret;
-	if (!o->named) {
-		ret = link_unnamed(o);
-		if (ret)
-			return imgfs_error_set(err, ret,
-					       "%s: cannot link the image into its directory: %s",
-					       o->target, strerror(-ret));
-	}
-	if (renameat(o->dirfd, o->tmp_name, o->dirfd, o->base) < 0)
+	ret = place(o);
+	if (ret < 0)
+		return imgfs_error_set(err, ret,
+				       "%s: cannot link the image into its directory: %s",
+				       o->target, strerror(-ret));
+	if (!ret && renameat(o->dirfd, o->tmp_name, o->dirfd, o->base) < 0)
 		return imgfs_error_set(err, -errno, "%s: rename: %s",
 				       o->target, strerror(errno));
 	o->named = false;

@@ -169,9 +169,10 @@ const char *imgfs_output_temp_path(const struct imgfs_output *o);
 
 /*
  * fsync the file, give it the target's name (atomically replacing a file
- * there) and fsync the directory. Returns 0 or a negative errno with @err
- * set; on failure the target is as it was unless the final directory
- * fsync failed.
+ * there: an unnamed file is first linked under a short temporary name,
+ * which is then renamed over the target) and fsync the directory. Returns
+ * 0 or a negative errno with @err set; on failure the target is as it was
+ * unless only the final directory fsync failed.
  */
 int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
 
