@@ -49,8 +49,6 @@ static const char *type_name(mode_t mode)
 		return "a FIFO";
 	case S_IFSOCK:
 		return "a socket";
-	case S_IFLNK:
-		return "a symbolic link";
 	}
 	return "not a regular file";
 }
