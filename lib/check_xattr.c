@@ -105,7 +105,10 @@ static void add_name(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 	s->nr++;
 }
 
-/* Bloom-filter base index and hashed suffix of an entry (FORMAT.md 8.5). */
+/*
+ * Bloom-filter base index and hashed suffix of an entry
+ * (docs/format.md §7.6).
+ */
 static void filter_add(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 {
 	char buf[IMGFS_XATTR_NAME_MAX + 1];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compression engine (FORMAT.md section 9).
+ * The compression engine (docs/format.md §9).
  *
  * A file is cut into segments of a fixed size derived from the pcluster
  * size only. Each segment is a job: a worker thread turns it into extents
@@ -12,12 +12,12 @@
  * bytes are queued; reading waits for the oldest job when the queue is
  * full.
  *
- * Per extent (9.16): a pcluster whose compressed form does not save at
+ * Per extent (§9.13): a pcluster whose compressed form does not save at
  * least one block is stored raw. Per segment: if compression saved no
  * block overall, the segment is stored raw; a file stored raw throughout
  * becomes FLAT_PLAIN (or FLAT_INLINE with an inline tail).
  *
- * With fragments (9.10), the end of each file, up to a few pclusters'
+ * With fragments (§9.11), the end of each file, up to a few pclusters'
  * worth of raw data (all of a small file), is not stored in pclusters of
  * its own but appended, as the writer's thread retires the file, to the
  * content of the packed inode, itself compressed in segments like any
@@ -188,7 +188,7 @@ static int add_ext(struct zjob *j, uint64_t lstart, size_t nblk, bool plain)
 	return 0;
 }
 
-/* A stream right-aligned in whole blocks, zeros before it (9.9). */
+/* A stream right-aligned in whole blocks, zeros before it (§9.8). */
 static int put_compressed(struct zjob *j, uint64_t s, const uint8_t *stream,
 			  size_t clen)
 {
@@ -1104,7 +1104,7 @@ int imgfs_compress_layout_inode(struct imgfs_compressor *c,
 	if (!c || inode->layout != IMGFS_LAYOUT_COMPRESSED_FULL ||
 	    !inode->extra)
 		return 0;
-	/* inodes are 32-byte aligned and 32 or 64 bytes long (5.9) */
+	/* inodes are 32-byte aligned and 32 or 64 bytes long (§4.8) */
 	ebase_mod = (((inode->xattr_isize + 7) & ~7u) + 8) % 32;
 	ret = imgfs_zmap_to_compact(inode->extra, inode->extra_len, inode->size,
 				    c->p.bits, ebase_mod, &map, &len);

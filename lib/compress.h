@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compress.h - compressed file data for the writer (FORMAT.md section 9).
+ * compress.h - compressed file data for the writer (docs/format.md §9).
  *
  * The compressor turns a file's byte stream into fixed-size-output
  * physical clusters written through the writer's block output, and
@@ -59,7 +59,7 @@ int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err);
 
 /*
  * Before layout: imgfs_compressor_flush(), then write the packed inode's
- * content (fragments, FORMAT.md 9.10) if any.
+ * content (fragments, docs/format.md §9.11) if any.
  */
 int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err);
 

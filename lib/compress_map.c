@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Compressed inode maps. The full form is written straight from the
- * extent list (FORMAT.md 9.17, "Writing"); the compact form is derived
+ * extent list (docs/format.md §9.5); the compact form is derived
  * from it pack by pack, and every pack is checked against the way the
  * kernel recomputes block addresses, so a map that compact indexes cannot
  * express is reported instead of written wrong.
@@ -245,7 +245,7 @@ static int entry_lo(const struct pack *p, unsigned int i, bool big)
 
 /*
  * Blocks the kernel adds to the pack base for the head at entry @i: it
- * walks back over the entries before @i (FORMAT.md 9.7).
+ * walks back over the entries before @i (docs/format.md §9.6).
  */
 static long pack_nblk(const int *lo, const uint8_t *type, int i, bool big)
 {

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compress_map.h - encoding the map of a compressed inode (FORMAT.md 9.2,
- * 9.6, 9.7): the 8-byte header and the lcluster indexes, full or compact.
+ * compress_map.h - encoding the map of a compressed inode (docs/format.md
+ * §9.2, §9.5, §9.6): the 8-byte header and the lcluster indexes, full or
+ * compact.
  *
  * The writer first produces the full form, which depends on nothing but
  * the file; the compact form also depends on where the map lands
  * (ebase mod 32), known only at layout, and is derived from the full one.
- * Logical clusters are always one block (FORMAT.md 9.4).
+ * Logical clusters are always one block (docs/format.md §9.1).
  */
 #ifndef IMGFS_COMPRESS_MAP_H
 #define IMGFS_COMPRESS_MAP_H
@@ -51,7 +52,7 @@ int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
 
 /*
  * The 16-byte map of a file stored whole in the packed inode at @off
- * (FORMAT.md 9.2, bit 63 of the header), for layout COMPRESSED_FULL.
+ * (docs/format.md §9.2, bit 63 of the header), for layout COMPRESSED_FULL.
  * Returns 0 or -ENOMEM.
  */
 int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len);

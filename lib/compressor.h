@@ -3,9 +3,9 @@
  * compressor.h - the compression algorithms behind the writer's engine.
  *
  * EROFS wants fixed-size OUTPUT: each physical cluster is filled with as
- * much input as its compressed form fits in (FORMAT.md 9.1). Every backend
- * therefore offers one operation, "destsize": compress the longest prefix
- * of the input that fits in a given number of bytes.
+ * much input as its compressed form fits in (docs/format.md §9.1). Every
+ * backend therefore offers one operation, "destsize": compress the longest
+ * prefix of the input that fits in a given number of bytes.
  *
  * Contexts belong to one thread. Their output must depend only on the
  * configuration and the input of the current call (never on what the
@@ -61,7 +61,7 @@ struct imgfs_zalg {
 	ssize_t (*destsize)(void *ctx, const uint8_t *src, size_t *srclen,
 			    uint8_t *dst, size_t dstcap, const char **why);
 	/*
-	 * The configuration record payload (FORMAT.md 3.4) into @buf;
+	 * The configuration record payload (docs/format.md §3.5) into @buf;
 	 * returns its length.
 	 */
 	unsigned int (*cfg_record)(const struct imgfs_zcfg *cfg, uint8_t *buf);

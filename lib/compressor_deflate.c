@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * DEFLATE: one raw stream (no zlib header) per pcluster, window at most
- * 32 KiB (FORMAT.md 9.14). zlib cannot stop at a given output size, so
+ * 32 KiB (docs/format.md §9.14.3). zlib cannot stop at a given output size, so
  * the prefix is searched for.
  */
 #include <errno.h>
@@ -85,7 +85,7 @@ static void *deflate_ctx_new(const struct imgfs_zcfg *cfg)
  * With @first_alone the first byte is a block of its own, which zlib can
  * only encode with fixed codes (a stored block would cost more): a stream
  * must not start with a zero byte (the kernel takes leading zeros for
- * padding, FORMAT.md 9.9), and a non-final stored block starts with one.
+ * padding, docs/format.md §9.8), and a non-final stored block starts with one.
  */
 static int run_deflate(struct deflate_ctx *c, const uint8_t *src, size_t len,
 		       uint8_t *dst, size_t cap, bool first_alone)

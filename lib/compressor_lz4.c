@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * LZ4 and LZ4HC through liblz4's native destsize functions. A pcluster
- * holds one raw LZ4 block (FORMAT.md 9.14).
+ * holds one raw LZ4 block (docs/format.md §9.14.1).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * LZMA as MicroLZMA (FORMAT.md 9.14): liblzma's MicroLZMA encoder fills a
- * given output size with as much input as fits, which is exactly the
- * fixed-output mode EROFS needs.
+ * LZMA as MicroLZMA (docs/format.md §9.14.2): liblzma's MicroLZMA encoder
+ * fills a given output size with as much input as fits, which is exactly
+ * the fixed-output mode EROFS needs.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Zstandard: one frame per pcluster (FORMAT.md 9.14), window no larger
+ * Zstandard: one frame per pcluster (docs/format.md §9.14.4), window no larger
  * than the configuration record announces (at most 1 MiB for the kernel).
  * libzstd has no fixed-output mode, so the prefix is searched for.
  */

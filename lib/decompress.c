@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * decompress.c - the four pcluster codecs (FORMAT.md 9.14).
+ * decompress.c - the four pcluster codecs (docs/format.md §9.14).
  *
  * Each decoder checks that a stream produces exactly the extent's bytes,
  * as the kernel does when it reads a whole extent, so that the checker can

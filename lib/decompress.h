@@ -4,9 +4,9 @@
  *
  * lib/decompress_cfg.c sets up the per-image state at open (compression
  * configuration, packed inode); lib/reader_zmap.c maps file offsets to
- * pclusters (FORMAT.md 9); lib/decompress_read.c reads the mapped extents
- * through a small LRU cache of decoded pclusters; the codecs themselves are
- * in lib/decompress.c.
+ * pclusters (docs/format.md §9); lib/decompress_read.c reads the mapped
+ * extents through a small LRU cache of decoded pclusters; the codecs
+ * themselves are in lib/decompress.c.
  */
 #ifndef IMGFS_DECOMPRESS_H
 #define IMGFS_DECOMPRESS_H
@@ -18,7 +18,7 @@
 
 #include "reader_internal.h"
 
-/* Compression settings of an image (FORMAT.md 3.4). */
+/* Compression settings of an image (docs/format.md §3.5). */
 struct imgfs_zconfig {
 	uint16_t algs; /* algorithms inodes may use (bit n = id n) */
 	bool zero_padding; /* LZ4_0PADDING: streams are right-aligned */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * decompress_cfg.c - per-image compression state: the configuration
- * records after the superblock (FORMAT.md 3.4) and the packed inode
- * (FORMAT.md 9.10), set up at open through imgfs_z_image_init().
+ * records after the superblock (docs/format.md §3.5) and the packed inode
+ * (docs/format.md §9.11), set up at open through imgfs_z_image_init().
  *
  * A bad configuration does not fail the open (the checker must be able to
  * go on and report it): it is remembered, and every compressed access

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * decompress_read.c - reading extents of compressed inodes (FORMAT.md 9.9,
- * 9.10, 9.12).
+ * decompress_read.c - reading extents of compressed inodes (docs/format.md
+ * §9.8, §9.9, §9.11).
  *
  * Decoded pclusters go through a small LRU cache in the image handle, so a
  * file read sequentially in small pieces decodes each pcluster once. The
@@ -169,7 +169,7 @@ static int zerr(struct imgfs_error *err, int code,
 
 /*
  * The stream starts at the first non-zero byte, searched only within the
- * first block as the kernel does (FORMAT.md 9.9). LZ4 without zero
+ * first block as the kernel does (docs/format.md §9.8). LZ4 without zero
  * padding is left-aligned instead.
  */
 static int stream_start(const struct imgfs_image *img,
@@ -315,7 +315,10 @@ static ssize_t read_raw(struct imgfs_image *img,
 	return ret ? ret : (ssize_t)n;
 }
 
-/* Tail or whole-file fragment: bytes of the packed inode (FORMAT.md 9.10). */
+/*
+ * Tail or whole-file fragment: bytes of the packed inode
+ * (docs/format.md §9.11).
+ */
 static ssize_t read_fragment(struct imgfs_image *img,
 			     const struct imgfs_inode *inode,
 			     const struct imgfs_extent *ext, uint64_t offset,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * dump_names.c - names of on-disk values (FORMAT.md 3.2, 6, 9.14) and
+ * dump_names.c - names of on-disk values (docs/format.md §3.4,
+ * §4.1, §9.14) and
  * other small helpers for front ends that describe an image.
  */
 #include "imgfs/format.h"

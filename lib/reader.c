@@ -79,7 +79,7 @@ const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img)
 	return &img->sb;
 }
 
-/* Covered range of the superblock checksum (FORMAT.md 3.3). */
+/* Covered range of the superblock checksum (docs/format.md §3.3). */
 static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
 		       struct imgfs_error *err)
 {
@@ -215,7 +215,7 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 
 /*
  * The table lives in the packed inode or the metabox unless PLAIN_XATTR_PFX
- * says it is plain (FORMAT.md 8.3); only the plain form is read here.
+ * says it is plain (docs/format.md §7.5); only the plain form is read here.
  */
 static int load_prefixes(struct imgfs_image *img, struct imgfs_error *err)
 {

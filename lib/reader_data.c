@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_data.c - mapping and reading file data (FORMAT.md 6).
+ * reader_data.c - mapping and reading file data (docs/format.md §5).
  *
  * Every layout is reduced to imgfs_map(): byte offset -> extent. Reading,
  * extent iteration and readlink are written once on top of it; compressed
@@ -79,7 +79,10 @@ static int map_inline(const struct imgfs_image *img,
 	return storage_check(img, inode, ext, err);
 }
 
-/* Position of the chunk array (FORMAT.md 5.9: aligned to the record size). */
+/*
+ * Position of the chunk array (docs/format.md §5.3: aligned to the record
+ * size).
+ */
 static uint64_t chunk_array_pos(const struct imgfs_inode *inode,
 				unsigned int recsz)
 {

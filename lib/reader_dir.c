@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_dir.c - directory blocks, iteration and lookup (FORMAT.md 7, 11.4).
+ * reader_dir.c - directory blocks, iteration and lookup (docs/format.md §6).
  */
 #include <errno.h>
 #include <stdlib.h>

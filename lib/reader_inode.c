@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_inode.c - decoding and validating inodes (FORMAT.md 5, 11.2).
+ * reader_inode.c - decoding and validating inodes (docs/format.md §4, §4.9).
  */
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_xattr.c - inline and shared extended attributes (FORMAT.md 8).
+ * reader_xattr.c - inline and shared extended attributes (docs/format.md §7).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * reader_zmap.c - compressed layouts (COMPRESSED_FULL / COMPRESSED_COMPACT):
  * mapping of file offsets to pclusters through the map header and the
- * lcluster indexes (FORMAT.md 9). The per-image configuration it checks
+ * lcluster indexes (docs/format.md §9). The per-image configuration it checks
  * against is set up in lib/decompress_cfg.c.
  *
  * Images are hostile: every index value is bounds-checked, look-back chains
@@ -121,7 +121,7 @@ static int zfetch(struct zmap *zm, uint64_t pos, size_t len,
 	return 0;
 }
 
-/* ---- full indexes (FORMAT.md 9.6) */
+/* ---- full indexes (docs/format.md §9.5) */
 
 static int load_full(struct zmap *zm, uint64_t lcn, struct zrec *r)
 {
@@ -156,7 +156,7 @@ static int load_full(struct zmap *zm, uint64_t lcn, struct zrec *r)
 	return 0;
 }
 
-/* ---- compact indexes (FORMAT.md 9.7) */
+/* ---- compact indexes (docs/format.md §9.6) */
 
 /* Entry @i of a pack: the lo bits, and its type in *@type. */
 static unsigned int pack_entry(const uint8_t *pack, unsigned int ebits,
@@ -206,7 +206,7 @@ static int pack_pblk(struct zmap *zm, const uint8_t *pack, unsigned int psz,
 
 /*
  * delta1 of NONHEAD entry @i: the entries up to the next head in the pack,
- * or to the pack's end plus what its last entry stores (FORMAT.md 9.7).
+ * or to the pack's end plus what its last entry stores (docs/format.md §9.6).
  */
 static unsigned int pack_delta1(const uint8_t *pack, unsigned int vcnt,
 				unsigned int ebits, unsigned int lobits,
@@ -308,7 +308,7 @@ static int load_rec(struct zmap *zm, uint64_t lcn, struct zrec *r)
 	return 0;
 }
 
-/* ---- header (FORMAT.md 9.2, 9.3) */
+/* ---- header (docs/format.md §9.2, §9.3) */
 
 static int setup_compact(struct zmap *zm)
 {
@@ -401,7 +401,7 @@ static int zmap_setup(struct zmap *zm, struct imgfs_image *img,
 	return 0;
 }
 
-/* ---- extents (FORMAT.md 9.17) */
+/* ---- extents (docs/format.md §9.12) */
 
 /* Longest distance in lclusters an extent of at most 12 MiB can span. */
 static uint64_t max_span(const struct zmap *zm)
@@ -546,7 +546,7 @@ static int inline_extent(struct zmap *zm, struct imgfs_extent *ext)
 	return 0;
 }
 
-/* Pcluster size in blocks of the head at @head (FORMAT.md 9.8). */
+/* Pcluster size in blocks of the head at @head (docs/format.md §9.7). */
 static int pcluster_blocks(struct zmap *zm, uint64_t head,
 			   const struct zrec *hr, uint64_t *nblk)
 {

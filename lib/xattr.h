@@ -76,7 +76,7 @@ void imgfs_xattr_encode_ibody(const struct imgfs_node *inode, uint8_t *buf);
 /* Encode the shared area (t->shared_size bytes) into @buf. */
 void imgfs_xattr_encode_shared(const struct imgfs_xattr_table *t, uint8_t *buf);
 
-/* Name bloom-filter bit of an xattr (FORMAT.md 8.5); shared with the
+/* Name bloom-filter bit of an xattr (docs/format.md §7.6); shared with the
  * reader, defined in reader_xattr.c. */
 unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
 				    const char *suffix, size_t len);

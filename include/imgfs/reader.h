@@ -159,7 +159,7 @@ struct imgfs_inode {
 };
 
 /*
- * Read and validate the inode @nid (checks of FORMAT.md 11.2 plus: inode
+ * Read and validate the inode @nid (checks of docs/format.md §4.9 plus: inode
  * inside the image, layout valid for the file type, chunk format, inline
  * xattr area inside the image). Fills @inode. Returns 0, -EUCLEAN for
  * corruption, -EOPNOTSUPP for layouts or NIDs (metabox) not supported.
@@ -212,7 +212,7 @@ typedef int (*imgfs_dirent_fn)(void *arg, const struct imgfs_dirent_info *de);
 /*
  * Call @fn for every entry of directory @dir, "." and ".." included, in
  * on-disk order. Each directory block is validated before its entries are
- * passed on (FORMAT.md 7 and 11.4: nameoff bounds and alignment, name
+ * passed on (docs/format.md §6.1 and §6.6: nameoff bounds and alignment, name
  * lengths 1..255 inside the block; names containing '/' or NUL are refused
  * too). Sort order is not checked here (the checker does). Returns 0 at the
  * end, @fn's positive value if it stopped early, or a negative errno.

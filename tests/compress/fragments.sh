@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Fragments (FORMAT.md 9.10) on the kernel: with --fragments the ends of
+# Fragments (docs/format.md §9.11) on the kernel: with --fragments the ends of
 # files and whole small files are packed into one compressed inode that no
 # directory names. Every algorithm x block sizes 4096 and 512 x pcluster
 # sizes of one block and 128 KiB: mounted (loop and file-backed) and

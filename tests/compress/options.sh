@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Compression options and what they put in the superblock (FORMAT.md 3.4):
+# Compression options and what they put in the superblock
+# (docs/format.md §3.5):
 # bad levels, dictionary and pcluster sizes are refused with a message and
 # leave no image; plain LZ4 with one-block pclusters keeps the original
 # superblock form (u1 = LZ4 distance, no COMPR_CFGS), everything else

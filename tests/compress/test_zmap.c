@@ -2,8 +2,8 @@
 /*
  * Compressed inode maps: random extent lists are encoded in full form and
  * converted to compact form at every placement (ebase % 32); both are then
- * decoded by an independent reader written from FORMAT.md 9.6-9.8 and
- * 9.17 (the kernel's procedure), which must find every extent, its
+ * decoded by an independent reader written from docs/format.md §9.5-§9.7
+ * and §9.12 (the kernel's procedure), which must find every extent, its
  * pcluster address and size again.
  */
 #include <errno.h>
@@ -184,7 +184,7 @@ struct found {
 	bool plain;
 };
 
-/* Map byte @x as FORMAT.md 9.17 describes. */
+/* Map byte @x as docs/format.md §9.12 describes. */
 static bool map_byte(const struct zmap *m, uint64_t x, uint64_t tail_head,
 		     struct found *f)
 {
@@ -380,7 +380,7 @@ static void one_case(uint32_t seed, unsigned int bits, bool big, int tail,
 	free(full);
 }
 
-/* The worked example of FORMAT.md 9.6 (4 KiB, big pclusters, full). */
+/* The worked example of docs/format.md §9.5 (4 KiB, big pclusters, full). */
 static void format_example(void)
 {
 	struct imgfs_zext x[2] = { { 0, 68, 4, 0 }, { 34761, 72, 3, 0 } };
@@ -407,7 +407,7 @@ static void whole_fragment(void)
 
 	CHECK(imgfs_zmap_whole_fragment(269335, &map, &len) == 0);
 	CHECK(len == 16);
-	/* FORMAT.md 9.2: 17 1c 04 00 00 00 00 80, then 8 zero bytes */
+	/* docs/format.md §9.2: 17 1c 04 00 00 00 00 80, then 8 zero bytes */
 	CHECK(imgfs_get_le64(map) == (269335ull | 1ull << 63));
 	CHECK(imgfs_get_le64(map + 8) == 0);
 	CHECK(imgfs_zmap_to_compact(map, len, 5000, 12, 0, &map, &len) ==

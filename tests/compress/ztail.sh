@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# ztailpacking (FORMAT.md 9.11) on the kernel: every algorithm x block
+# ztailpacking (docs/format.md §9.10) on the kernel: every algorithm x block
 # sizes 4096 and 512 x pcluster sizes of one block and 64 KiB, with the
 # last pcluster of each file inline after its index. Each image is mounted
 # (loop and file-backed) and compared with the layer; fsck.img must find

@@ -2,7 +2,8 @@
 /*
  * Byte-level checks of the writer's encoders: inodes, dirents, xattr
  * entries and name filters, device numbers, POSIX ACL values. Expected
- * bytes come from FORMAT.md's worked examples.
+ * bytes are the worked examples of docs/format.md (§4.2, §4.4, §7.2,
+ * §7.6).
  */
 #include <errno.h>
 #include <stdlib.h>

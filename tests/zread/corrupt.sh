@@ -142,7 +142,7 @@ img=$(variant compact pcl_tail_cut)
 zero "$img" $((pos + plen - 64)) 64
 expect_error pcl_tail_cut "$img" "LZ4 stream"
 
-# ---- compact index damage (FORMAT.md 9.7)
+# ---- compact index damage (docs/format.md §9.6)
 read -r hpos iend <<EOF
 $("$ZREAD" index "$WORK/compact.img" victim)
 EOF
@@ -165,7 +165,8 @@ img=$(variant compact cidx_big)
 patch "$img" $((hpos + 4)) 0300   # BIG_PCLUSTER_1 without _2
 expect_error cidx_big "$img" "BIG_PCLUSTER_1 and _2 differ"
 
-# ---- full index damage (FORMAT.md 9.6; legacy images have no zero padding)
+# ---- full index damage (docs/format.md §9.5; legacy images have no zero
+# padding)
 read -r hpos iend <<EOF
 $("$ZREAD" index "$WORK/full.img" victim)
 EOF

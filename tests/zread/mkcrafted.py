@@ -5,7 +5,7 @@
 usage: mkcrafted.py IMAGE EXPECTED_DIR [bad]
 
 The image holds the compressed layouts no available writer produces (see
-FORMAT.md section 9): tail fragments in a packed inode (full and compact
+docs/format.md §9): tail fragments in a packed inode (full and compact
 indexes), a whole-file fragment, an interlaced PLAIN pcluster that wraps
 around its block, HEAD2 lclusters (a second algorithm, DEFLATE), partial
 references to a shared pcluster (LZ4 and DEFLATE), and 8 KiB lclusters on
