@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verity.h - the hash tree engine shared by dm-verity and fs-verity.
+ *
+ * Data is fed in order; each full data block is hashed (salt first) and its
+ * digest appended to level 0; a full level block is handed to @emit, hashed
+ * and appended to the level above. Only one pending block per level is
+ * held. Both formats pad the last block of every level with zeros and take
+ * as root the hash of the one block of the top level (of the only data
+ * block when there is one).
+ */
+#ifndef IMGFS_LIB_VERITY_H
+#define IMGFS_LIB_VERITY_H
+
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "imgfs/error.h"
+#include "imgfs/verity.h"
+
+/* 64-bit block counts with 16 hashes per 512-byte block, and the root */
+#define VT_MAX_LEVELS 17
+
+struct vt;
+/* a finished block of tree level @level, its @index within the level */
+typedef int (*vt_emit_fn)(struct vt *t, unsigned int level, uint64_t index,
+			  const uint8_t *block, struct imgfs_error *err);
+/* the digest of data block @index */
+typedef int (*vt_leaf_fn)(struct vt *t, uint64_t index, const uint8_t *digest,
+			  struct imgfs_error *err);
+
+struct vt {
+	EVP_MD_CTX *salted; /* state after the salt, copied for each block */
+	EVP_MD_CTX *work;
+	uint32_t dbs, hbs;
+	uint8_t *dbuf; /* pending partial data block */
+	size_t dfill;
+	uint64_t fed, data_blocks;
+	uint8_t *lv[VT_MAX_LEVELS + 1];
+	size_t lvfill[VT_MAX_LEVELS + 1];
+	uint64_t lvcount[VT_MAX_LEVELS + 1]; /* blocks emitted per level */
+	vt_emit_fn emit; /* NULL: nothing stored */
+	vt_leaf_fn leaf;
+	void *arg;
+};
+
+#endif /* IMGFS_LIB_VERITY_H */
