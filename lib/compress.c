@@ -11,8 +11,8 @@
  * or on timing. Memory stays bounded whatever the number of workers:
  * encoder contexts (an lzma,9 one holds about 90 MB) are shared by the
  * workers and at most one per CPU the process may use is created, as no
- * more can run at once; the queue holds at most two segments per encoder plus two, and
- * reading waits for the oldest job when it is full.
+ * more can run at once; the queue holds at most two segments per encoder
+ * plus two, and reading waits for the oldest job when it is full.
  *
  * Per extent (9.16): a pcluster whose compressed form does not save at
  * least one block is stored raw. Per segment: if compression saved no
