@@ -199,9 +199,13 @@ static int choose_chunkbits(struct imgfs_writer *w, struct archive_entry *e,
 	qsort(x, n, sizeof(*x), ext_cmp);
 	*chunkbits = 0;
 	for (unsigned int c = 0; c <= CHUNKBITS_MAX; c++) {
-		uint64_t cost = layout_cost(x, n, size, w->bs,
-					    w->blkszbits + c);
+		unsigned int shift = w->blkszbits + c;
+		uint64_t cost;
 
+		/* the index lives after the inode: its length is 32-bit */
+		if ((((size - 1) >> shift) + 1) * CHUNK_REC_SIZE > UINT32_MAX)
+			continue;
+		cost = layout_cost(x, n, size, w->bs, shift);
 		if (cost < best) {
 			best = cost;
 			*chunkbits = c;
