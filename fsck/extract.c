@@ -47,6 +47,9 @@ struct fsck_extract {
 	size_t nr_dirs, cap_dirs;
 	uint64_t written;
 	uint64_t failures;
+	uint64_t limit; /* --extract-limit, 0: none */
+	uint64_t data; /* file data bytes written */
+	bool over_limit;
 	uint8_t *buf;
 };
 
@@ -337,6 +340,14 @@ static int copy_extent(void *arg, const struct imgfs_extent *ext)
 
 		if (got <= 0)
 			return got < 0 ? (int)got : -EIO;
+		if (c->x->limit && (uint64_t)got > c->x->limit - c->x->data) {
+			c->x->over_limit = true;
+			return imgfs_error_set(&c->err, -EFBIG,
+					       "file data beyond --extract-limit=%llu bytes (%llu written)",
+					       (unsigned long long)c->x->limit,
+					       (unsigned long long)c->x->data);
+		}
+		c->x->data += (uint64_t)got;
 		if (pwrite(c->fd, c->x->buf, (size_t)got,
 			   (off_t)(ext->logical + done)) != got)
 			return imgfs_error_set(&c->err, -errno ? -errno : -EIO,
@@ -362,7 +373,8 @@ static void write_file(struct fsck_extract *x, const struct imgfs_inode *inode,
 		return;
 	}
 	if (imgfs_extent_iterate(x->img, inode, copy_extent, &c, &c.err) < 0)
-		fail(x, path, c.err.code ? c.err.msg : "read", EIO);
+		fail(x, path, c.err.code ? c.err.msg : "read",
+		     c.err.code == -EFBIG ? EFBIG : EIO);
 	else if (ftruncate(c.fd, (off_t)inode->size))
 		fail(x, path, "truncate", errno);
 	set_meta(x, inode, path, c.fd, pfd, name);
@@ -453,6 +465,11 @@ static void write_link(struct fsck_extract *x, const char *path,
 	close(ofd);
 }
 
+void fsck_extract_set_limit(struct fsck_extract *x, uint64_t bytes)
+{
+	x->limit = bytes;
+}
+
 int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 {
 	struct fsck_extract *x = arg;
@@ -480,6 +497,10 @@ int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 		}
 	} else if (imgfs_inode_is_reg(inode)) {
 		write_file(x, inode, e->path, pfd, name);
+		if (x->over_limit) {
+			close(pfd);
+			return 1; /* stop the walk: nothing more is written */
+		}
 	} else {
 		write_node(x, inode, e->path, pfd, name);
 	}

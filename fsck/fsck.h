@@ -55,6 +55,8 @@ struct fsck_extract;
 struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 				      struct imgfs_image *img,
 				      struct imgfs_error *err);
+/* At most @bytes of file data written in all (0: no limit). */
+void fsck_extract_set_limit(struct fsck_extract *x, uint64_t bytes);
 /* Entry callback for imgfs_check_image(). */
 int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e);
 /* Apply directory metadata (deepest first) and free. Returns 0 or -errno;

@@ -20,6 +20,7 @@ struct fsck_opts {
 	bool digest;
 	bool no_data;
 	const char *extract_dir;
+	uint64_t extract_limit; /* 0: none */
 	bool overwrite;
 	const char *compare_tar;
 	struct fsck_compare_opts cmp;
@@ -46,6 +47,7 @@ enum {
 	OPT_UID_OFFSET,
 	OPT_GID_OFFSET,
 	OPT_NO_DATA,
+	OPT_EXTRACT_LIMIT,
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "no-data", no_argument, NULL, OPT_NO_DATA },
 	{ "extract", required_argument, NULL, OPT_EXTRACT },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "extract-limit", required_argument, NULL, OPT_EXTRACT_LIMIT },
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WHITEOUTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
@@ -81,6 +84,8 @@ static void usage(FILE *f)
 		"      --no-data        do not read file data\n"
 		"      --extract=DIR    write the tree into DIR\n"
 		"      --overwrite      allow --extract into a non-empty DIR\n"
+		"      --extract-limit=SIZE  write at most SIZE bytes of file data\n"
+		"                       (suffixes K, M, G, T: powers of 1024)\n"
 		"      --compare=TAR    check that the image represents TAR exactly\n"
 		"  transformations applied to TAR by --compare (as given to mkfs.img):\n"
 		"      --keep-whiteouts  .wh.* entries were stored verbatim\n"
@@ -108,6 +113,32 @@ static int parse_id(const char *arg, const char *opt, bool offset,
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* SIZE with an optional K, M, G or T suffix (powers of 1024), above 0. */
+static int parse_size(const char *arg, const char *opt, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	unsigned long long v;
+	const char *sfx;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end && !end[1] && (sfx = strchr(suffixes, *end)) != NULL) {
+		shift = 10 * (unsigned int)(sfx - suffixes + 1);
+		end++;
+	}
+	if (errno || end == arg || *end || arg[0] == '-' || !v ||
+	    v > (UINT64_MAX >> shift)) {
+		fprintf(stderr,
+			"fsck.img: invalid value for --%s: '%s' (bytes above 0, with an optional K, M, G or T suffix)\n",
+			opt, arg);
+		return -1;
+	}
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -147,6 +178,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			break;
 		case OPT_OVERWRITE:
 			o->overwrite = true;
+			break;
+		case OPT_EXTRACT_LIMIT:
+			ret = parse_size(optarg, "extract-limit",
+					 &o->extract_limit);
 			break;
 		case OPT_COMPARE:
 			o->compare_tar = optarg;
@@ -192,6 +227,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 	}
 	if (o->overwrite && !o->extract_dir) {
 		fprintf(stderr, "fsck.img: --overwrite only makes sense with --extract\n");
+		return -1;
+	}
+	if (o->extract_limit && !o->extract_dir) {
+		fprintf(stderr, "fsck.img: --extract-limit only makes sense with --extract\n");
 		return -1;
 	}
 	o->image = argv[optind];
@@ -390,10 +429,11 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 	       ", \"regular\": %" PRIu64 ", \"symlinks\": %" PRIu64
 	       ", \"specials\": %" PRIu64 ", \"hardlinks\": %" PRIu64
 	       ", \"xattrs\": %" PRIu64 ", \"data_bytes\": %" PRIu64
-	       ", \"image_bytes\": %" PRIu64 "}",
+	       ", \"image_bytes\": %" PRIu64 ", \"logical_bytes\": %" PRIu64
+	       ", \"physical_bytes\": %" PRIu64 "}",
 	       res->inodes, res->dirs, res->regular, res->symlinks,
 	       res->specials, res->hardlinks, res->xattrs, res->data_bytes,
-	       res->image_bytes);
+	       res->image_bytes, res->logical_bytes, res->physical_bytes);
 	printf(",\n  \"problems\": [%s%s]", out->problems_buf,
 	       out->problems_first ? "" : "\n  ");
 	if (out->verbose || o->digest)
@@ -431,6 +471,12 @@ static void print_summary(const struct fsck_out *out,
 		printf(", %" PRIu64 " differences from %s", out->differences,
 		       o->compare_tar);
 	printf("\n");
+	if (res->physical_bytes)
+		printf("%s: file data %" PRIu64 " bytes from %" PRIu64
+		       " image bytes: amplification %.1f (warning above %u)\n",
+		       o->image, res->logical_bytes, res->physical_bytes,
+		       (double)res->logical_bytes / (double)res->physical_bytes,
+		       IMGFS_CHECK_AMPLIFICATION_MAX);
 }
 
 /* Open the image; format problems are findings (exit 4), I/O ones are not. */
@@ -477,6 +523,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 		r.x = fsck_extract_new(o->extract_dir, o->overwrite, img, err);
 		if (!r.x)
 			return err->code ? err->code : -ENOMEM;
+		fsck_extract_set_limit(r.x, o->extract_limit);
 	}
 	if (o->compare_tar) {
 		r.cmp = fsck_compare_new(img, &o->cmp, out);

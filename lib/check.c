@@ -296,6 +296,8 @@ static void check_packed_inode(struct check_ctx *c)
 			     (unsigned long long)in.nid);
 	check_add_range(c, in.pos, in.data_pos - in.pos, in.nid,
 			CHECK_RANGE_META);
+	if (imgfs_inode_is_reg(&in))
+		check_packed_storage(c, &in);
 	c->hidden_inodes++;
 }
 

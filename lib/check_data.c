@@ -119,14 +119,51 @@ static void judge_overlap(struct check_ctx *c, const struct check_range *a,
 		     (unsigned long long)a->start, (unsigned long long)a->end);
 }
 
+/* Image bytes holding file data, each counted once (ranges sorted). */
+static uint64_t data_union(const struct check_range *ranges, size_t n)
+{
+	uint64_t total = 0, end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct check_range *r = &ranges[i];
+		uint64_t from = r->start > end ? r->start : end;
+
+		if (r->kind != CHECK_RANGE_DATA && r->kind != CHECK_RANGE_CHUNK)
+			continue;
+		if (r->end > from)
+			total += r->end - from;
+		if (r->end > end)
+			end = r->end;
+	}
+	return total;
+}
+
+static void report_amplification(struct check_ctx *c)
+{
+	struct imgfs_check_result *res = c->res;
+
+	res->physical_bytes = data_union(c->ranges, c->nr_ranges) +
+			      c->inline_bytes;
+	if (res->logical_bytes / IMGFS_CHECK_AMPLIFICATION_MAX <=
+	    res->physical_bytes)
+		return;
+	check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA,
+		     IMGFS_CHECK_NO_NID,
+		     "file data amplified: %llu bytes of file data come from %llu bytes of the image (more than %u times): extracting or hashing it costs far more than the image size",
+		     (unsigned long long)res->logical_bytes,
+		     (unsigned long long)res->physical_bytes,
+		     IMGFS_CHECK_AMPLIFICATION_MAX);
+}
+
 void check_ranges(struct check_ctx *c)
 {
 	uint64_t shared = 0, bad = 0;
 	size_t i, cur = 0;
 
+	qsort(c->ranges, c->nr_ranges, sizeof(*c->ranges), range_cmp);
+	report_amplification(c);
 	if (c->nr_ranges < 2)
 		return;
-	qsort(c->ranges, c->nr_ranges, sizeof(*c->ranges), range_cmp);
 	for (i = 1; i < c->nr_ranges; i++) {
 		const struct check_range *m = &c->ranges[cur];
 		const struct check_range *r = &c->ranges[i];
@@ -151,10 +188,12 @@ void check_ranges(struct check_ctx *c)
 struct data_scan {
 	struct check_ctx *c;
 	const struct imgfs_inode *inode;
+	bool reg;
 	bool read;
 	EVP_MD_CTX *md;
 	uint64_t hole_bytes;
 	bool no_digest;
+	bool amplified; /* no digest: see check_file_amplification */
 	struct imgfs_error e;
 };
 
@@ -259,7 +298,7 @@ static int read_extent(struct data_scan *s, const struct imgfs_extent *ext)
 {
 	if (ext->kind == IMGFS_EXTENT_HOLE)
 		return s->md && !s->no_digest ? hash_zeros(s, ext->length) : 0;
-	if (ext->kind == IMGFS_EXTENT_PLAIN && !s->md &&
+	if (ext->kind == IMGFS_EXTENT_PLAIN && (!s->md || s->no_digest) &&
 	    !(ext->pos & (s->c->img->blksz - 1)))
 		return read_plain_once(s, ext);
 	return read_pieces(s, ext, 0, ext->length);
@@ -271,6 +310,10 @@ static int extent_cb(void *arg, const struct imgfs_extent *ext)
 	struct check_ctx *c = s->c;
 	uint64_t nid = s->inode->nid, end;
 
+	if (s->reg && ext->kind != IMGFS_EXTENT_HOLE)
+		c->res->logical_bytes += ext->length;
+	if (s->reg && ext->kind == IMGFS_EXTENT_INLINE)
+		c->inline_bytes += ext->length;
 	switch (ext->kind) {
 	case IMGFS_EXTENT_PLAIN:
 	case IMGFS_EXTENT_COMPRESSED:
@@ -358,6 +401,102 @@ static void check_symlink(struct check_ctx *c, const struct imgfs_inode *inode)
 		report_data_error(c, inode, (int)n, &e);
 }
 
+struct phys_scan {
+	struct check_range *r; /* start/end only */
+	size_t n, cap;
+	uint64_t logical;
+};
+
+/* The packed inode's storage, for the physical side of amplification. */
+static int packed_cb(void *arg, const struct imgfs_extent *ext)
+{
+	uint64_t *bytes = arg;
+
+	if (ext->kind == IMGFS_EXTENT_INLINE)
+		*bytes += ext->length;
+	else if (ext->kind != IMGFS_EXTENT_HOLE)
+		*bytes += ext->plen;
+	return 0;
+}
+
+void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in)
+{
+	struct imgfs_error e = { 0 };
+	uint64_t bytes = 0;
+
+	/* its map errors are not checked here: fragments report them */
+	if (imgfs_extent_iterate(c->img, in, packed_cb, &bytes, &e) >= 0)
+		c->inline_bytes += bytes;
+}
+
+static int phys_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct phys_scan *p = arg;
+
+	if (ext->kind == IMGFS_EXTENT_HOLE)
+		return 0;
+	p->logical += ext->length;
+	if (ext->kind == IMGFS_EXTENT_FRAGMENT)
+		return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct check_range *r = realloc(p->r, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n].start = ext->pos;
+	p->r[p->n].end = ext->pos + (ext->kind == IMGFS_EXTENT_INLINE ?
+					     ext->length : ext->plen);
+	p->r[p->n].kind = CHECK_RANGE_DATA;
+	p->n++;
+	return 0;
+}
+
+/*
+ * A file large enough to exceed the amplification limit: map it first
+ * (no data read) and, when its data comes from far fewer image bytes,
+ * warn and do not hash it: its blocks are then read once, like without
+ * a digest. Returns non-zero on an operational failure (already set).
+ */
+static int check_file_amplification(struct check_ctx *c,
+				    const struct imgfs_inode *inode,
+				    struct data_scan *s)
+{
+	struct phys_scan p = { 0 };
+	struct imgfs_error e = { 0 };
+	uint64_t phys;
+	int ret;
+
+	ret = imgfs_extent_iterate(c->img, inode, phys_cb, &p, &e);
+	if (ret == -ENOMEM) {
+		free(p.r);
+		c->fatal = imgfs_error_set(c->err, ret, "out of memory");
+		return ret;
+	}
+	if (ret < 0) {
+		free(p.r); /* the main pass reports it */
+		return 0;
+	}
+	qsort(p.r, p.n, sizeof(*p.r), range_cmp);
+	phys = data_union(p.r, p.n);
+	free(p.r);
+	if (p.logical / IMGFS_CHECK_AMPLIFICATION_MAX <= phys)
+		return 0;
+	check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA, inode->nid,
+		     "data amplified: %llu bytes of data come from %llu bytes of the image (more than %u times)%s",
+		     (unsigned long long)p.logical, (unsigned long long)phys,
+		     IMGFS_CHECK_AMPLIFICATION_MAX,
+		     (c->opts.flags & IMGFS_CHECK_F_DIGEST) ?
+			     "; its digest is not computed" :
+			     "");
+	s->no_digest = true;
+	s->amplified = true;
+	return 0;
+}
+
 void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n)
 {
@@ -368,7 +507,14 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 	add_layout_meta(c, inode);
 	if (!inode->size)
 		goto done;
+	s.reg = reg;
 	s.read = reg && !(c->opts.flags & IMGFS_CHECK_F_NO_DATA);
+	if (reg && inode->size / IMGFS_CHECK_AMPLIFICATION_MAX >=
+			   c->img->blksz) {
+		ret = check_file_amplification(c, inode, &s);
+		if (ret)
+			return;
+	}
 	if (s.read && (c->opts.flags & IMGFS_CHECK_F_DIGEST)) {
 		s.md = EVP_MD_CTX_new();
 		if (!s.md || !EVP_DigestInit_ex(s.md, EVP_sha256(), NULL)) {
@@ -391,7 +537,7 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 
 		n->have_digest = !s.no_digest &&
 				 EVP_DigestFinal_ex(s.md, n->sha256, &len);
-		if (s.no_digest)
+		if (s.no_digest && !s.amplified)
 			check_report(c, IMGFS_CHECK_NOTE, IMGFS_CHECK_DATA,
 				     inode->nid,
 				     "digest not computed: sparse areas exceed %llu bytes",

@@ -55,6 +55,7 @@ struct check_ctx {
 	size_t bufsz;
 	uint8_t *readmap; /* bit per image block already read (no digest) */
 	uint64_t hole_hashed; /* zero bytes hashed for sparse files */
+	uint64_t inline_bytes; /* file data stored inline or in the packed inode */
 	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
 	char path[8192]; /* scratch for report paths */
 	char path2[8192 + IMGFS_NAME_MAX + 2];
@@ -80,5 +81,7 @@ void check_ranges(struct check_ctx *c);
 void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode);
 void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n);
+/* Count the packed inode's storage as file data (amplification). */
+void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
 
 #endif /* IMGFS_CHECK_INTERNAL_H */

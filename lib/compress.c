@@ -8,9 +8,11 @@
  * or raw PLAIN pclusters) in a private buffer. The writer's thread queues
  * jobs in file order and writes finished ones strictly in that order, so
  * block addresses, and the image, never depend on the number of workers
- * or on timing. Memory stays bounded: at most a fixed number of segment
- * bytes are queued; reading waits for the oldest job when the queue is
- * full.
+ * or on timing. Memory stays bounded whatever the number of workers:
+ * encoder contexts (an lzma,9 one holds about 90 MB) are shared by the
+ * workers and at most one per CPU the process may use is created, as no
+ * more can run at once; the queue holds at most two segments per encoder
+ * plus two, and reading waits for the oldest job when it is full.
  *
  * Per extent (§9.13): a pcluster whose compressed form does not save at
  * least one block is stored raw. Per segment: if compression saved no
@@ -26,7 +28,10 @@
  * pclusters and fragment instead of storing them again; shared pclusters
  * are announced by the same superblock bit (DEDUPE, Linux 6.1).
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,7 +50,6 @@
 #define SEG_MIN (2u << 20)
 #define SEG_MAX (8u << 20) /* below the kernel's 12 MiB per extent */
 #define SEG_PCLUSTERS 32
-#define MAX_WORKERS 256
 #define JOBS_PER_WORKER 1024 /* small files are small jobs */
 #define FRAG_PCLUSTERS 4 /* file ends up to this many raw pclusters */
 
@@ -75,10 +79,21 @@ struct zfile {
 	uint32_t frag_off; /* where, in the packed inode */
 };
 
+struct zworker;
+
+/* Encoder contexts shared by the worker threads, created on demand. */
+struct zctxs {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	struct zworker *free; /* idle contexts */
+	unsigned int created, max;
+};
+
 struct zjob {
 	struct imgfs_work work; /* first member: the pool hands it back */
 	struct zjob *next;
 	const struct zparams *p;
+	struct zctxs *ctxs;
 	struct zfile *file;
 	uint64_t off; /* file offset of in[0] */
 	uint8_t *in;
@@ -113,12 +128,15 @@ struct zworker {
 	const struct imgfs_zalg *alg;
 	void *ctx;
 	uint8_t *buf; /* one pcluster */
+	struct zworker *next; /* in the idle list */
 };
 
 struct imgfs_compressor {
 	struct zparams p;
 	struct imgfs_workpool *pool;
+	struct zctxs ctxs;
 	unsigned int workers;
+	unsigned int encoders; /* contexts that may exist at once */
 	bool big;
 	bool ztailpacking;
 	bool used_inline;
@@ -434,21 +452,55 @@ static struct zworker *zworker_new(const struct zparams *p)
 	return wk;
 }
 
+/* An idle context, a new one while fewer than max exist, or wait. */
+static struct zworker *ctx_get(struct zctxs *cs, const struct zparams *p)
+{
+	struct zworker *wk;
+
+	pthread_mutex_lock(&cs->lock);
+	while (!cs->free && cs->created >= cs->max)
+		pthread_cond_wait(&cs->freed, &cs->lock);
+	wk = cs->free;
+	if (wk) {
+		cs->free = wk->next;
+		pthread_mutex_unlock(&cs->lock);
+		return wk;
+	}
+	cs->created++;
+	pthread_mutex_unlock(&cs->lock);
+	wk = zworker_new(p);
+	if (!wk) {
+		pthread_mutex_lock(&cs->lock);
+		cs->created--;
+		pthread_cond_signal(&cs->freed);
+		pthread_mutex_unlock(&cs->lock);
+	}
+	return wk;
+}
+
+static void ctx_put(struct zctxs *cs, struct zworker *wk)
+{
+	pthread_mutex_lock(&cs->lock);
+	wk->next = cs->free;
+	cs->free = wk;
+	pthread_cond_signal(&cs->freed);
+	pthread_mutex_unlock(&cs->lock);
+}
+
 static void job_run(struct imgfs_work *work, void **local)
 {
 	struct zjob *j = (struct zjob *)work;
-	struct zworker *wk = *local;
+	struct zworker *wk;
 
+	(void)local;
+	wk = ctx_get(j->ctxs, j->p);
 	if (!wk) {
-		wk = zworker_new(j->p);
-		if (!wk) {
-			j->err = -ENOMEM;
-			j->why = "out of memory for a compressor";
-			return;
-		}
-		*local = wk;
+		j->err = -ENOMEM;
+		j->why = "out of memory for a compressor";
+		return;
 	}
 	j->err = compress_segment(j, wk);
+	ctx_put(j->ctxs, wk);
 	/* a whole file: its digest finds earlier copies */
 	if (!j->err && !j->off && j->last && j->frag)
 		j->digest_ok = EVP_Digest(j->in, j->len, j->digest, NULL,
@@ -839,6 +891,7 @@ static struct zjob *job_new(struct imgfs_compressor *c, struct zfile *f,
 	}
 	j->work.run = job_run;
 	j->p = &c->p;
+	j->ctxs = &c->ctxs;
 	j->file = f;
 	j->off = off;
 	j->len = len;
@@ -1209,6 +1262,19 @@ static int setup_params(struct zparams *p,
 	return 0;
 }
 
+/* CPUs this process may run on (its affinity mask), at least one. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+	long n = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n;
+}
+
 struct imgfs_compressor *
 imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 			unsigned int blkszbits, struct imgfs_error *err)
@@ -1227,23 +1293,45 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 	c->big = c->p.pcluster > c->p.bs;
 	c->ztailpacking = opts->ztailpacking;
 	c->fragments = opts->fragments;
+	cpus = usable_cpus();
 	c->workers = opts->workers;
-	if (!c->workers) {
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		c->workers = cpus > 0 ? (unsigned int)cpus : 1;
+	if (!c->workers)
+		c->workers = cpus < IMGFS_MAX_WORKERS ? (unsigned int)cpus :
+							IMGFS_MAX_WORKERS;
+	if (c->workers > IMGFS_MAX_WORKERS) {
+		imgfs_error_set(err, -EINVAL,
+				"%u compression workers: the range is 1 to %u",
+				c->workers, IMGFS_MAX_WORKERS);
+		free(c);
+		return NULL;
 	}
-	if (c->workers > MAX_WORKERS)
-		c->workers = MAX_WORKERS;
+	/* no more encoders than can run at once: memory is not set by -w */
+	c->encoders = c->workers < (unsigned long)cpus ? c->workers :
+							 (unsigned int)cpus;
 	/* the cut depends on the pcluster size only, never on the workers */
 	c->seg_size = (size_t)SEG_PCLUSTERS * c->p.pcluster;
 	if (c->seg_size < SEG_MIN)
 		c->seg_size = SEG_MIN;
 	if (c->seg_size > SEG_MAX)
 		c->seg_size = SEG_MAX;
-	c->max_bytes = (2 * (size_t)c->workers + 2) * c->seg_size;
-	c->max_jobs = JOBS_PER_WORKER * c->workers;
-	c->pool = imgfs_workpool_create(c->workers, zworker_free, err);
+	c->max_bytes = (2 * (size_t)c->encoders + 2) * c->seg_size;
+	c->max_jobs = JOBS_PER_WORKER * c->encoders;
+	c->ctxs.max = c->encoders;
+	if (pthread_mutex_init(&c->ctxs.lock, NULL)) {
+		free(c);
+		imgfs_error_set(err, -ENOMEM, "cannot create a lock");
+		return NULL;
+	}
+	if (pthread_cond_init(&c->ctxs.freed, NULL)) {
+		pthread_mutex_destroy(&c->ctxs.lock);
+		free(c);
+		imgfs_error_set(err, -ENOMEM, "cannot create a condition");
+		return NULL;
+	}
+	c->pool = imgfs_workpool_create(c->workers, NULL, err);
 	if (!c->pool) {
+		pthread_cond_destroy(&c->ctxs.freed);
+		pthread_mutex_destroy(&c->ctxs.lock);
 		free(c);
 		return NULL;
 	}
@@ -1255,6 +1343,14 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c)
 	if (!c)
 		return;
 	imgfs_workpool_destroy(c->pool);
+	while (c->ctxs.free) {
+		struct zworker *wk = c->ctxs.free;
+
+		c->ctxs.free = wk->next;
+		zworker_free(wk);
+	}
+	pthread_cond_destroy(&c->ctxs.freed);
+	pthread_mutex_destroy(&c->ctxs.lock);
 	if (c->packed && !c->packed->pending)
 		file_free(c->packed);
 	while (c->head) {

@@ -2,7 +2,10 @@
 /*
  * File data: streamed from libarchive straight into the image, block
  * aligned. Sparse files become chunk-based inodes whose hole chunks are
- * NULL, so holes cost nothing in the image.
+ * NULL, so holes cost nothing in the image. The chunk size of each sparse
+ * file is chosen from its sparse map (known from the header, before any
+ * data) to make the chunk index plus the zeros written inside partly
+ * filled chunks as small as possible.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,8 +18,20 @@
 #include "compress.h"
 #include "writer_internal.h"
 
-/* Keep chunk maps small for huge sparse files: at most ~64Ki chunks. */
-#define MAX_CHUNKS_HINT 65536u
+/*
+ * Largest chunk: block size << 31 (FORMAT.md 6.4). It is also the largest
+ * apparent size of a sparse file (documented in mkfs.img(1)):
+ * below every kernel's s_maxbytes (2^63 - 1 on 64-bit machines, 16 TiB -
+ * 4 KiB on 32-bit ones), and it bounds what a few bytes of tar can make
+ * us write (one data byte in the largest file: about 12 MiB of index and
+ * zeros at 4 KiB blocks).
+ */
+#define CHUNKBITS_MAX 31u
+#define CHUNK_REC_SIZE 4u
+
+struct sparse_ext {
+	uint64_t off, len;
+};
 
 struct chunk_state {
 	uint32_t *map;
@@ -109,26 +124,117 @@ static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
 	return 0;
 }
 
+static int ext_cmp(const void *a, const void *b)
+{
+	const struct sparse_ext *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return 0;
+}
+
+/* Bytes the file costs at chunk size 1 << @shift: index plus chunks. */
+static uint64_t layout_cost(const struct sparse_ext *x, size_t n,
+			    uint64_t size, uint32_t bs, unsigned int shift)
+{
+	uint64_t nchunks = ((size - 1) >> shift) + 1;
+	uint64_t cost = nchunks * CHUNK_REC_SIZE, done = 0;
+	uint64_t last_len = ((size - ((nchunks - 1) << shift)) + bs - 1) &
+			    ~(uint64_t)(bs - 1);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t first = x[i].off >> shift;
+		uint64_t end = ((x[i].off + x[i].len - 1) >> shift) + 1;
+
+		if (first < done)
+			first = done; /* that chunk is already counted */
+		if (first >= end)
+			continue;
+		cost += (end - first) << shift;
+		if (end == nchunks)
+			cost -= (1ull << shift) - last_len;
+		done = end;
+	}
+	return cost;
+}
+
+/*
+ * The chunk bits for a sparse file from its map: the smallest cost, the
+ * smaller chunk on ties (more of the holes stay holes).
+ */
+static int choose_chunkbits(struct imgfs_writer *w, struct archive_entry *e,
+			    uint64_t size, const char *path,
+			    unsigned int *chunkbits, struct imgfs_error *err)
+{
+	uint64_t max = (uint64_t)w->bs << CHUNKBITS_MAX, best = UINT64_MAX;
+	int count = archive_entry_sparse_reset(e);
+	struct sparse_ext *x;
+	la_int64_t off, len;
+	size_t n = 0;
+
+	if (size > max)
+		return imgfs_error_set(err, -EFBIG,
+				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
+				       path, (unsigned long long)size,
+				       (unsigned long long)max);
+	x = calloc(count > 0 ? (size_t)count : 1, sizeof(*x));
+	if (!x)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	while (n < (size_t)count &&
+	       archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+		if (off < 0 || len < 0 || (uint64_t)off > size ||
+		    (uint64_t)len > size - (uint64_t)off) {
+			free(x);
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
+					       path, (long long)off,
+					       (long long)len,
+					       (unsigned long long)size);
+		}
+		if (len) {
+			x[n].off = (uint64_t)off;
+			x[n++].len = (uint64_t)len;
+		}
+	}
+	qsort(x, n, sizeof(*x), ext_cmp);
+	*chunkbits = 0;
+	for (unsigned int c = 0; c <= CHUNKBITS_MAX; c++) {
+		unsigned int shift = w->blkszbits + c;
+		uint64_t cost;
+
+		/* the index lives after the inode: its length is 32-bit */
+		if ((((size - 1) >> shift) + 1) * CHUNK_REC_SIZE > UINT32_MAX)
+			continue;
+		cost = layout_cost(x, n, size, w->bs, shift);
+		if (cost < best) {
+			best = cost;
+			*chunkbits = c;
+		}
+	}
+	free(x);
+	return 0;
+}
+
 static int write_sparse(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_node *inode, const char *path,
-			struct imgfs_error *err)
+			struct archive_entry *e, struct imgfs_node *inode,
+			const char *path, struct imgfs_error *err)
 {
 	struct chunk_state cs = { .cur = -1 };
 	unsigned int chunkbits = 0;
 	const void *buf;
 	size_t len;
 	int64_t off;
-	int r, ret = 0;
+	int r, ret;
 
-	while ((inode->size >> (w->blkszbits + chunkbits)) > MAX_CHUNKS_HINT &&
-	       chunkbits < 31)
-		chunkbits++;
+	ret = choose_chunkbits(w, e, inode->size, path, &chunkbits, err);
+	if (ret)
+		return ret;
 	cs.shift = w->blkszbits + chunkbits;
 	cs.nchunks = (inode->size + (1ull << cs.shift) - 1) >> cs.shift;
-	cs.map = malloc(cs.nchunks * 4);
+	cs.map = malloc(cs.nchunks * CHUNK_REC_SIZE);
 	if (!cs.map)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	memset(cs.map, 0xFF, cs.nchunks * 4);
+	memset(cs.map, 0xFF, cs.nchunks * CHUNK_REC_SIZE);
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		account(w, len);
 		ret = chunk_write(w, inode, &cs, buf, len, (uint64_t)off, path,
@@ -146,8 +252,8 @@ static int write_sparse(struct imgfs_writer *w, struct archive *a,
 	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
 	inode->i_u = chunkbits;
 	inode->i_u_set = true;
-	inode->extra_len = (uint32_t)(cs.nchunks * 4);
-	inode->extra_align = 4;
+	inode->extra_len = (uint32_t)(cs.nchunks * CHUNK_REC_SIZE);
+	inode->extra_align = CHUNK_REC_SIZE;
 	for (uint64_t i = 0; i < cs.nchunks; i++)
 		imgfs_put_le32(&cs.map[i], cs.map[i]);
 	inode->extra = (uint8_t *)cs.map;
@@ -256,7 +362,7 @@ static int write_flat(struct imgfs_writer *w, struct archive *a,
 }
 
 int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_node *inode, bool sparse,
+			  struct imgfs_node *inode, struct archive_entry *sparse,
 			  uint32_t inline_room, const char *path,
 			  struct imgfs_error *err)
 {
@@ -269,7 +375,7 @@ int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
 		/* chunks go straight to the image: queued files first */
 		int ret = imgfs_compressor_flush(w, err);
 
-		return ret ? ret : write_sparse(w, a, inode, path, err);
+		return ret ? ret : write_sparse(w, a, sparse, inode, path, err);
 	}
 	if (w->compressor)
 		return imgfs_compress_file(w, a, inode, path, err);

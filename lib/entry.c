@@ -566,7 +566,8 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 				       c->path);
 	inode->size = (uint64_t)archive_entry_size(c->e);
 	return imgfs_data_write_file(w, c->a, inode,
-				     archive_entry_sparse_count(c->e) > 0,
+				     archive_entry_sparse_count(c->e) > 0 ?
+					     c->e : NULL,
 				     inline_room(w, inode), c->path, err);
 }
 

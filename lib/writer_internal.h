@@ -60,9 +60,12 @@ void imgfs_writer_report_progress(struct imgfs_writer *w);
 int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,
 			  struct imgfs_error *err);
 
-/* data.c: stream a regular file's data from @a into the image. */
+/*
+ * data.c: stream a regular file's data from @a into the image; @sparse is
+ * the entry when it has a sparse map, else NULL.
+ */
 int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_node *inode, bool sparse,
+			  struct imgfs_node *inode, struct archive_entry *sparse,
 			  uint32_t inline_room, const char *path,
 			  struct imgfs_error *err);
 

@@ -75,7 +75,7 @@ static void usage(FILE *f)
 		"  -x N                 share an xattr stored by N or more inodes (0: never; default 2)\n"
 		"  -z ALG[,LEVEL][,DICT] compress file data: lz4, lz4hc, lzma, deflate, zstd\n"
 		"  -C SIZE              largest physical cluster in bytes (default: one block)\n"
-		"      --workers=N      compression threads (default: online CPUs)\n"
+		"      --workers=N      compression threads, 1 to 256 (default: online CPUs)\n"
 		"      --ztailpacking   inline the last compressed cluster of each file\n"
 		"      --fragments      pack file ends and small files into one compressed\n"
 		"                       inode (Linux 6.1+)\n"
@@ -260,8 +260,12 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		o->pcluster_size = (uint32_t)v;
 		return 0;
 	case OPT_WORKERS:
-		if (parse_int(arg, 1, 1024, &v))
-			return bad_arg("--workers", arg);
+		if (parse_int(arg, 1, IMGFS_MAX_WORKERS, &v)) {
+			fprintf(stderr,
+				"mkfs.img: invalid value for --workers: '%s' (the range is 1 to %u)\n",
+				arg, IMGFS_MAX_WORKERS);
+			return -1;
+		}
 		o->workers = (unsigned int)v;
 		return 0;
 	case OPT_ZTAILPACKING:

@@ -105,7 +105,22 @@ struct imgfs_check_result {
 	uint64_t data_bytes; /* file bytes verified readable */
 	uint64_t image_bytes;
 	bool stopped; /* the entry callback ended the walk early */
+	/* bytes of regular file data that reading gives (holes excluded), and
+	 * the image bytes holding file data (blocks shared by several chunks
+	 * or files counted once): their ratio is the amplification */
+	uint64_t logical_bytes;
+	uint64_t physical_bytes;
 };
+
+/*
+ * Amplification above which the checker warns, for the image and for each
+ * file: more than compression alone can give (at most a 12 MiB extent
+ * from one 512-byte block, 24576), so only blocks referenced again and
+ * again (a chunk map pointing many chunks at the same blocks) exceed it.
+ * Such a file's digest is not computed (the structure check reads its
+ * blocks once).
+ */
+#define IMGFS_CHECK_AMPLIFICATION_MAX 65536u
 
 /* Fill @opts with the defaults (no flags, no callbacks). */
 void imgfs_check_options_init(struct imgfs_check_options *opts);

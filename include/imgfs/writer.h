@@ -47,6 +47,12 @@ struct imgfs_progress {
 };
 typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
 
+/*
+ * Most compression worker threads. Memory does not grow with their number:
+ * at most one encoder per online CPU exists at once.
+ */
+#define IMGFS_MAX_WORKERS 256u
+
 struct imgfs_mkfs_options {
 	size_t struct_size; /* sizeof(struct imgfs_mkfs_options) */
 	unsigned int blkszbits; /* 9..12, default 12 (4096) */
@@ -68,7 +74,7 @@ struct imgfs_mkfs_options {
 	int compress_level; /* -1: algorithm default */
 	uint32_t compress_dictsize; /* lzma/zstd: 0 = default */
 	uint32_t pcluster_size; /* bytes, 0 = one block */
-	unsigned int workers; /* 0 = all online CPUs */
+	unsigned int workers; /* 1..IMGFS_MAX_WORKERS, 0 = online CPUs */
 	bool ztailpacking;
 	bool fragments;
 	imgfs_progress_fn progress;

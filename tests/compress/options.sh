@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Compression options and what they put in the superblock
 # (docs/format.md §3.5):
-# bad levels, dictionary and pcluster sizes are refused with a message and
-# leave no image; plain LZ4 with one-block pclusters keeps the original
+# bad levels, dictionary and pcluster sizes and worker counts outside
+# 1..256 are refused with a message and leave no image; plain LZ4 with
+# one-block pclusters keeps the original
 # superblock form (u1 = LZ4 distance, no COMPR_CFGS), everything else
 # writes the algorithm bitmap and its configuration record; ZERO_PADDING
 # is always on. A file that does not compress is stored flat; a large
@@ -41,6 +42,11 @@ refused 'pcluster|-C' -z lzma -b 512 -C 768
 refused 'pcluster|-C' -z lz4 -C 2097152
 case $algs in *" zstd "*) refused 'window' -z zstd,3,3000000 ;; esac
 case $algs in *" deflate "*) refused 'level' -z deflate,10 ;; esac
+# --workers: a usage error stating the range
+for n in 0 257 1024 -1 x; do
+	refused "invalid value for --workers: '$n' \\(the range is 1 to 256\\)" \
+		-z lz4 --workers="$n"
+done
 
 # sb IMG: incompat, u1 and the first configuration record's length
 sb() {
