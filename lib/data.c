@@ -19,7 +19,7 @@
 #include "writer_internal.h"
 
 /*
- * Largest chunk: block size << 31 (FORMAT.md 6.4). It is also the largest
+ * Largest chunk: block size << 31 (docs/format.md §5.3). It is also the largest
  * apparent size of a sparse file (documented in mkfs.img(1)):
  * below every kernel's s_maxbytes (2^63 - 1 on 64-bit machines, 16 TiB -
  * 4 KiB on 32-bit ones), and it bounds what a few bytes of tar can make
