@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,9 +162,89 @@ static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 	return 0;
 }
 
+/* One ustar header block of the probe archive below. */
+static void probe_header(char *h, char type, size_t size)
+{
+	unsigned int sum = 0;
+
+	memset(h, 0, 512);
+	h[0] = 'p';
+	memcpy(h + 100, "0000644", 7);
+	snprintf(h + 124, 12, "%011zo", size);
+	h[156] = type;
+	memcpy(h + 257, "ustar\0" "00", 8);
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+}
+
+/*
+ * libarchive (3.6 to at least 3.8) reads the pax time "-1.5" as -1 s plus
+ * 0.5 s: integer part truncated toward zero, fraction added as if it were
+ * positive. Whether the library in use does so is learnt once per writer
+ * from a two-header pax archive holding exactly that time.
+ */
+static bool pax_time_truncated(struct imgfs_writer *w)
+{
+	static const char rec[] = "14 mtime=-1.5\n";
+	char tar[5 * 512];
+	struct archive *a;
+	struct archive_entry *e;
+
+	if (w->pax_time_truncated)
+		return w->pax_time_truncated > 0;
+	w->pax_time_truncated = -1;
+	probe_header(tar, 'x', sizeof(rec) - 1);
+	memset(tar + 512, 0, 4 * 512);
+	memcpy(tar + 512, rec, sizeof(rec) - 1);
+	probe_header(tar + 1024, '0', 0);
+	a = archive_read_new();
+	if (!a)
+		return false;
+	archive_read_support_format_tar(a);
+	if (archive_read_open_memory(a, tar, sizeof(tar)) == ARCHIVE_OK &&
+	    archive_read_next_header(a, &e) == ARCHIVE_OK &&
+	    archive_entry_mtime(e) == -1 &&
+	    archive_entry_mtime_nsec(e) == 500000000)
+		w->pax_time_truncated = 1;
+	archive_read_free(a);
+	return w->pax_time_truncated > 0;
+}
+
+/*
+ * The entry's mtime as seconds and nanoseconds counted from the earlier
+ * whole second (-1.5 s is -2 s + 500000000 ns), as stat() shows it.
+ */
+static void entry_mtime(struct imgfs_writer *w, struct archive *a,
+			struct archive_entry *e, int64_t *sec, uint32_t *nsec)
+{
+	int64_t s = archive_entry_mtime(e);
+	long ns = archive_entry_mtime_nsec(e);
+
+	if (ns < 0 || ns >= 1000000000L) {
+		s += ns / 1000000000L;
+		ns %= 1000000000L;
+		if (ns < 0) {
+			s--;
+			ns += 1000000000L;
+		}
+	}
+	/* only tar carries fractional times as text (pax) */
+	if (s < 0 && s > INT64_MIN && ns > 0 && a &&
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) ==
+		    ARCHIVE_FORMAT_TAR &&
+	    pax_time_truncated(w)) {
+		s--;
+		ns = 1000000000L - ns;
+	}
+	*sec = s;
+	*nsec = (uint32_t)ns;
+}
+
 static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
-			  struct archive_entry *e, const char *path,
-			  struct imgfs_error *err)
+			  struct archive *a, struct archive_entry *e,
+			  const char *path, struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *o = &w->opts;
 
@@ -175,12 +257,10 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 				       path, (long long)archive_entry_uid(e),
 				       (long long)archive_entry_gid(e));
 	if (archive_entry_mtime_is_set(e)) {
-		inode->mtime = archive_entry_mtime(e);
-		inode->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
-		if (inode->mtime_nsec >= 1000000000u)
-			inode->mtime_nsec = 0;
+		entry_mtime(w, a, e, &inode->mtime, &inode->mtime_nsec);
 	} else {
 		inode->mtime = w->build_time;
+		inode->mtime_nsec = 0;
 	}
 	return 0;
 }
@@ -490,7 +570,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 				      inode))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	inode->mode = 0020000;
-	ret = set_owner_time(w, inode, c->e, c->path, err);
+	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
 	if (ret)
 		return ret;
 	c->dir->has_whiteouts = true;
@@ -505,7 +585,7 @@ static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 	int ret;
 
 	inode->mode = archive_entry_mode(c->e);
-	ret = set_owner_time(c->w, inode, c->e, c->path, err);
+	ret = set_owner_time(c->w, inode, c->a, c->e, c->path, err);
 	if (ret)
 		return ret;
 	imgfs_xattr_clear(inode);
@@ -554,7 +634,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (is_dir)
 		inode->dir = d;
-	ret = set_owner_time(w, inode, c->e, c->path, err);
+	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
 	if (!ret)
 		ret = set_xattrs(w, inode, c->e, c->path, err);
 	if (!ret)
