@@ -7,6 +7,8 @@
  * up as a difference here):
  * - paths: leading "/" and "./" dropped, empty and "." components ignored,
  *   ".." removes the previous component but never climbs above the root;
+ *   a path ending in "/", "." or ".." must be a directory's, and no
+ *   whiteout's ("a/.wh.." would whiteout "." and is refused);
  * - a later entry for a path replaces the earlier one (and its subtree),
  *   except that a directory over a directory only updates its metadata;
  * - missing parents are implied directories: 0755, owner 0:0, mtime = the
@@ -739,6 +741,24 @@ static bool try_link(struct fsck_compare *c, struct exp_dentry *d, bool final)
 	return true;
 }
 
+/*
+ * A path whose last element is empty, "." or ".." (as written, before the
+ * path rules) can only mean a directory: mkfs.img refuses it for anything
+ * else, and for whiteouts.
+ */
+static bool dir_only_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (!n || path[n - 1] == '/')
+		return true;
+	if (path[n - 1] != '.')
+		return false;
+	if (n == 1 || path[n - 2] == '/')
+		return true;
+	return path[n - 2] == '.' && (n == 2 || path[n - 3] == '/');
+}
+
 static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 		    const char *name, struct archive_entry *ae,
 		    const char *path)
@@ -748,6 +768,10 @@ static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 
 	if (c->o.keep_whiteouts || strncmp(name, WH_PREFIX, strlen(WH_PREFIX)))
 		return 0;
+	if (dir_only_path(path)) {
+		unrepresentable(c, path, "whiteout path ending in \"/\", \".\" or \"..\"");
+		return 1;
+	}
 	if (!strcmp(name, WH_OPAQUE)) {
 		dir->opaque = true;
 		return 1;
@@ -758,6 +782,10 @@ static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 		return 1;
 	}
 	name += strlen(WH_PREFIX);
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		unrepresentable(c, path, "whiteout for \".\" or \"..\"");
+		return 1;
+	}
 	d = dlookup(c, dir, name, strlen(name));
 	if (d)
 		d->dead = true;
@@ -807,6 +835,11 @@ static int add_entry(struct fsck_compare *c, struct archive *a,
 			return 0;
 		}
 		return update_dir(c, c->root, ae, path);
+	}
+	if (dir_only_path(path) && (!dir_entry || hardlink)) {
+		comps_free(&cp);
+		unrepresentable(c, path, "path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
+		return 0;
 	}
 	dir = walk_parent(c, &cp, true, path);
 	name = cp.v[cp.n - 1];

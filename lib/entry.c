@@ -4,8 +4,10 @@
  *
  * Path rule: leading "/" and "./" are dropped, empty and "." components
  * are ignored, and ".." removes the previous component but never climbs
- * above the image root. Later entries for the same path replace earlier
- * ones, except that a directory entry only updates an existing directory.
+ * above the image root. A path ending in "/", "." or ".." designates a
+ * directory, so only a directory entry may take that form. Later entries
+ * for the same path replace earlier ones, except that a directory entry
+ * only updates an existing directory.
  */
 #include <errno.h>
 #include <limits.h>
@@ -535,6 +537,26 @@ struct entry_ctx {
 	size_t name_len;
 };
 
+/* "." or "..": names that would make a directory entry point elsewhere. */
+static bool is_dot_name(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') ||
+	       (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/*
+ * Does @path, as the archive spells it, end in "/", "." or ".." (or is it
+ * empty)? Such a path designates a directory through the path rules
+ * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
+ */
+static bool ends_in_dir_form(const char *path)
+{
+	const char *last = strrchr(path, '/');
+
+	last = last ? last + 1 : path;
+	return is_dot_name(last, strlen(last)) || !*last;
+}
+
 /* Apply a whiteout entry; returns 1 when the entry was consumed. */
 static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 {
@@ -547,6 +569,10 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
+	if (ends_in_dir_form(c->path))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
+				       c->path);
 	if (c->name_len == strlen(WH_OPAQUE) &&
 	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
 		c->dir->opaque = true;
@@ -560,6 +586,11 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (c->name_len == plen)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout without a name", c->path);
+	if (is_dot_name(c->name + plen, c->name_len - plen))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: whiteout for \"%.*s\", which is not a file name",
+				       c->path, (int)(c->name_len - plen),
+				       c->name + plen);
 	c->name += plen;
 	c->name_len -= plen;
 	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
@@ -680,6 +711,14 @@ int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 		return ret;
 	if (!cp.n) {
 		ret = handle_root(&c, err);
+		goto out;
+	}
+	if (ends_in_dir_form(c.path) &&
+	    (archive_entry_filetype(e) != AE_IFDIR ||
+	     archive_entry_hardlink(e))) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
+				      c.path);
 		goto out;
 	}
 	c.dir = walk_parent(w, &cp, true, c.path, &ret, err);
