@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,30 @@ static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 	return 0;
 }
 
+static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Hand a warning to the caller's callback, if there is one. */
+static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	if (!w->opts.warn)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(msg = malloc((size_t)n + 1)))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	w->opts.warn(msg, w->opts.warn_arg);
+	free(msg);
+}
+
 /* One ustar header block of the probe archive below. */
 static void probe_header(char *h, char type, size_t size)
 {
@@ -219,7 +244,8 @@ static bool pax_time_truncated(struct imgfs_writer *w)
  * whole second (-1.5 s is -2 s + 500000000 ns), as stat() shows it.
  */
 static void entry_mtime(struct imgfs_writer *w, struct archive *a,
-			struct archive_entry *e, int64_t *sec, uint32_t *nsec)
+			struct archive_entry *e, const char *path,
+			int64_t *sec, uint32_t *nsec)
 {
 	int64_t s = archive_entry_mtime(e);
 	long ns = archive_entry_mtime_nsec(e);
@@ -233,12 +259,18 @@ static void entry_mtime(struct imgfs_writer *w, struct archive *a,
 		}
 	}
 	/* only tar carries fractional times as text (pax) */
-	if (s < 0 && s > INT64_MIN && ns > 0 && a &&
+	if (s <= 0 && s > INT64_MIN && ns > 0 && a &&
 	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) ==
 		    ARCHIVE_FORMAT_TAR &&
 	    pax_time_truncated(w)) {
-		s--;
-		ns = 1000000000L - ns;
+		if (s < 0) {
+			s--;
+			ns = 1000000000L - ns;
+		} else {
+			/* "-0.5" arrived as 0 s + 0.5 s: its sign is lost */
+			writer_warn(w, "%s: mtime 0.%09ld s may have been -0.%09ld s in the archive (libarchive reads pax times between -1 and 0 s without their sign)",
+				    path, ns, ns);
+		}
 	}
 	*sec = s;
 	*nsec = (uint32_t)ns;
@@ -259,7 +291,7 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 				       path, (long long)archive_entry_uid(e),
 				       (long long)archive_entry_gid(e));
 	if (archive_entry_mtime_is_set(e)) {
-		entry_mtime(w, a, e, &inode->mtime, &inode->mtime_nsec);
+		entry_mtime(w, a, e, path, &inode->mtime, &inode->mtime_nsec);
 	} else {
 		inode->mtime = w->build_time;
 		inode->mtime_nsec = 0;
