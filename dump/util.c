@@ -96,7 +96,7 @@ void decimal_time(int64_t sec, uint32_t nsec, char *buf)
 		snprintf(buf, 48, "%" PRId64 " s + %" PRIu32 " ns", sec, nsec);
 	else if (sec < 0 && nsec)
 		snprintf(buf, 48, "-%" PRIu64 ".%09" PRIu32,
-			 (uint64_t)-(sec + 1), 1000000000u - nsec);
+			 (uint64_t)(-1 - sec), 1000000000u - nsec);
 	else
 		snprintf(buf, 48, "%" PRId64 ".%09" PRIu32, sec, nsec);
 }

@@ -1122,7 +1122,7 @@ static void decimal_time(int64_t s, uint32_t ns, char *buf)
 		snprintf(buf, 48, "%" PRId64 " s + %" PRIu32 " ns", s, ns);
 	else if (s < 0 && ns)
 		snprintf(buf, 48, "-%" PRIu64 ".%09" PRIu32,
-			 (uint64_t)-(s + 1), 1000000000u - ns);
+			 (uint64_t)(-1 - s), 1000000000u - ns);
 	else
 		snprintf(buf, 48, "%" PRId64 ".%09" PRIu32, s, ns);
 }

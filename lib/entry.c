@@ -199,7 +199,8 @@ static void probe_header(char *h, char type, size_t size)
 	memcpy(h + 100, "0000644", 7);
 	snprintf(h + 124, 12, "%011zo", size);
 	h[156] = type;
-	memcpy(h + 257, "ustar\0" "00", 8);
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
 	memset(h + 148, ' ', 8);
 	for (int i = 0; i < 512; i++)
 		sum += (unsigned char)h[i];
@@ -244,8 +245,8 @@ static bool pax_time_truncated(struct imgfs_writer *w)
  * whole second (-1.5 s is -2 s + 500000000 ns), as stat() shows it.
  */
 static void entry_mtime(struct imgfs_writer *w, struct archive *a,
-			struct archive_entry *e, const char *path,
-			int64_t *sec, uint32_t *nsec)
+			struct archive_entry *e, const char *path, int64_t *sec,
+			uint32_t *nsec)
 {
 	int64_t s = archive_entry_mtime(e);
 	long ns = archive_entry_mtime_nsec(e);

@@ -7,6 +7,7 @@
 #     so is the root directory when the tar has no entry for it;
 #   - leading "/" and "./" are stripped, "." dropped, ".." resolved
 #     lexically and clamped at the root ("../../x" is "x");
+#   - a directory entry spelt "a/." or "a/b/.." is the directory a;
 #   - a hard link may precede its target (crafted tars do this).
 # Each crafted tar comes with an expected tar spelling out the result.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
