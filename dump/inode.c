@@ -87,7 +87,7 @@ static void text_basics(FILE *f, const struct dump_target *t,
 			const struct imgfs_inode *inode,
 			const struct imgfs_sb_info *sb)
 {
-	char buf[48];
+	char buf[48], num[48];
 
 	fprintf(f, "%-16s ", "Path:");
 	if (t->path)
@@ -105,8 +105,8 @@ static void text_basics(FILE *f, const struct dump_target *t,
 	fprintf(f, "%-16s %" PRIu64 "\n", "Size:", inode->size);
 	fprintf(f, "%-16s %" PRIu32 "\n", "Links:", inode->nlink);
 	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
-	fprintf(f, "%-16s %s (%" PRId64 ".%09" PRIu32 ")\n", "Mtime:", buf,
-		inode->mtime, inode->mtime_nsec);
+	decimal_time(inode->mtime, inode->mtime_nsec, num);
+	fprintf(f, "%-16s %s (%s)\n", "Mtime:", buf, num);
 	fprintf(f, "%-16s %s (%u bytes, i_format 0x%04x)\n", "Inode format:",
 		inode->version == IMGFS_INODE_EXTENDED ? "extended" : "compact",
 		inode->inode_size, inode->i_format);

@@ -7,6 +7,8 @@
  * up as a difference here):
  * - paths: leading "/" and "./" dropped, empty and "." components ignored,
  *   ".." removes the previous component but never climbs above the root;
+ *   a path ending in "/", "." or ".." must be a directory's, and no
+ *   whiteout's ("a/.wh.." would whiteout "." and is refused);
  * - a later entry for a path replaces the earlier one (and its subtree),
  *   except that a directory over a directory only updates its metadata;
  * - missing parents are implied directories: 0755, owner 0:0, mtime = the
@@ -22,6 +24,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +91,8 @@ struct fsck_compare {
 	struct fsck_compare_opts o;
 	struct fsck_out *out;
 	int64_t build_time;
+	/* libarchive gives "-1.5" as -1 s + 0.5 s (see pax_sign_lost) */
+	bool pax_trunc;
 	/* expected tree */
 	struct exp_dentry *root;
 	struct exp_dentry **dbuckets;
@@ -402,6 +407,79 @@ static bool map_id(int64_t id, bool all_root, int64_t force, int64_t off,
 	return true;
 }
 
+/* Write a 512-byte ustar header named "t" into @blk. */
+static void ustar_block(char *blk, int typeflag, unsigned int size)
+{
+	unsigned int sum = 0, i;
+
+	memset(blk, 0, 512);
+	snprintf(blk, 100, "t");
+	snprintf(blk + 100, 8, "%07o", 0644u);
+	snprintf(blk + 108, 8, "%07o", 0u);
+	snprintf(blk + 116, 8, "%07o", 0u);
+	snprintf(blk + 124, 12, "%011o", size);
+	snprintf(blk + 136, 12, "%011o", 0u);
+	blk[156] = (char)typeflag;
+	memcpy(blk + 257, "ustar", 5);
+	blk[263] = '0';
+	blk[264] = '0';
+	for (i = 0; i < 512; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : (unsigned char)blk[i];
+	snprintf(blk + 148, 7, "%06o", sum);
+	blk[155] = ' ';
+}
+
+/*
+ * POSIX pax times are decimal numbers: "mtime=-1.5" is 1.5 s before the
+ * epoch. libarchive hands such a time out as -1 s and +500000000 ns (the
+ * sign applied to the whole seconds only). Ask the library in use, with a
+ * pax archive holding exactly that record.
+ */
+static bool pax_sign_lost(void)
+{
+	const char rec[] = "14 mtime=-1.5\n";
+	struct archive_entry *ae;
+	struct archive *a;
+	char img[2560] = { 0 };
+	bool lost = false;
+
+	ustar_block(img, 'x', sizeof(rec) - 1);
+	memcpy(img + 512, rec, sizeof(rec) - 1);
+	ustar_block(img + 1024, '0', 0);
+	a = archive_read_new();
+	if (!a)
+		return false;
+	archive_read_support_format_tar(a);
+	if (archive_read_open_memory(a, img, sizeof(img)) == ARCHIVE_OK &&
+	    archive_read_next_header(a, &ae) == ARCHIVE_OK)
+		lost = archive_entry_mtime(ae) == -1 &&
+		       archive_entry_mtime_nsec(ae) == 500000000;
+	archive_read_free(a);
+	return lost;
+}
+
+/*
+ * The mtime stat() must show: whole seconds rounded down, nanoseconds
+ * counted up from there (-1.5 s is -2 s + 500000000 ns).
+ */
+static void tar_mtime(const struct fsck_compare *c, struct archive_entry *ae,
+		      int64_t *sec, uint32_t *nsec)
+{
+	int64_t s = archive_entry_mtime(ae);
+	int64_t ns = archive_entry_mtime_nsec(ae);
+	const int64_t giga = 1000000000;
+
+	s += ns / giga - (ns % giga < 0);
+	ns = (ns % giga + giga) % giga;
+	if (c->pax_trunc && s < 0 && ns && s != INT64_MIN) {
+		/* -S.F was read as -S + F: it is -(S + 1) + (1 - F) */
+		s -= 1;
+		ns = giga - ns;
+	}
+	*sec = s;
+	*nsec = (uint32_t)ns;
+}
+
 static bool set_owner_time(struct fsck_compare *c, struct exp_inode *in,
 			   struct archive_entry *ae, const char *path)
 {
@@ -413,10 +491,7 @@ static bool set_owner_time(struct fsck_compare *c, struct exp_inode *in,
 		return false;
 	}
 	if (archive_entry_mtime_is_set(ae)) {
-		in->mtime = archive_entry_mtime(ae);
-		in->nsec = (uint32_t)archive_entry_mtime_nsec(ae);
-		if (in->nsec >= 1000000000u)
-			in->nsec = 0;
+		tar_mtime(c, ae, &in->mtime, &in->nsec);
 	} else {
 		in->mtime = c->build_time;
 		in->nsec = 0;
@@ -666,6 +741,24 @@ static bool try_link(struct fsck_compare *c, struct exp_dentry *d, bool final)
 	return true;
 }
 
+/*
+ * A path whose last element is empty, "." or ".." (as written, before the
+ * path rules) can only mean a directory: mkfs.img refuses it for anything
+ * else, and for whiteouts.
+ */
+static bool dir_only_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (!n || path[n - 1] == '/')
+		return true;
+	if (path[n - 1] != '.')
+		return false;
+	if (n == 1 || path[n - 2] == '/')
+		return true;
+	return path[n - 2] == '.' && (n == 2 || path[n - 3] == '/');
+}
+
 static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 		    const char *name, struct archive_entry *ae,
 		    const char *path)
@@ -675,6 +768,10 @@ static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 
 	if (c->o.keep_whiteouts || strncmp(name, WH_PREFIX, strlen(WH_PREFIX)))
 		return 0;
+	if (dir_only_path(path)) {
+		unrepresentable(c, path, "whiteout path ending in \"/\", \".\" or \"..\"");
+		return 1;
+	}
 	if (!strcmp(name, WH_OPAQUE)) {
 		dir->opaque = true;
 		return 1;
@@ -685,6 +782,10 @@ static int whiteout(struct fsck_compare *c, struct exp_dentry *dir,
 		return 1;
 	}
 	name += strlen(WH_PREFIX);
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		unrepresentable(c, path, "whiteout for \".\" or \"..\"");
+		return 1;
+	}
 	d = dlookup(c, dir, name, strlen(name));
 	if (d)
 		d->dead = true;
@@ -734,6 +835,11 @@ static int add_entry(struct fsck_compare *c, struct archive *a,
 			return 0;
 		}
 		return update_dir(c, c->root, ae, path);
+	}
+	if (dir_only_path(path) && (!dir_entry || hardlink)) {
+		comps_free(&cp);
+		unrepresentable(c, path, "path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
+		return 0;
 	}
 	dir = walk_parent(c, &cp, true, path);
 	name = cp.v[cp.n - 1];
@@ -830,6 +936,7 @@ static int read_archive(struct fsck_compare *c, const char *tar,
 
 	if (!a)
 		return err->code ? err->code : -EIO;
+	c->pax_trunc = pax_sign_lost();
 	while ((r = archive_read_next_header(a, &ae)) != ARCHIVE_EOF) {
 		const char *path;
 
@@ -1008,6 +1115,18 @@ static void compare_links(struct fsck_compare *c, const char *path,
 				first->path);
 }
 
+/* Seconds since the epoch as one signed decimal: -2 s + 0.5 s is "-1.5". */
+static void decimal_time(int64_t s, uint32_t ns, char *buf)
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, 48, "%" PRId64 " s + %" PRIu32 " ns", s, ns);
+	else if (s < 0 && ns)
+		snprintf(buf, 48, "-%" PRIu64 ".%09" PRIu32,
+			 (uint64_t)(-1 - s), 1000000000u - ns);
+	else
+		snprintf(buf, 48, "%" PRId64 ".%09" PRIu32, s, ns);
+}
+
 static void compare_inode(struct fsck_compare *c, const char *path,
 			  struct exp_inode *in, struct img_entry *ie)
 {
@@ -1022,10 +1141,15 @@ static void compare_inode(struct fsck_compare *c, const char *path,
 		fsck_difference(c->out, path, "owner",
 				"%u:%u in the archive, %u:%u in the image",
 				in->uid, in->gid, ii->uid, ii->gid);
-	if (in->mtime != ii->mtime || in->nsec != ii->mtime_nsec)
+	if (in->mtime != ii->mtime || in->nsec != ii->mtime_nsec) {
+		char want[48], got[48];
+
+		decimal_time(in->mtime, in->nsec, want);
+		decimal_time(ii->mtime, ii->mtime_nsec, got);
 		fsck_difference(c->out, path, "mtime",
-				"%" PRId64 ".%09u in the archive, %" PRId64 ".%09u in the image",
-				in->mtime, in->nsec, ii->mtime, ii->mtime_nsec);
+				"%s in the archive, %s in the image", want,
+				got);
+	}
 	switch (in->mode & 0170000) {
 	case 0100000:
 		if (in->size != ii->size)

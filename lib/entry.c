@@ -4,11 +4,16 @@
  *
  * Path rule: leading "/" and "./" are dropped, empty and "." components
  * are ignored, and ".." removes the previous component but never climbs
- * above the image root. Later entries for the same path replace earlier
- * ones, except that a directory entry only updates an existing directory.
+ * above the image root. A path ending in "/", "." or ".." designates a
+ * directory, so only a directory entry may take that form. Later entries
+ * for the same path replace earlier ones, except that a directory entry
+ * only updates an existing directory.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,9 +165,121 @@ static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 	return 0;
 }
 
+static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Hand a warning to the caller's callback, if there is one. */
+static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	if (!w->opts.warn)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(msg = malloc((size_t)n + 1)))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	w->opts.warn(msg, w->opts.warn_arg);
+	free(msg);
+}
+
+/* One ustar header block of the probe archive below. */
+static void probe_header(char *h, char type, size_t size)
+{
+	unsigned int sum = 0;
+
+	memset(h, 0, 512);
+	h[0] = 'p';
+	memcpy(h + 100, "0000644", 7);
+	snprintf(h + 124, 12, "%011zo", size);
+	h[156] = type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+}
+
+/*
+ * libarchive (3.6 to at least 3.8) reads the pax time "-1.5" as -1 s plus
+ * 0.5 s: integer part truncated toward zero, fraction added as if it were
+ * positive. Whether the library in use does so is learnt once per writer
+ * from a two-header pax archive holding exactly that time.
+ */
+static bool pax_time_truncated(struct imgfs_writer *w)
+{
+	static const char rec[] = "14 mtime=-1.5\n";
+	char tar[5 * 512];
+	struct archive *a;
+	struct archive_entry *e;
+
+	if (w->pax_time_truncated)
+		return w->pax_time_truncated > 0;
+	w->pax_time_truncated = -1;
+	probe_header(tar, 'x', sizeof(rec) - 1);
+	memset(tar + 512, 0, 4 * 512);
+	memcpy(tar + 512, rec, sizeof(rec) - 1);
+	probe_header(tar + 1024, '0', 0);
+	a = archive_read_new();
+	if (!a)
+		return false;
+	archive_read_support_format_tar(a);
+	if (archive_read_open_memory(a, tar, sizeof(tar)) == ARCHIVE_OK &&
+	    archive_read_next_header(a, &e) == ARCHIVE_OK &&
+	    archive_entry_mtime(e) == -1 &&
+	    archive_entry_mtime_nsec(e) == 500000000)
+		w->pax_time_truncated = 1;
+	archive_read_free(a);
+	return w->pax_time_truncated > 0;
+}
+
+/*
+ * The entry's mtime as seconds and nanoseconds counted from the earlier
+ * whole second (-1.5 s is -2 s + 500000000 ns), as stat() shows it.
+ */
+static void entry_mtime(struct imgfs_writer *w, struct archive *a,
+			struct archive_entry *e, const char *path, int64_t *sec,
+			uint32_t *nsec)
+{
+	int64_t s = archive_entry_mtime(e);
+	long ns = archive_entry_mtime_nsec(e);
+
+	if (ns < 0 || ns >= 1000000000L) {
+		s += ns / 1000000000L;
+		ns %= 1000000000L;
+		if (ns < 0) {
+			s--;
+			ns += 1000000000L;
+		}
+	}
+	/* only tar carries fractional times as text (pax) */
+	if (s <= 0 && s > INT64_MIN && ns > 0 && a &&
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) ==
+		    ARCHIVE_FORMAT_TAR &&
+	    pax_time_truncated(w)) {
+		if (s < 0) {
+			s--;
+			ns = 1000000000L - ns;
+		} else {
+			/* "-0.5" arrived as 0 s + 0.5 s: its sign is lost */
+			writer_warn(w, "%s: mtime 0.%09ld s may have been -0.%09ld s in the archive (libarchive reads pax times between -1 and 0 s without their sign)",
+				    path, ns, ns);
+		}
+	}
+	*sec = s;
+	*nsec = (uint32_t)ns;
+}
+
 static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
-			  struct archive_entry *e, const char *path,
-			  struct imgfs_error *err)
+			  struct archive *a, struct archive_entry *e,
+			  const char *path, struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *o = &w->opts;
 
@@ -175,12 +292,10 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 				       path, (long long)archive_entry_uid(e),
 				       (long long)archive_entry_gid(e));
 	if (archive_entry_mtime_is_set(e)) {
-		inode->mtime = archive_entry_mtime(e);
-		inode->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
-		if (inode->mtime_nsec >= 1000000000u)
-			inode->mtime_nsec = 0;
+		entry_mtime(w, a, e, path, &inode->mtime, &inode->mtime_nsec);
 	} else {
 		inode->mtime = w->build_time;
+		inode->mtime_nsec = 0;
 	}
 	return 0;
 }
@@ -455,6 +570,26 @@ struct entry_ctx {
 	size_t name_len;
 };
 
+/* "." or "..": names that would make a directory entry point elsewhere. */
+static bool is_dot_name(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') ||
+	       (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/*
+ * Does @path, as the archive spells it, end in "/", "." or ".." (or is it
+ * empty)? Such a path designates a directory through the path rules
+ * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
+ */
+static bool ends_in_dir_form(const char *path)
+{
+	const char *last = strrchr(path, '/');
+
+	last = last ? last + 1 : path;
+	return is_dot_name(last, strlen(last)) || !*last;
+}
+
 /* Apply a whiteout entry; returns 1 when the entry was consumed. */
 static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 {
@@ -467,6 +602,10 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
+	if (ends_in_dir_form(c->path))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
+				       c->path);
 	if (c->name_len == strlen(WH_OPAQUE) &&
 	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
 		c->dir->opaque = true;
@@ -480,6 +619,11 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (c->name_len == plen)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout without a name", c->path);
+	if (is_dot_name(c->name + plen, c->name_len - plen))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: whiteout for \"%.*s\", which is not a file name",
+				       c->path, (int)(c->name_len - plen),
+				       c->name + plen);
 	c->name += plen;
 	c->name_len -= plen;
 	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
@@ -490,7 +634,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 				      inode))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	inode->mode = 0020000;
-	ret = set_owner_time(w, inode, c->e, c->path, err);
+	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
 	if (ret)
 		return ret;
 	c->dir->has_whiteouts = true;
@@ -505,7 +649,7 @@ static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 	int ret;
 
 	inode->mode = archive_entry_mode(c->e);
-	ret = set_owner_time(c->w, inode, c->e, c->path, err);
+	ret = set_owner_time(c->w, inode, c->a, c->e, c->path, err);
 	if (ret)
 		return ret;
 	imgfs_xattr_clear(inode);
@@ -554,7 +698,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (is_dir)
 		inode->dir = d;
-	ret = set_owner_time(w, inode, c->e, c->path, err);
+	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
 	if (!ret)
 		ret = set_xattrs(w, inode, c->e, c->path, err);
 	if (!ret)
@@ -601,6 +745,14 @@ int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 		return ret;
 	if (!cp.n) {
 		ret = handle_root(&c, err);
+		goto out;
+	}
+	if (ends_in_dir_form(c.path) &&
+	    (archive_entry_filetype(e) != AE_IFDIR ||
+	     archive_entry_hardlink(e))) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
+				      c.path);
 		goto out;
 	}
 	c.dir = walk_parent(w, &cp, true, c.path, &ret, err);

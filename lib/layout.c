@@ -155,25 +155,41 @@ static int mtime_cmp(const void *a, const void *b)
 }
 
 /*
+ * The superblock records the build time only as an unsigned 32-bit offset
+ * from the epoch, so an epoch is usable only in [build - UINT32_MAX, build].
+ */
+static bool epoch_keeps_build_time(int64_t epoch, int64_t build)
+{
+	return epoch <= build &&
+	       (uint64_t)build - (uint64_t)epoch <= UINT32_MAX;
+}
+
+/*
  * Compact inodes carry no mtime of their own, only the superblock epoch:
  * pick the most common mtime as the epoch so that layers with uniform
- * timestamps (reproducible builds) get 32-byte inodes throughout.
+ * timestamps (reproducible builds) get 32-byte inodes throughout. Only
+ * mtimes that still let the superblock record the build time qualify;
+ * when none does, the build time itself is the epoch and inodes with
+ * other mtimes are extended.
  */
 static int choose_epoch(struct imgfs_writer *w, struct layout *l)
 {
 	struct mtime_key *keys = malloc(l->nr * sizeof(*keys));
-	size_t best = 0, run = 0;
+	size_t best = 0, run = 0, n = 0;
 
 	w->epoch = w->build_time;
 	w->epoch_nsec = 0;
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->nr; i++) {
-		keys[i].sec = l->order[i]->mtime;
-		keys[i].nsec = l->order[i]->mtime_nsec;
+		if (!epoch_keeps_build_time(l->order[i]->mtime, w->build_time))
+			continue;
+		keys[n].sec = l->order[i]->mtime;
+		keys[n].nsec = l->order[i]->mtime_nsec;
+		n++;
 	}
-	qsort(keys, l->nr, sizeof(*keys), mtime_cmp);
-	for (size_t i = 0; i < l->nr; i++) {
+	qsort(keys, n, sizeof(*keys), mtime_cmp);
+	for (size_t i = 0; i < n; i++) {
 		run = (i && !mtime_cmp(&keys[i], &keys[i - 1])) ? run + 1 : 1;
 		if (run > best) {
 			best = run;

@@ -40,10 +40,15 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	imgfs_put_le32(sb + 44, l->xattr_blkaddr);
 	memcpy(sb + 48, w->opts.uuid, 16);
 	memcpy(sb + 64, w->opts.label, strnlen(w->opts.label, 16));
-	/* build time = epoch + this field, when it fits */
-	if (w->build_time >= w->epoch &&
-	    w->build_time - w->epoch <= (int64_t)UINT32_MAX)
-		imgfs_put_le32(sb + 108, (uint32_t)(w->build_time - w->epoch));
+	/* build time = epoch + this field; the epoch was chosen so it fits */
+	if (w->epoch > w->build_time ||
+	    (uint64_t)w->build_time - (uint64_t)w->epoch > UINT32_MAX)
+		return imgfs_error_set(err, -ERANGE,
+				       "build time %lld cannot be recorded relative to epoch %lld",
+				       (long long)w->build_time,
+				       (long long)w->epoch);
+	imgfs_put_le32(sb + 108,
+		       (uint32_t)((uint64_t)w->build_time - (uint64_t)w->epoch));
 	imgfs_put_le32(sb + 80, l->feature_incompat);
 	imgfs_put_le16(sb + 84, l->u1);
 	imgfs_put_le64(sb + 96, l->packed_nid);

@@ -29,6 +29,9 @@ struct imgfs_writer {
 	int64_t build_time;
 	int64_t epoch; /* compact inodes' mtime (superblock epoch) */
 	uint32_t epoch_nsec;
+	/* libarchive's reading of negative fractional pax times:
+	 * 0 not probed yet, 1 truncated (see entry.c), -1 exact */
+	int8_t pax_time_truncated;
 	struct imgfs_tree tree;
 	struct imgfs_xattr_table xattrs;
 	struct imgfs_blkout out;

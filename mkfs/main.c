@@ -81,7 +81,7 @@ static void usage(FILE *f)
 		"                       inode (Linux 6.1+)\n"
 		"      --immutable      set the immutable flag on the finished image\n"
 		"      --verify         check the image before putting it in place\n"
-		"  -q, --quiet          no progress or summary\n"
+		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n");
 }
@@ -328,6 +328,12 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+static void show_warning(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+}
+
 static void show_progress(const struct imgfs_progress *p, void *arg)
 {
 	struct progress_state *ps = arg;
@@ -493,6 +499,8 @@ static int run(struct mkfs_args *a)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ps.start);
+	if (!a->quiet)
+		a->opts.warn = show_warning;
 	if (!a->quiet && isatty(STDERR_FILENO)) {
 		a->opts.progress = show_progress;
 		a->opts.progress_arg = &ps;

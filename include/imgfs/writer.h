@@ -53,6 +53,8 @@ typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
  */
 #define IMGFS_MAX_WORKERS 256u
 
+typedef void (*imgfs_warn_fn)(const char *msg, void *arg);
+
 struct imgfs_mkfs_options {
 	size_t struct_size; /* sizeof(struct imgfs_mkfs_options) */
 	unsigned int blkszbits; /* 9..12, default 12 (4096) */
@@ -82,6 +84,9 @@ struct imgfs_mkfs_options {
 	/* EROFS has no place for file flags (chattr, pax SCHILY.fflags): an
 	 * entry carrying any is an error unless this drops them */
 	bool ignore_file_flags;
+	/* warnings (conversion goes on); NULL: none are reported */
+	imgfs_warn_fn warn;
+	void *warn_arg;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */

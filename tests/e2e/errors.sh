@@ -66,6 +66,76 @@ expect_failure device-major-4096 'd/huge-major' "$WORK/bad-device.tar"
 pymk mktar.py file-flags "$WORK/file-flags.tar"
 expect_failure file-flags 'd/flagged.*file flags' "$WORK/file-flags.tar"
 
+# Names the path rules would turn into ".", ".." or nothing: whiteouts of
+# "." and "..", an empty whiteout, whiteout paths ending in "." or "..",
+# and non-directories whose path ends in "/", "." or "..". Each tar also
+# holds a plain file; fsck.img --compare must refuse the entry as well.
+"$PYTHON" - "$WORK" <<'EOF' || die "writing the bad-name tars"
+import io, sys, tarfile
+R, D, L, S, F = (tarfile.REGTYPE, tarfile.DIRTYPE, tarfile.LNKTYPE,
+                 tarfile.SYMTYPE, tarfile.FIFOTYPE)
+cases = {
+    "wh-dot": ("d/.wh..", R), "wh-dotdot": ("d/.wh...", R),
+    "wh-empty": ("d/.wh.", R), "wh-path-dot": ("d/.wh.x/.", D),
+    "wh-path-dotdot": ("d/.wh.x/y/..", D), "wh-path-slash": ("d/.wh.x/", D),
+    "file-dot": ("d/f/.", R),
+    "file-dotdot": ("d/f/..", R), "symlink-slash": ("d/l/", S),
+    "fifo-dot": ("d/p/.", F), "hardlink-dot": ("d/h/.", L),
+}
+class Literal(tarfile.TarInfo):
+    """Names stored as given (tarfile adds a "/" to directories')."""
+    def get_info(self):
+        info = super().get_info()
+        info["name"] = self.name
+        return info
+for case, (name, kind) in cases.items():
+    with tarfile.open("%s/%s.tar" % (sys.argv[1], case), "w",
+                      format=tarfile.PAX_FORMAT) as t:
+        for n, k, data in (("d/", D, b""), ("d/ok", R, b"ok"),
+                           (name, kind, b"")):
+            ti = Literal(n)
+            ti.type = k
+            ti.mode = 0o755 if k == D else 0o644
+            ti.mtime = 1600000000
+            ti.size = len(data)
+            if k in (S, L):
+                ti.linkname = "d/ok"
+            t.addfile(ti, io.BytesIO(data))
+EOF
+# an image to hold those tars against with --compare
+"$PYTHON" -c 'import sys, tarfile; tarfile.open(sys.argv[1], "w").close()' \
+	"$WORK/empty.tar" || die "writing empty.tar"
+mkfs_img -q "$WORK/empty.tar" "$WORK/empty.img" || die "mkfs empty.tar"
+# bad_name CASE ENTRY-PATTERN [MKFS OPTIONS...]
+bad_name() {
+	local case=$1 pat=$2 rc=0
+	shift 2
+	expect_failure "$case$*" "^mkfs.img: $pat: " "$WORK/$case.tar" "$@"
+	"$FSCK_IMG" "$@" --compare="$WORK/$case.tar" "$WORK/empty.img" \
+		>"$WORK/$case.cmp" 2>&1 || rc=$?
+	if [ $rc -eq 4 ] &&
+		grep -qE "^differs: $pat: unrepresentable" "$WORK/$case.cmp"; then
+		ok "$case$*: fsck.img --compare refuses it too"
+	else
+		sed "s/^/    | /" "$WORK/$case.cmp" | head -n 5
+		fail "$case$*: fsck.img --compare does not refuse it (exit $rc)"
+	fi
+}
+bad_name wh-dot 'd/\.wh\.\.'
+bad_name wh-dotdot 'd/\.wh\.\.\.'
+bad_name wh-empty 'd/\.wh\.'
+bad_name wh-path-dot 'd/\.wh\.x/\.'
+bad_name wh-path-dotdot 'd/\.wh\.x/y/\.\.'
+bad_name wh-path-slash 'd/\.wh\.x/'
+bad_name file-dot 'd/f/\.'
+bad_name file-dotdot 'd/f/\.\.'
+bad_name symlink-slash 'd/l/'
+bad_name fifo-dot 'd/p/\.'
+bad_name hardlink-dot 'd/h/\.'
+# whiteouts kept verbatim or not, such paths still name directories only
+bad_name file-dot 'd/f/\.' --keep-whiteouts
+bad_name symlink-slash 'd/l/' --keep-whiteouts
+
 # Cut inside the data of d/big-file (1 MiB of data from offset 2048).
 pymk mktar.py one-big-file "$WORK/one.tar"
 head -c 600000 "$WORK/one.tar" >"$WORK/truncated.tar"

@@ -13,6 +13,34 @@ convert_and_compare "$WORK/wh.tar" -T 1600000000
 mv "$IMG" "$WORK/upper.img"
 convert_and_compare "$WORK/wh.tar" --keep-whiteouts
 
+# Kept verbatim, whiteouts of "." and ".." are ordinary files named ".wh.."
+# and ".wh..." (converting them is an error, see errors.sh).
+"$PYTHON" - "$WORK/whdots.tar" <<'EOF' || die "writing whdots.tar"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    ti = tarfile.TarInfo("d")
+    ti.type = tarfile.DIRTYPE
+    ti.mode = 0o755
+    ti.mtime = 1600000000
+    t.addfile(ti)
+    for name, data in (("d/.wh..", b"dot"), ("d/.wh...", b"dotdot"),
+                       ("d/.wh....", b"three dots")):
+        ti = tarfile.TarInfo(name)
+        ti.mode = 0o644
+        ti.mtime = 1600000000
+        ti.size = len(data)
+        t.addfile(ti, io.BytesIO(data))
+EOF
+convert_and_compare "$WORK/whdots.tar" --keep-whiteouts -T 1600000000
+if mount_loop "$IMG" "$WORK/whdots"; then
+	check "--keep-whiteouts: d/.wh.. and d/.wh... are files" \
+		test "$(cat "$WORK/whdots/d/.wh.." "$WORK/whdots/d/.wh...")" = \
+		dotdotdot
+	unmount "$WORK/whdots"
+else
+	fail "mount whdots.tar.img"
+fi
+
 # Whiteout inodes: overlayfs only needs char 0:0; report their mode too.
 mount_loop "$WORK/upper.img" "$WORK/up"
 for p in etc/removed.conf mixed/gone-dir mixed/gone-file top-level; do
