@@ -60,6 +60,8 @@ static void usage(FILE *f)
 		"      --keep-whiteouts store OCI .wh.* entries verbatim\n"
 		"      --ignore-file-flags drop file flags (chattr, SCHILY.fflags)\n"
 		"                       instead of refusing entries that carry them\n"
+		"      --allow-missing-end accept a tar that ends without its end-of-archive\n"
+		"                       marker, or an empty input (a warning instead)\n"
 		"      --all-root       make every entry owned by 0:0\n"
 		"      --force-uid=N    set every uid to N\n"
 		"      --force-gid=N    set every gid to N\n"
@@ -96,6 +98,7 @@ enum {
 	OPT_ZTAILPACKING,
 	OPT_FRAGMENTS,
 	OPT_IGNORE_FLAGS,
+	OPT_ALLOW_MISSING_END,
 };
 
 static const struct option long_opts[] = {
@@ -112,6 +115,7 @@ static const struct option long_opts[] = {
 	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
+	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -211,6 +215,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_IGNORE_FLAGS:
 		o->ignore_file_flags = true;
+		return 0;
+	case OPT_ALLOW_MISSING_END:
+		o->allow_missing_end = true;
 		return 0;
 	case OPT_ALL_ROOT:
 		o->all_root = true;
@@ -337,6 +344,18 @@ static void show_progress(const struct imgfs_progress *p, void *arg)
 	ps->shown = true;
 }
 
+static void show_warning(const char *msg, void *arg)
+{
+	struct progress_state *ps = arg;
+
+	/* below a progress line, not inside it */
+	if (ps->shown) {
+		fputc('\n', stderr);
+		ps->shown = false;
+	}
+	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+}
+
 static int make_tmp(const char *target)
 {
 	char dir[PATH_MAX], base[PATH_MAX];
@@ -382,7 +401,7 @@ static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
 		 struct imgfs_error *err)
 {
 	struct imgfs_writer *w = imgfs_writer_create(&a->opts, fd, err);
-	struct archive *ar = NULL;
+	struct imgfs_tar *t = NULL;
 	int ret;
 
 	if (!w)
@@ -390,13 +409,12 @@ static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
 	if (imgfs_source_is_dir(a->source)) {
 		ret = imgfs_writer_add_directory(w, a->source, err);
 	} else {
-		ar = imgfs_source_open_tar(a->source, err);
-		ret = ar ? imgfs_writer_add_archive(w, ar, err) : err->code;
+		t = imgfs_tar_open(a->source, err);
+		ret = t ? imgfs_writer_add_tar(w, t, err) : err->code;
 	}
 	if (!ret)
 		ret = imgfs_writer_finish(w, st, err);
-	if (ar)
-		archive_read_free(ar);
+	imgfs_tar_close(t);
 	imgfs_writer_destroy(w);
 	return ret;
 }
@@ -479,6 +497,10 @@ static int run(struct mkfs_args *a)
 	if (!a->quiet && isatty(STDERR_FILENO)) {
 		a->opts.progress = show_progress;
 		a->opts.progress_arg = &ps;
+	}
+	if (!a->quiet) {
+		a->opts.warn = show_warning;
+		a->opts.warn_arg = &ps;
 	}
 	fd = make_tmp(a->target);
 	if (fd < 0) {
