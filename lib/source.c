@@ -530,7 +530,7 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	if (check_raw_end(t, err))
 		return err->code;
 	if (nonzero != UINT64_MAX)
-		warnf(o, "%s: %llu bytes follow the end-of-archive marker at byte %llu and are not all zeros (the first non-zero one at byte %llu); they were not read as entries (another archive appended?)",
+		warnf(o, "%s: %llu bytes follow the end-of-archive marker (which ends at byte %llu) and are not all zeros (the first non-zero one is at byte %llu): they were not read as entries (another archive appended?)",
 		      t->path, (unsigned long long)total,
 		      (unsigned long long)off, (unsigned long long)nonzero);
 	return 0;
@@ -543,12 +543,17 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	char at[IMGFS_ERROR_MSG_MAX / 2];
 
 	if (!t->delivered) {
+		const char *how = t->src->gzip ||
+					  archive_filter_count(t->outer) > 1 ?
+					  " once decompressed" :
+					  "";
+
 		if (!o->allow_missing_end)
 			return imgfs_error_set(err, -EINVAL,
-					       "%s: empty input (0 bytes) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
-					       t->path);
-		warnf(o, "%s: empty input (0 bytes) read as an empty layer",
-		      t->path);
+					       "%s: empty input (0 bytes%s) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
+					       t->path, how);
+		warnf(o, "%s: empty input (0 bytes%s) read as an empty layer",
+		      t->path, how);
 		return 0;
 	}
 	where(t, at, sizeof(at));
