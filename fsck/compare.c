@@ -613,9 +613,18 @@ static int read_content(struct fsck_compare *c, struct archive *a,
 		EVP_MD_CTX_free(md);
 		return -ENOMEM;
 	}
-	/* Sparse entries come as blocks at offsets: hash the gaps as zeros. */
+	/* Sparse entries come as blocks at offsets: hash the gaps as zeros.
+	 * mkfs.img refuses blocks out of order, overlapping or past the
+	 * size (a sparse map it cannot store as read). */
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
+		if (off < 0 || (uint64_t)off < pos || len > in->size ||
+		    (uint64_t)off > in->size - len) {
+			EVP_MD_CTX_free(md);
+			unrepresentable(c, path,
+					"sparse map out of order, overlapping or beyond the file size");
+			return 1;
+		}
 		while (pos < (uint64_t)off) {
 			size_t z = (uint64_t)off - pos < sizeof(zeros) ?
 					   (size_t)((uint64_t)off - pos) :
@@ -640,7 +649,6 @@ static int read_content(struct fsck_compare *c, struct archive *a,
 	}
 	EVP_DigestFinal_ex(md, in->sha256, &n);
 	EVP_MD_CTX_free(md);
-	(void)path;
 	return 0;
 }
 
@@ -927,38 +935,50 @@ static int overlay_xattrs(struct fsck_compare *c)
 	return ret;
 }
 
+static void compare_warning(const char *msg, void *arg)
+{
+	struct fsck_compare *c = arg;
+
+	if (!c->out->quiet)
+		fprintf(stderr, "fsck.img: warning: %s\n", msg);
+}
+
+/* The tar is read through the library's tar reader, as mkfs.img reads it:
+ * where it ends, and what it refuses, are the same. */
 static int read_archive(struct fsck_compare *c, const char *tar,
 			struct imgfs_error *err)
 {
-	struct archive *a = imgfs_source_open_tar(tar, err);
+	struct imgfs_tar_options to = {
+		.allow_missing_end = c->o.allow_missing_end,
+		.warn = compare_warning,
+		.warn_arg = c,
+	};
+	struct imgfs_tar *t = imgfs_tar_open(tar, err);
 	struct archive_entry *ae;
 	int r, ret = 0;
 
-	if (!a)
+	if (!t)
 		return err->code ? err->code : -EIO;
 	c->pax_trunc = pax_sign_lost();
-	while ((r = archive_read_next_header(a, &ae)) != ARCHIVE_EOF) {
-		const char *path;
+	while ((r = imgfs_tar_next(t, &to, &ae, err)) > 0) {
+		const char *path = archive_entry_pathname(ae);
 
-		if (r < ARCHIVE_WARN) {
-			ret = imgfs_error_set(err, -EIO, "%s: %s", tar,
-					      archive_error_string(a));
-			break;
-		}
-		path = archive_entry_pathname(ae);
 		if (!path) {
 			unrepresentable(c, "?", "path name cannot be decoded");
 			continue;
 		}
-		ret = add_entry(c, a, ae, path);
+		ret = add_entry(c, imgfs_tar_archive(t), ae, path);
 		if (ret) {
 			imgfs_error_set(err, ret, "%s: %s", tar,
-					ret == -EIO ? archive_error_string(a) :
-						      strerror(-ret));
+					ret == -EIO ?
+						archive_error_string(imgfs_tar_archive(t)) :
+						strerror(-ret));
 			break;
 		}
 	}
-	archive_read_free(a);
+	if (r < 0)
+		ret = r;
+	imgfs_tar_close(t);
 	return ret;
 }
 

@@ -27,6 +27,7 @@ struct fsck_compare_opts {
 	int64_t force_gid;
 	int64_t uid_offset;
 	int64_t gid_offset;
+	bool allow_missing_end; /* a tar without its end-of-archive marker */
 };
 
 /* Output sink: text on stdout, or JSON collected and printed at the end. */

@@ -48,6 +48,7 @@ enum {
 	OPT_GID_OFFSET,
 	OPT_NO_DATA,
 	OPT_EXTRACT_LIMIT,
+	OPT_ALLOW_MISSING_END,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WHITEOUTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
+	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
 	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
@@ -91,6 +93,8 @@ static void usage(FILE *f)
 		"      --keep-whiteouts  .wh.* entries were stored verbatim\n"
 		"      --ignore-file-flags  file flags were dropped\n"
 		"      --all-root        owners were set to 0:0\n"
+		"      --allow-missing-end  TAR may end without its end-of-archive\n"
+		"                        marker (or be empty)\n"
 		"      --force-uid=N, --force-gid=N, --uid-offset=N, --gid-offset=N\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n\n"
@@ -192,6 +196,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 		case OPT_ALL_ROOT:
 			o->cmp.all_root = true;
 			break;
+		case OPT_ALLOW_MISSING_END:
+			o->cmp.allow_missing_end = true;
+			break;
 		case OPT_IGNORE_FLAGS:
 			o->cmp.ignore_file_flags = true;
 			break;
@@ -223,6 +230,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 	}
 	if (o->digest && o->no_data) {
 		fprintf(stderr, "fsck.img: --digest needs the data (drop --no-data)\n");
+		return -1;
+	}
+	if (o->cmp.allow_missing_end && !o->compare_tar) {
+		fprintf(stderr, "fsck.img: --allow-missing-end only makes sense with --compare\n");
 		return -1;
 	}
 	if (o->overwrite && !o->extract_dir) {

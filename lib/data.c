@@ -215,12 +215,36 @@ static int choose_chunkbits(struct imgfs_writer *w, struct archive_entry *e,
 	return 0;
 }
 
+/*
+ * libarchive hands a sparse map out as it was archived: its blocks must
+ * come in increasing order, apart, and inside the file, or the file would
+ * be stored as something else than it reads back as.
+ */
+static int check_sparse_block(const struct imgfs_node *inode, int64_t off,
+			      size_t len, uint64_t *end, const char *path,
+			      struct imgfs_error *err)
+{
+	if (off < 0 || (uint64_t)off < *end)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
+				       path, (long long)off,
+				       (unsigned long long)*end);
+	if (len > inode->size || (uint64_t)off > inode->size - len)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
+				       path, (unsigned long long)inode->size,
+				       len, (long long)off);
+	*end = (uint64_t)off + len;
+	return 0;
+}
+
 static int write_sparse(struct imgfs_writer *w, struct archive *a,
 			struct archive_entry *e, struct imgfs_node *inode,
 			const char *path, struct imgfs_error *err)
 {
 	struct chunk_state cs = { .cur = -1 };
 	unsigned int chunkbits = 0;
+	uint64_t end = 0;
 	const void *buf;
 	size_t len;
 	int64_t off;
@@ -237,8 +261,10 @@ static int write_sparse(struct imgfs_writer *w, struct archive *a,
 	memset(cs.map, 0xFF, cs.nchunks * CHUNK_REC_SIZE);
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		account(w, len);
-		ret = chunk_write(w, inode, &cs, buf, len, (uint64_t)off, path,
-				  err);
+		ret = check_sparse_block(inode, off, len, &end, path, err);
+		if (!ret)
+			ret = chunk_write(w, inode, &cs, buf, len,
+					  (uint64_t)off, path, err);
 		if (ret)
 			goto fail;
 	}

@@ -21,6 +21,7 @@
 #include <archive_entry.h>
 
 #include "imgfs/format.h"
+#include "imgfs/source.h"
 #include "acl.h"
 #include "writer_internal.h"
 
@@ -778,29 +779,59 @@ void imgfs_writer_report_progress(struct imgfs_writer *w)
 	w->opts.progress(&p, w->opts.progress_arg);
 }
 
+static int feed_entry(struct imgfs_writer *w, struct archive *a,
+		      struct archive_entry *e, struct imgfs_error *err)
+{
+	int ret;
+
+	w->entries++;
+	ret = imgfs_writer_consume_entry(w, a, e, err);
+	if (!ret)
+		imgfs_writer_report_progress(w);
+	return ret;
+}
+
 int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
 			      struct imgfs_error *err)
 {
 	struct archive_entry *e;
+	const char *msg;
 	int r, ret;
 
 	for (;;) {
 		r = archive_read_next_header(a, &e);
 		if (r == ARCHIVE_EOF)
-			break;
-		if (r < ARCHIVE_WARN) {
-			const char *msg = archive_error_string(a);
-
+			return 0;
+		/* RETRY: a damaged header; WARN: part of the entry could not
+		 * be decoded. Neither may be taken as a good entry. */
+		if (r != ARCHIVE_OK) {
+			msg = archive_error_string(a);
 			return imgfs_error_set(err, -EIO,
 					       "reading archive after %llu entries: %s",
 					       (unsigned long long)w->entries,
 					       msg ? msg : "unknown error");
 		}
-		w->entries++;
-		ret = imgfs_writer_consume_entry(w, a, e, err);
+		ret = feed_entry(w, a, e, err);
 		if (ret)
 			return ret;
-		imgfs_writer_report_progress(w);
 	}
-	return 0;
+}
+
+int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			  struct imgfs_error *err)
+{
+	struct imgfs_tar_options o = {
+		.allow_missing_end = w->opts.allow_missing_end,
+		.warn = w->opts.warn,
+		.warn_arg = w->opts.warn_arg,
+	};
+	struct archive_entry *e;
+	int r;
+
+	while ((r = imgfs_tar_next(t, &o, &e, err)) > 0) {
+		r = feed_entry(w, imgfs_tar_archive(t), e, err);
+		if (r)
+			return r;
+	}
+	return r;
 }

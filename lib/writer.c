@@ -142,6 +142,19 @@ int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 	return ret;
 }
 
+int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			 struct imgfs_error *err)
+{
+	int ret;
+
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	ret = imgfs_writer_read_tar(w, t, err);
+	if (ret)
+		w->failed = true;
+	return ret;
+}
+
 int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 			       struct imgfs_error *err)
 {

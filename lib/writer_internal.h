@@ -53,6 +53,9 @@ struct imgfs_writer {
 /* entry.c: consume one archive's entries into the tree. */
 int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
 			      struct imgfs_error *err);
+/* entry.c: the same from a tar stream, with its end-of-archive rules. */
+int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			  struct imgfs_error *err);
 int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 			       struct archive_entry *e, struct imgfs_error *err);
 int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err);

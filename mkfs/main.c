@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"      --keep-whiteouts store OCI .wh.* entries verbatim\n"
 		"      --ignore-file-flags drop file flags (chattr, SCHILY.fflags)\n"
 		"                       instead of refusing entries that carry them\n"
+		"      --allow-missing-end accept a tar that ends without its end-of-archive\n"
+		"                       marker, or an empty input (a warning instead)\n"
 		"      --all-root       make every entry owned by 0:0\n"
 		"      --force-uid=N    set every uid to N\n"
 		"      --force-gid=N    set every gid to N\n"
@@ -100,6 +102,7 @@ enum {
 	OPT_ZTAILPACKING,
 	OPT_FRAGMENTS,
 	OPT_IGNORE_FLAGS,
+	OPT_ALLOW_MISSING_END,
 };
 
 static const struct option long_opts[] = {
@@ -116,6 +119,7 @@ static const struct option long_opts[] = {
 	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
+	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -215,6 +219,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_IGNORE_FLAGS:
 		o->ignore_file_flags = true;
+		return 0;
+	case OPT_ALLOW_MISSING_END:
+		o->allow_missing_end = true;
 		return 0;
 	case OPT_ALL_ROOT:
 		o->all_root = true;
@@ -368,7 +375,7 @@ static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
 		 struct imgfs_error *err)
 {
 	struct imgfs_writer *w = imgfs_writer_create(&a->opts, fd, err);
-	struct archive *ar = NULL;
+	struct imgfs_tar *t = NULL;
 	int ret;
 
 	if (!w)
@@ -379,13 +386,12 @@ static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
 		if (!ret)
 			ret = imgfs_writer_add_directory(w, a->source, err);
 	} else {
-		ar = imgfs_source_open_tar(a->source, err);
-		ret = ar ? imgfs_writer_add_archive(w, ar, err) : err->code;
+		t = imgfs_tar_open(a->source, err);
+		ret = t ? imgfs_writer_add_tar(w, t, err) : err->code;
 	}
 	if (!ret)
 		ret = imgfs_writer_finish(w, st, err);
-	if (ar)
-		archive_read_free(ar);
+	imgfs_tar_close(t);
 	imgfs_writer_destroy(w);
 	return ret;
 }

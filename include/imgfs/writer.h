@@ -4,7 +4,7 @@
  *
  * Usage: fill a struct imgfs_mkfs_options (imgfs_mkfs_options_init() sets
  * the defaults), create a writer on an open, empty, seekable output file,
- * feed it one or more sources with imgfs_writer_add_archive(), then call
+ * feed it one or more sources with imgfs_writer_add_tar(), then call
  * imgfs_writer_finish(). File data is written to the output as it is read;
  * only metadata (names, inodes, xattrs) is kept in memory until finish.
  *
@@ -87,6 +87,10 @@ struct imgfs_mkfs_options {
 	/* warnings (conversion goes on); NULL: none are reported */
 	imgfs_warn_fn warn;
 	void *warn_arg;
+	/* a tar stream that ends at an entry boundary without its
+	 * end-of-archive blocks, or an empty input, is an error unless this
+	 * is set (it is then a warning): see imgfs_tar_next() */
+	bool allow_missing_end;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */
@@ -110,13 +114,27 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 					 int fd, struct imgfs_error *err);
 
 /*
- * Read every entry of @a (see imgfs/source.h) into the image being built.
- * Returns 0, or a negative errno with @err naming the entry and the reason
+ * Read every entry of the libarchive handle @a into the image being built,
+ * up to the ARCHIVE_EOF libarchive reports (for tar layers prefer
+ * imgfs_writer_add_tar(), which also checks how the stream ends). Returns 0,
+ * or a negative errno with @err naming the entry and the reason
  * (unrepresentable entry, name too long, corrupt archive, I/O error). After
  * a failure the writer can only be destroyed.
  */
 int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 			     struct imgfs_error *err);
+
+struct imgfs_tar;
+
+/*
+ * Read every entry of the tar stream @t (see imgfs/source.h) into the image
+ * being built, with the end-of-archive and trailing-data rules of
+ * imgfs_tar_next() (opts.allow_missing_end, warnings through opts.warn).
+ * Returns 0, or a negative errno with @err set as imgfs_writer_add_archive()
+ * does. @t is not closed.
+ */
+int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			 struct imgfs_error *err);
 
 /*
  * Read the directory tree at @path (not following symlinks, not crossing
