@@ -86,6 +86,10 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
 				      "trusted.overlay.origin", "", 0,
 				      dir->name, err);
+	if (!ret && (dir->opaque || dir->has_whiteouts))
+		ret = imgfs_xattr_check_inode(dir->inode,
+					      w->opts.shared_xattr_min,
+					      dir->name, err);
 	return ret;
 }
 
@@ -360,9 +364,10 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 		xbuf = malloc(inode->xattr_isize);
 		if (!xbuf)
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		imgfs_xattr_encode_ibody(inode, xbuf);
-		ret = imgfs_blkout_write(&w->out, xbuf, inode->xattr_isize,
-					 err);
+		ret = imgfs_xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, xbuf,
+						 inode->xattr_isize, err);
 		free(xbuf);
 	}
 	if (!ret && inode->extra_len) {
@@ -399,12 +404,19 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 	if (ret)
 		return ret;
 	if (w->xattrs.shared_size) {
-		buf = calloc(1, w->xattrs.shared_size);
+		/* entry by entry: values may come back from the spill file */
+		buf = malloc(IMGFS_XATTR_ENTRY_MAX);
 		if (!buf)
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		imgfs_xattr_encode_shared(&w->xattrs, buf);
-		ret = imgfs_blkout_write(&w->out, buf, w->xattrs.shared_size,
-					 err);
+		for (size_t i = 0; i < w->xattrs.nr_shared && !ret; i++) {
+			long n = imgfs_xattr_encode_entry(&w->xattrs,
+							  w->xattrs.shared[i],
+							  buf, err);
+
+			ret = n < 0 ? (int)n :
+				      imgfs_blkout_write(&w->out, buf,
+							 (size_t)n, err);
+		}
 		free(buf);
 		if (!ret)
 			ret = imgfs_blkout_pad(&w->out, err);
@@ -451,9 +463,16 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	ret = collect(w, &l, err);
 	if (ret)
 		goto out;
-	if (choose_epoch(w, &l) ||
-	    imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min)) {
+	if (choose_epoch(w, &l)) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
+	if (ret) {
+		ret = imgfs_error_set(err, ret,
+				      ret == -EFBIG ?
+					      "shared xattrs exceed 4 GiB" :
+					      "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < l.nr && !ret; i++)
