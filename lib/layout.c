@@ -203,6 +203,11 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 	int ret;
 
 	imgfs_xattr_layout_inode(inode);
+	/* entries were checked at intake: never write an overflowed count */
+	if (inode->xattr_isize > IMGFS_XATTR_IBODY_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "internal: xattr area of %u bytes exceeds i_xattr_icount",
+				       inode->xattr_isize);
 	inode->extended = imgfs_inode_needs_extended(w, inode);
 	ret = imgfs_compress_layout_inode(w->compressor, inode, err);
 	if (ret)

@@ -11,6 +11,9 @@
 # image is mounted and read back with getfattr. Names that are only a
 # namespace prefix and system.posix_acl_* values the kernel would refuse
 # must be errors naming the entry.
+# Last, memory: 4000 entries with 60 KB of distinct xattrs each (and one
+# 60 KB value on every tenth, to be shared) must convert with a peak RSS
+# far below the 240 MB of values, which wait in a spill file until layout.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 setup
 require_tools setfattr setfacl tar
@@ -215,5 +218,36 @@ for why in version size empty tag order dup-owner no-other no-mask ids \
 	limit_refused "acl-$why" 'posix_acl_access": not a valid POSIX ACL'
 done
 limit_ok acl-raw
+
+# --- memory: xattr values are not kept in memory until layout ---
+"$PYTHON" - "$WORK/xmem.tar.gz" <<'EOF' || die "generating xmem.tar.gz"
+import gzip, sys, tarfile
+with gzip.open(sys.argv[1], "wb", compresslevel=1) as g:
+    tf = tarfile.open(fileobj=g, mode="w", format=tarfile.PAX_FORMAT)
+    for i in range(4000):
+        ti = tarfile.TarInfo("m%02d/f%05d" % (i // 500, i))
+        ti.mtime = 1600000000
+        # distinct values (compressible: the layer stays small)
+        ti.pax_headers["SCHILY.xattr.user.blob"] = ("%08d-" % i) * 6000
+        if i % 10 == 0:
+            ti.pax_headers["SCHILY.xattr.user.same"] = "S" * 60000
+        tf.addfile(ti)
+    tf.close()
+EOF
+rss=$("$PYTHON" -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+	$MKFS -q "$WORK/xmem.tar.gz" "$WORK/xmem.img") || fail "mkfs xmem.tar.gz"
+check "4000 x 60 KB xattrs: peak RSS $((${rss:-0} / 1024)) MiB < 48 MiB" \
+	test "${rss:-999999999}" -lt $((48 * 1024))
+check "xmem: fsck.img --compare" "$FSCK_IMG" -q --compare="$WORK/xmem.tar.gz" \
+	"$WORK/xmem.img"
+# the common value is stored once: 400 inodes refer to it by id
+isize=$("$DUMP_IMG" --path=/m00/f00000 "$WORK/xmem.img" |
+	sed -n 's/^Xattr area: *\([0-9]*\) bytes.*/\1/p')
+check "xmem: the common 60 KB value is shared (inline area ${isize:-?} bytes)" \
+	test "${isize:-999999}" -lt 61000
+rm -f "$WORK/xmem.img" "$WORK/xmem.tar.gz"
 
 finish
