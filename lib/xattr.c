@@ -391,9 +391,27 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 	if (!x->count)
 		return 0;
 	for (uint32_t i = 0; i < x->count; i++) {
-		list += full_name_len(x->items[i]->index,
-				      x->items[i]->name_len) +
-			1;
+		uint8_t index = x->items[i]->index;
+
+		/* the kernel has no ACL operations for symlinks */
+		if ((inode->mode & 0170000) == 0120000 &&
+		    (index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+		     index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT))
+			return imgfs_error_set(err, -EOPNOTSUPP,
+					       "%s: a symlink cannot carry a POSIX ACL (%s)",
+					       path,
+					       index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ?
+						       "system.posix_acl_access" :
+						       "system.posix_acl_default");
+		/* the kernel answers ENODATA for user. xattrs elsewhere */
+		if (index == IMGFS_XATTR_INDEX_USER &&
+		    (inode->mode & 0170000) != 0100000 &&
+		    (inode->mode & 0170000) != 0040000)
+			return imgfs_error_set(err, -EOPNOTSUPP,
+					       "%s: xattr \"user.%.*s\": user. xattrs exist only on regular files and directories",
+					       path, (int)x->items[i]->name_len,
+					       (const char *)x->items[i]->data);
+		list += full_name_len(index, x->items[i]->name_len) + 1;
 		isize += entry_size(x->items[i]);
 	}
 	if (list > IMGFS_XATTR_LIST_MAX)

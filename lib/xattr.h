@@ -87,10 +87,12 @@ void imgfs_xattr_clear(struct imgfs_node *inode);
 
 /*
  * Check, once all of @inode's xattrs are set, that the kernel can read
- * them all: the name list fits listxattr, and the inline area fits
+ * them all: no POSIX ACL on a symlink, user. xattrs only on regular files
+ * and directories, the name list fits listxattr, and
+ * the inline area fits
  * i_xattr_icount once at most 255 of the largest values are moved to the
  * shared area (only when @min_refs, the sharing threshold, is not 0).
- * Marks the values to move. Returns 0 or -E2BIG naming @path.
+ * Marks the values to move. Returns 0, -EOPNOTSUPP or -E2BIG naming @path.
  */
 int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 			    const char *path, struct imgfs_error *err);
