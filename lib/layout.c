@@ -73,9 +73,30 @@ static int add_dots(struct imgfs_writer *w, struct imgfs_dentry *dir)
 	return 0;
 }
 
+/* "a/b/c" for error messages ("/" for the root), cut to fit @size. */
+static const char *dentry_path(const struct imgfs_dentry *d, char *buf,
+			       size_t size)
+{
+	size_t pos = size - 1;
+
+	buf[pos] = '\0';
+	for (; d && d->parent && d->parent != d; d = d->parent) {
+		size_t n = d->name_len + (pos < size - 1);
+
+		if (n > pos)
+			break;
+		pos -= n;
+		memcpy(buf + pos, d->name, d->name_len);
+		if (n > d->name_len)
+			buf[pos + d->name_len] = '/';
+	}
+	return buf[pos] ? buf + pos : "/";
+}
+
 static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 			  struct imgfs_error *err)
 {
+	char path[1024];
 	int ret = 0;
 
 	if (dir->opaque)
@@ -89,7 +110,9 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 	if (!ret && (dir->opaque || dir->has_whiteouts))
 		ret = imgfs_xattr_check_inode(dir->inode,
 					      w->opts.shared_xattr_min,
-					      dir->name, err);
+					      dentry_path(dir, path,
+							  sizeof(path)),
+					      err);
 	return ret;
 }
 

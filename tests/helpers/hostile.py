@@ -524,14 +524,14 @@ def whiteout_opaque_and_user_overlay_xattr(t):
     t.entry("d/.wh..wh..opq")
 
 
-@case("d: [0-9]+ xattr names")
+@case("d/e: [0-9]+ xattr names")
 def whiteout_near_limits(t):
     # a directory whose xattrs (65500 bytes of names) leave no room in the
     # name list for the converter's trusted.overlay.* xattrs: refused
-    t.entry("d/", b"5", mode=0o755,
+    t.entry("d/e/", b"5", mode=0o755,
             pax=[xa("user.%04d" % i + "x" * 240, "") for i in range(262)])
-    t.entry("d/.wh.gone")
-    t.entry("d/.wh..wh..opq")
+    t.entry("d/e/.wh.gone")
+    t.entry("d/e/.wh..wh..opq")
 
 
 @case("d/")
