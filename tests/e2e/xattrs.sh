@@ -234,6 +234,7 @@ with gzip.open(sys.argv[1], "wb", compresslevel=1) as g:
         tf.addfile(ti)
     tf.close()
 EOF
+# shellcheck disable=SC2086 # MKFS may carry options
 rss=$("$PYTHON" -c '
 import resource, subprocess, sys
 subprocess.run(sys.argv[1:], check=True)
