@@ -116,3 +116,64 @@ int imgfs_acl_mask_perm(struct archive_entry *e)
 			mask = permset & 7;
 	return mask;
 }
+
+/*
+ * The kernel turns the value into an ACL entry by entry (version 2, known
+ * tags, valid ids for named entries) and uses it as a valid ACL: one
+ * USER_OBJ, GROUP_OBJ and OTHER, sorted by tag, named entries by id without
+ * duplicates, a MASK when there are named entries. An empty list reads as
+ * "no ACL", so the xattr would vanish.
+ */
+const char *imgfs_acl_value_problem(const void *value, size_t len)
+{
+	const uint8_t *v = value;
+	unsigned int seen = 0, named = 0, prev_tag = 0;
+	uint32_t prev_id = 0;
+	size_t nr;
+
+	if (len < 4 || (len - 4) % 8)
+		return "size is not 4 + 8 * entries";
+	if (imgfs_get_le32(v) != IMGFS_ACL_XATTR_VERSION)
+		return "version is not 2";
+	nr = (len - 4) / 8;
+	if (!nr)
+		return "no entries";
+	for (size_t i = 0; i < nr; i++) {
+		const uint8_t *e = v + 4 + 8 * i;
+		unsigned int tag = imgfs_get_le16(e);
+		uint32_t id = imgfs_get_le32(e + 4);
+
+		switch (tag) {
+		case IMGFS_ACL_USER_OBJ:
+		case IMGFS_ACL_GROUP_OBJ:
+		case IMGFS_ACL_MASK:
+		case IMGFS_ACL_OTHER:
+			if (seen & tag)
+				return "duplicate owner, group, mask or other entry";
+			break;
+		case IMGFS_ACL_USER:
+		case IMGFS_ACL_GROUP:
+			if (id == IMGFS_ACL_UNDEFINED_ID)
+				return "named user or group entry without a numeric id";
+			if (tag == prev_tag && id <= prev_id)
+				return "named entries not sorted by id, or duplicated";
+			named++;
+			break;
+		default:
+			return "unknown entry tag";
+		}
+		if (imgfs_get_le16(e + 2) & ~7u)
+			return "permission bits other than rwx";
+		if (tag < prev_tag)
+			return "entries not sorted by tag";
+		seen |= tag;
+		prev_tag = tag;
+		prev_id = id;
+	}
+	if (!(seen & IMGFS_ACL_USER_OBJ) || !(seen & IMGFS_ACL_GROUP_OBJ) ||
+	    !(seen & IMGFS_ACL_OTHER))
+		return "owner, group or other entry missing";
+	if (named && !(seen & IMGFS_ACL_MASK))
+		return "named entries without a mask entry";
+	return NULL;
+}

@@ -25,4 +25,10 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
  */
 int imgfs_acl_mask_perm(struct archive_entry *e);
 
+/*
+ * Why the system.posix_acl_* value @value of @len bytes is not an ACL the
+ * kernel reads back (a static string), or NULL when it is valid.
+ */
+const char *imgfs_acl_value_problem(const void *value, size_t len);
+
 #endif /* IMGFS_ACL_H */

@@ -341,7 +341,8 @@ static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return imgfs_xattr_check_inode(inode, w->opts.shared_xattr_min, path,
+				       err);
 }
 
 /* File flags (immutable, nodump, ...) cannot be stored: refuse, or drop

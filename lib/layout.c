@@ -73,9 +73,30 @@ static int add_dots(struct imgfs_writer *w, struct imgfs_dentry *dir)
 	return 0;
 }
 
+/* "a/b/c" for error messages ("/" for the root), cut to fit @size. */
+static const char *dentry_path(const struct imgfs_dentry *d, char *buf,
+			       size_t size)
+{
+	size_t pos = size - 1;
+
+	buf[pos] = '\0';
+	for (; d && d->parent && d->parent != d; d = d->parent) {
+		size_t n = d->name_len + (pos < size - 1);
+
+		if (n > pos)
+			break;
+		pos -= n;
+		memcpy(buf + pos, d->name, d->name_len);
+		if (n > d->name_len)
+			buf[pos + d->name_len] = '/';
+	}
+	return buf[pos] ? buf + pos : "/";
+}
+
 static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 			  struct imgfs_error *err)
 {
+	char path[1024];
 	int ret = 0;
 
 	if (dir->opaque)
@@ -86,6 +107,12 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
 				      "trusted.overlay.origin", "", 0,
 				      dir->name, err);
+	if (!ret && (dir->opaque || dir->has_whiteouts))
+		ret = imgfs_xattr_check_inode(dir->inode,
+					      w->opts.shared_xattr_min,
+					      dentry_path(dir, path,
+							  sizeof(path)),
+					      err);
 	return ret;
 }
 
@@ -215,6 +242,11 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 	int ret;
 
 	imgfs_xattr_layout_inode(inode);
+	/* entries were checked at intake: never write an overflowed count */
+	if (inode->xattr_isize > IMGFS_XATTR_IBODY_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "internal: xattr area of %u bytes exceeds i_xattr_icount",
+				       inode->xattr_isize);
 	inode->extended = imgfs_inode_needs_extended(w, inode);
 	ret = imgfs_compress_layout_inode(w->compressor, inode, err);
 	if (ret)
@@ -376,9 +408,10 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 		xbuf = malloc(inode->xattr_isize);
 		if (!xbuf)
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		imgfs_xattr_encode_ibody(inode, xbuf);
-		ret = imgfs_blkout_write(&w->out, xbuf, inode->xattr_isize,
-					 err);
+		ret = imgfs_xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, xbuf,
+						 inode->xattr_isize, err);
 		free(xbuf);
 	}
 	if (!ret && inode->extra_len) {
@@ -415,12 +448,19 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 	if (ret)
 		return ret;
 	if (w->xattrs.shared_size) {
-		buf = calloc(1, w->xattrs.shared_size);
+		/* entry by entry: values may come back from the spill file */
+		buf = malloc(IMGFS_XATTR_ENTRY_MAX);
 		if (!buf)
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		imgfs_xattr_encode_shared(&w->xattrs, buf);
-		ret = imgfs_blkout_write(&w->out, buf, w->xattrs.shared_size,
-					 err);
+		for (size_t i = 0; i < w->xattrs.nr_shared && !ret; i++) {
+			long n = imgfs_xattr_encode_entry(&w->xattrs,
+							  w->xattrs.shared[i],
+							  buf, err);
+
+			ret = n < 0 ? (int)n :
+				      imgfs_blkout_write(&w->out, buf,
+							 (size_t)n, err);
+		}
 		free(buf);
 		if (!ret)
 			ret = imgfs_blkout_pad(&w->out, err);
@@ -467,9 +507,16 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	ret = collect(w, &l, err);
 	if (ret)
 		goto out;
-	if (choose_epoch(w, &l) ||
-	    imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min)) {
+	if (choose_epoch(w, &l)) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
+	if (ret) {
+		ret = imgfs_error_set(err, ret,
+				      ret == -EFBIG ?
+					      "shared xattrs exceed 4 GiB" :
+					      "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < l.nr && !ret; i++)

@@ -14,21 +14,40 @@
 #include <stdint.h>
 
 #include "imgfs/error.h"
+#include "imgfs/format.h"
 
 struct imgfs_node;
+
+/*
+ * Values longer than this go to the table's spill file as they arrive and
+ * are read back at layout: memory then grows with the number of xattrs,
+ * not with their payload.
+ */
+#define IMGFS_XATTR_SPILL_MIN 128u
+
+/* Largest inline xattr area an inode can declare (i_xattr_icount 65535). */
+#define IMGFS_XATTR_IBODY_MAX (IMGFS_XATTR_IBODY_HEADER_SIZE + 4u * 65534u)
+
+/* Kernel limits (XATTR_NAME_MAX, XATTR_LIST_MAX): longer full names cannot
+ * be read with getxattr, longer name lists not with listxattr. */
+#define IMGFS_XATTR_FULL_NAME_MAX 255u
+#define IMGFS_XATTR_LIST_MAX 65536u
 
 struct imgfs_xattr_item {
 	struct imgfs_xattr_item *hash_next;
 	struct imgfs_xattr_item *next_all;
-	uint32_t hash;
+	uint64_t hash; /* of index, name suffix and value */
+	uint64_t spill_off; /* where the value is in the spill file */
 	uint32_t refcount;
 	uint32_t shared_id; /* offset / 4 in the shared area */
 	bool shared;
+	bool spilled; /* the value is in the spill file, not in data[] */
+	bool must_share; /* an inode's inline area cannot hold it */
 	uint8_t index; /* short name prefix index */
 	uint8_t name_len; /* stored suffix length */
 	uint16_t value_len;
 	uint8_t filter_bit;
-	uint8_t data[]; /* name suffix, then value */
+	uint8_t data[]; /* name suffix, then the value unless spilled */
 };
 
 struct imgfs_xattr_table {
@@ -39,6 +58,9 @@ struct imgfs_xattr_table {
 	struct imgfs_xattr_item **shared; /* shared items in area order */
 	size_t nr_shared;
 	uint32_t shared_size; /* bytes */
+	int spill_fd; /* valid when spill_open */
+	bool spill_open;
+	uint64_t spill_size;
 };
 
 void imgfs_xattr_table_free(struct imgfs_xattr_table *t);
@@ -52,7 +74,9 @@ int imgfs_xattr_split_name(const char *name, uint8_t *index,
 
 /*
  * Set xattr @name = @value on @inode (replacing an earlier value of the
- * same name). @path names the entry in error messages.
+ * same name). Names the kernel cannot look up (unknown namespace, prefix
+ * alone, longer than 255 bytes) and POSIX ACL values it would refuse are
+ * errors. @path names the entry in error messages.
  */
 int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		    const char *name, const void *value, size_t len,
@@ -62,24 +86,51 @@ int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 void imgfs_xattr_clear(struct imgfs_node *inode);
 
 /*
+ * Check, once all of @inode's xattrs are set, that the kernel can read
+ * them all: no POSIX ACL on a symlink, user. xattrs only on regular files
+ * and directories, the name list fits listxattr, and
+ * the inline area fits
+ * i_xattr_icount once at most 255 of the largest values are moved to the
+ * shared area (only when @min_refs, the sharing threshold, is not 0).
+ * Marks the values to move. Returns 0, -EOPNOTSUPP or -E2BIG naming @path.
+ */
+int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
+			    const char *path, struct imgfs_error *err);
+
+/*
  * Decide which items are shared (used by at least @min_refs inodes; 0
- * disables sharing) and assign their ids. Returns 0 or -ENOMEM.
+ * disables sharing; items marked by imgfs_xattr_check_inode() are shared
+ * whatever their use) and assign their ids. Returns 0, -ENOMEM, or
+ * -EFBIG when the shared area would exceed 4 GiB.
  */
 int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs);
 
-/* Sort @inode's xattrs and compute inode->xattr_isize / nr_shared. */
+/*
+ * Order @inode's xattrs (referenced shared ones first) and compute
+ * inode->xattr_isize / nr_shared.
+ */
 void imgfs_xattr_layout_inode(struct imgfs_node *inode);
 
 /* Encode @inode's inline xattr area (xattr_isize bytes) into @buf. */
-void imgfs_xattr_encode_ibody(const struct imgfs_node *inode, uint8_t *buf);
+int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
+			     const struct imgfs_node *inode, uint8_t *buf,
+			     struct imgfs_error *err);
 
-/* Encode the shared area (t->shared_size bytes) into @buf. */
-void imgfs_xattr_encode_shared(const struct imgfs_xattr_table *t, uint8_t *buf);
+/* Largest encoded xattr entry (4 + 255 + 65535, aligned). */
+#define IMGFS_XATTR_ENTRY_MAX (4u + 255u + 65535u + 3u)
+
+/*
+ * Encode one xattr entry (imgfs_xattr_entry_size() bytes, at most
+ * IMGFS_XATTR_ENTRY_MAX) into @buf. Returns its size or a negative errno.
+ */
+long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
+			      const struct imgfs_xattr_item *it, uint8_t *buf,
+			      struct imgfs_error *err);
 
 /* Name bloom-filter bit of an xattr (docs/format.md §7.6); shared with the
  * reader, defined in reader_xattr.c. */
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
-				    const char *suffix, size_t len);
+unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
+				    size_t len);
 
 /* i_xattr_icount for an inline area of @isize bytes (0 when none). */
 static inline uint16_t imgfs_xattr_icount(uint32_t isize)

@@ -57,7 +57,7 @@ static void test_xattr_ibody(void)
 	imgfs_xattr_layout_inode(&inode);
 	CHECK(inode.xattr_isize == 12 + 20);
 	CHECK(imgfs_xattr_icount(inode.xattr_isize) == 6);
-	imgfs_xattr_encode_ibody(&inode, buf);
+	CHECK(!imgfs_xattr_encode_ibody(&t, &inode, buf, &err));
 	CHECK(imgfs_get_le32(buf) == 0xFFEFFFFFu); /* only bit 20 present */
 	CHECK(buf[4] == 0);
 	CHECK_BYTES(buf + 12, want_entry, sizeof(want_entry));
@@ -73,17 +73,95 @@ static void test_xattr_ibody(void)
 	imgfs_xattr_layout_inode(&other);
 	CHECK(other.nr_shared == 1);
 	CHECK(other.xattr_isize == 12 + 4 + 12);
-	imgfs_xattr_encode_ibody(&other, buf);
+	CHECK(!imgfs_xattr_encode_ibody(&t, &other, buf, &err));
 	CHECK(buf[4] == 1 && imgfs_get_le32(buf + 12) == 0);
 	CHECK(imgfs_get_le32(buf) == (~((1u << 20) | (1u << 12))));
 	CHECK(buf[16] == 3 && buf[17] == IMGFS_XATTR_INDEX_USER);
 	CHECK(imgfs_get_le16(buf + 18) == 3);
 	CHECK_BYTES(buf + 20, "foobar", 6);
-	imgfs_xattr_encode_shared(&t, buf);
+	CHECK(imgfs_xattr_encode_entry(&t, t.shared[0], buf, &err) == 20);
 	CHECK_BYTES(buf, want_entry, sizeof(want_entry));
 	free(inode.xattrs.items);
 	free(other.xattrs.items);
 	imgfs_xattr_table_free(&t);
+}
+
+/*
+ * Large values live in the spill file: identical ones are still interned
+ * once, and they encode back byte for byte. An inode over the inline limit
+ * gets its largest values moved to the shared area.
+ */
+static void test_xattr_spill(void)
+{
+	struct imgfs_xattr_table t = { 0 };
+	struct imgfs_node a = { .mode = 0100644 }, b = { .mode = 0100644 };
+	struct imgfs_error err = { 0 };
+	static uint8_t v[65535], buf[IMGFS_XATTR_ENTRY_MAX];
+	char name[16];
+
+	for (size_t i = 0; i < sizeof(v); i++)
+		v[i] = (uint8_t)(i * 7 + (i >> 8));
+	CHECK(!imgfs_xattr_set(&t, &a, "user.big", v, 1000, "a", &err));
+	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
+	CHECK(a.xattrs.items[0] == b.xattrs.items[0]);
+	CHECK(a.xattrs.items[0]->spilled && t.spill_open);
+	/* same length and name, one byte differs: a distinct item */
+	v[999] ^= 1;
+	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
+	CHECK(a.xattrs.items[0] != b.xattrs.items[0]);
+	CHECK(imgfs_xattr_encode_entry(&t, b.xattrs.items[0], buf, &err) ==
+	      4 + 3 + 1000 + 1);
+	CHECK(buf[0] == 3 && imgfs_get_le16(buf + 2) == 1000);
+	CHECK_BYTES(buf + 7, v, 1000);
+	v[999] ^= 1;
+	CHECK(imgfs_xattr_encode_entry(&t, a.xattrs.items[0], buf, &err) > 0);
+	CHECK_BYTES(buf + 7, v, 1000);
+
+	/* 100 + 4 x 65535 bytes (+ user.big): 263304 bytes, over 262148;
+	 * moving one large value is enough */
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "user.v%d", i);
+		v[0] = (uint8_t)i;
+		CHECK(!imgfs_xattr_set(&t, &a, name, v, i ? 65535 : 100, "a",
+				       &err));
+	}
+	CHECK(imgfs_xattr_check_inode(&a, 0, "a", &err) == -E2BIG);
+	CHECK(!imgfs_xattr_check_inode(&a, 2, "a", &err));
+	CHECK(!imgfs_xattr_plan_shared(&t, 2));
+	imgfs_xattr_layout_inode(&a);
+	CHECK(a.nr_shared == 1 && a.xattr_isize == 263304 - 65544 + 4);
+	/* the symlink may not carry user. xattrs, nor an ACL */
+	b.mode = 0120777;
+	CHECK(imgfs_xattr_check_inode(&b, 2, "b", &err) == -EOPNOTSUPP);
+	free(a.xattrs.items);
+	free(b.xattrs.items);
+	imgfs_xattr_table_free(&t);
+}
+
+static void test_acl_values(void)
+{
+	static const uint8_t ok[] = {
+		2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		2, 0, 6, 0, 0xe8, 3, 0, 0, 4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, 0x20, 0, 4, 0, 0, 0, 0, 0,
+	};
+	uint8_t v[sizeof(ok)];
+
+	CHECK(!imgfs_acl_value_problem(ok, sizeof(ok)));
+	CHECK(imgfs_acl_value_problem(ok, 4)); /* no entries */
+	CHECK(imgfs_acl_value_problem(ok, sizeof(ok) - 1));
+	memcpy(v, ok, sizeof(v));
+	v[0] = 1; /* version */
+	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	memcpy(v, ok, sizeof(v));
+	memset(v + 16, 0xff, 4); /* named user without an id */
+	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	memcpy(v, ok, sizeof(v));
+	v[28] = 0x20; /* mask -> a second other entry */
+	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	memcpy(v, ok, sizeof(v));
+	v[6] = 8; /* permission bits beyond rwx */
+	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
 }
 
 static void test_inode(void)
@@ -238,6 +316,8 @@ int main(void)
 	test_dev();
 	test_filter_bits();
 	test_xattr_ibody();
+	test_xattr_spill();
+	test_acl_values();
 	test_inode();
 	test_dir();
 	test_acl();
