@@ -25,6 +25,7 @@
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
+#include "imgfs/escape.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 
@@ -406,8 +407,11 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 	(void)arg;
 	if (p->severity != IMGFS_CHECK_ERROR)
 		return;
-	fprintf(stderr, "mkfs.img: verify: %s: %s\n", p->path ? p->path : "-",
-		p->msg);
+	fputs("mkfs.img: verify: ", stderr);
+	imgfs_escape_fputs(stderr, p->path ? p->path : "-", 0);
+	fputs(": ", stderr);
+	imgfs_escape_fputs(stderr, p->msg, 0);
+	fputc('\n', stderr);
 }
 
 static int verify(const char *path, struct imgfs_error *err)
@@ -501,8 +505,11 @@ static int run(struct mkfs_args *a)
 	if (ret) {
 		unlink(tmp_path);
 		tmp_live = 0;
-		fprintf(stderr, "mkfs.img: %s\n", err.msg[0] ? err.msg :
-			strerror(-ret));
+		/* messages name archive entries: no raw control bytes */
+		fputs("mkfs.img: ", stderr);
+		imgfs_escape_fputs(stderr, err.msg[0] ? err.msg : strerror(-ret),
+				   0);
+		fputc('\n', stderr);
 		return 1;
 	}
 	tmp_live = 0;
