@@ -112,7 +112,7 @@ int imgfs_resolve(struct imgfs_image *img, const char *path, bool follow_last,
 		  uint64_t *nid, struct imgfs_error *err)
 {
 	struct resolve r = { .img = img, .err = err };
-	size_t off = 0, len, next;
+	size_t off = 0, len, next, len_path = strlen(path);
 	int ret;
 
 	r.rest = strdup(path);
@@ -129,6 +129,14 @@ int imgfs_resolve(struct imgfs_image *img, const char *path, bool follow_last,
 		last = !r.rest[off + len + strspn(r.rest + off + len, "/")];
 		ret = step(&r, off, len, last, follow_last, &next);
 		off = next;
+	}
+	/* "file/" names a directory or nothing, as in the kernel */
+	if (!ret && len_path && path[len_path - 1] == '/' && r.n > 1) {
+		struct imgfs_inode last;
+
+		ret = imgfs_inode_read(img, r.nids[r.n - 1], &last, err);
+		if (!ret && !imgfs_inode_is_dir(&last))
+			ret = -ENOTDIR;
 	}
 	if (!ret)
 		*nid = r.nids[r.n - 1];
