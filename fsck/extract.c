@@ -435,11 +435,22 @@ static void remove_existing(struct fsck_extract *x, int pfd, const char *name)
  * checked (FIFO, device, symlink); never a name resolved again.
  */
 struct meta_target {
-	const char *path; /* for messages */
+	const char *path; /* for messages; NULL: directory @dir */
+	size_t dir;
+	char **pbuf; /* where that directory's path is built */
 	int fd;
 	bool opath;
 	char proc[32]; /* "/proc/self/fd/N" for O_PATH fds */
 };
+
+static const char *dir_path(struct fsck_extract *x, size_t i, char **buf);
+
+/* The path of @t, built only when a message needs it (a directory's path
+ * costs its depth). */
+static const char *tpath(struct fsck_extract *x, const struct meta_target *t)
+{
+	return t->path ? t->path : dir_path(x, t->dir, t->pbuf);
+}
 
 struct xattr_ctx {
 	struct fsck_extract *x;
@@ -464,13 +475,13 @@ static int xattr_cb(void *arg, const struct imgfs_xattr_info *xi)
 		if (!c->x->warned_xattr) {
 			fprintf(stderr, "fsck.img: extract: not root, some xattrs (e.g. %s on ",
 				xi->name);
-			imgfs_escape_fputs(stderr, t->path, 0);
+			imgfs_escape_fputs(stderr, tpath(c->x, t), 0);
 			fputs(") are not restored\n", stderr);
 		}
 		c->x->warned_xattr = true;
 		return 0;
 	}
-	fail(c->x, t->path, xi->name, errno);
+	fail(c->x, tpath(c->x, t), xi->name, errno);
 	return 0;
 }
 
@@ -483,7 +494,7 @@ static void set_xattrs(struct fsck_extract *x, const struct imgfs_inode *inode,
 	if (!inode->xattr_isize)
 		return;
 	if (imgfs_xattr_iterate(x->img, inode, false, xattr_cb, &c, &err) < 0)
-		fail(x, t->path, err.msg, EIO);
+		fail(x, tpath(x, t), err.msg, EIO);
 }
 
 static void set_owner(struct fsck_extract *x, const struct imgfs_inode *inode,
@@ -497,7 +508,7 @@ static void set_owner(struct fsck_extract *x, const struct imgfs_inode *inode,
 	}
 	if (fchownat(t->fd, "", inode->uid, inode->gid,
 		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
-		fail(x, t->path, "chown", errno);
+		fail(x, tpath(x, t), "chown", errno);
 }
 
 static void set_times(struct fsck_extract *x, const struct imgfs_inode *inode,
@@ -516,7 +527,7 @@ static void set_times(struct fsck_extract *x, const struct imgfs_inode *inode,
 	 * link of an O_PATH fd (it names the inode, even a symlink's) */
 	if (errno != EINVAL ||
 	    (t->opath ? utimensat(AT_FDCWD, t->proc, ts, 0) : futimens(t->fd, ts)))
-		fail(x, t->path, "set times", errno);
+		fail(x, tpath(x, t), "set times", errno);
 }
 
 /* chmod of what @t holds, never of a name that may have changed since. */
@@ -550,7 +561,7 @@ static void set_meta(struct fsck_extract *x, const struct imgfs_inode *inode,
 	set_owner(x, inode, t);
 	if (!imgfs_inode_is_symlink(inode) &&
 	    set_mode(x, t, inode->mode & 07777))
-		fail(x, t->path, "chmod", errno);
+		fail(x, tpath(x, t), "chmod", errno);
 	set_xattrs(x, inode, t);
 	set_times(x, inode, t);
 }
@@ -652,12 +663,12 @@ static int open_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 
 	t->fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (t->fd < 0) {
-		fail(x, t->path, "open the new node", errno);
+		fail(x, tpath(x, t), "open the new node", errno);
 		return -1;
 	}
 	if (fstat(t->fd, &st) || (st.st_mode & S_IFMT) != (inode->mode & 0170000) ||
 	    st.st_uid != geteuid()) {
-		fail(x, t->path, "node replaced while extracting", EEXIST);
+		fail(x, tpath(x, t), "node replaced while extracting", EEXIST);
 		close(t->fd);
 		return -1;
 	}
@@ -785,6 +796,8 @@ static const char *dir_path(struct fsck_extract *x, size_t i, char **buf)
 	if (!*buf)
 		return "?";
 	strcpy(*buf, "/");
+	if (!len)
+		return *buf;
 	(*buf)[len] = '\0';
 	for (j = i, pos = len; j; j = x->dirs[j].parent) {
 		l = strlen(x->dirs[j].name);
@@ -812,7 +825,8 @@ static void finish_dir(struct fsck_extract *x, size_t i, char **pbuf)
 		return;
 	}
 	t.fd = fd;
-	t.path = dir_path(x, i, pbuf);
+	t.dir = i;
+	t.pbuf = pbuf;
 	set_meta(x, &inode, &t);
 }
 
