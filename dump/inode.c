@@ -314,8 +314,9 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 	imgfs_error_clear(&e);
 	ret = ext_iterate(&w, inode, &e);
 	if (part_result(ctx, ret, &e, &failed) < 0)
-		msg_line(f, ret == -EOPNOTSUPP ? "  not available: " :
-						 "  unreadable: ",
+		msg_line(f,
+			 ret == -EOPNOTSUPP ? "  not available: "
+					    : "  unreadable: ",
 			 e.msg);
 	fprintf(f, "  %" PRIu64 " extent%s\n", w.count, w.count == 1 ? "" : "s");
 	return failed;

@@ -311,8 +311,8 @@ int main(int argc, char **argv)
 			print_error(ctx.prog, NULL, ctx.err.msg);
 		else
 			print_error(ctx.prog, o.image,
-				    ctx.err.msg[0] ? ctx.err.msg :
-						     strerror(-ret));
+				    ctx.err.msg[0] ? ctx.err.msg
+						   : strerror(-ret));
 		return 1;
 	}
 	ctx.sb = imgfs_image_sb(ctx.img);

@@ -1083,17 +1083,18 @@ static void compare_links(struct fsck_compare *c, const char *path,
 		in->nid = ie->inode.nid;
 		in->first = ie;
 	} else if (in->nid != ie->inode.nid) {
-		fsck_difference(c->out, path, "hardlink",
-				"should be a hard link to %s, but is a separate inode in the image",
-				img_path(c, in->first, &c->pbuf2,
-					 &c->pbuf2_cap));
+		fsck_difference(
+			c->out, path, "hardlink",
+			"should be a hard link to %s, but is a separate inode in the image",
+			img_path(c, in->first, &c->pbuf2, &c->pbuf2_cap));
 	}
 	ie->bound = in;
 	first = tab_bind(&c->by_nid, ie, &c->oom);
 	if (first && first->bound != in)
-		fsck_difference(c->out, path, "hardlink",
-				"is a hard link to %s in the image, but not in the archive",
-				img_path(c, first, &c->pbuf2, &c->pbuf2_cap));
+		fsck_difference(
+			c->out, path, "hardlink",
+			"is a hard link to %s in the image, but not in the archive",
+			img_path(c, first, &c->pbuf2, &c->pbuf2_cap));
 }
 
 static void compare_inode(struct fsck_compare *c, const char *path,
@@ -1282,12 +1283,13 @@ static void report_extra(struct fsck_compare *c)
 
 		for (e = c->ibuckets[i]; e; e = e->hash_next)
 			if (!e->seen && (!e->parent || e->parent->seen))
-				fsck_difference(c->out,
-						img_path(c, e, &c->pbuf2,
-							 &c->pbuf2_cap),
-						"extra",
-						"%s in the image, absent from the archive",
-						kind(e->inode.mode));
+				fsck_difference(
+					c->out,
+					img_path(c, e, &c->pbuf2,
+						 &c->pbuf2_cap),
+					"extra",
+					"%s in the image, absent from the archive",
+					kind(e->inode.mode));
 	}
 }
 

@@ -473,7 +473,8 @@ static int xattr_cb(void *arg, const struct imgfs_xattr_info *xi)
 		return 0;
 	if (!c->x->root && (errno == EPERM || errno == ENOTSUP)) {
 		if (!c->x->warned_xattr) {
-			fprintf(stderr, "fsck.img: extract: not root, some xattrs (e.g. %s on ",
+			fprintf(stderr,
+				"fsck.img: extract: not root, some xattrs (e.g. %s on ",
 				xi->name);
 			imgfs_escape_fputs(stderr, tpath(c->x, t), 0);
 			fputs(") are not restored\n", stderr);
@@ -525,8 +526,8 @@ static void set_times(struct fsck_extract *x, const struct imgfs_inode *inode,
 		return;
 	/* kernels without AT_EMPTY_PATH here: the fd itself, or the /proc
 	 * link of an O_PATH fd (it names the inode, even a symlink's) */
-	if (errno != EINVAL ||
-	    (t->opath ? utimensat(AT_FDCWD, t->proc, ts, 0) : futimens(t->fd, ts)))
+	if (errno != EINVAL || (t->opath ? utimensat(AT_FDCWD, t->proc, ts, 0)
+					 : futimens(t->fd, ts)))
 		fail(x, tpath(x, t), "set times", errno);
 }
 
@@ -666,7 +667,8 @@ static int open_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 		fail(x, tpath(x, t), "open the new node", errno);
 		return -1;
 	}
-	if (fstat(t->fd, &st) || (st.st_mode & S_IFMT) != (inode->mode & 0170000) ||
+	if (fstat(t->fd, &st) ||
+	    (st.st_mode & S_IFMT) != (inode->mode & 0170000) ||
 	    st.st_uid != geteuid()) {
 		fail(x, tpath(x, t), "node replaced while extracting", EEXIST);
 		close(t->fd);
@@ -699,8 +701,9 @@ static void write_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 	close(t.fd);
 }
 
-static void write_link(struct fsck_extract *x, const struct imgfs_check_entry *e,
-		       size_t pidx, const char *name)
+static void write_link(struct fsck_extract *x,
+		       const struct imgfs_check_entry *e, size_t pidx,
+		       const char *name)
 {
 	size_t li = index_find(&x->link_index, e->inode->nid);
 	int ofd, pfd;
@@ -751,8 +754,10 @@ int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 	name = strrchr(e->path, '/') + 1;
 	pidx = index_find(&x->dir_index, e->parent_nid);
 	if (pidx == SIZE_MAX || bad_name(name)) {
-		fail(x, e->path, pidx == SIZE_MAX ? "parent directory not extracted" :
-						    "invalid name", EINVAL);
+		fail(x, e->path,
+		     pidx == SIZE_MAX ? "parent directory not extracted"
+				      : "invalid name",
+		     EINVAL);
 		return 0;
 	}
 	x->written++;

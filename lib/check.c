@@ -206,8 +206,8 @@ static size_t node_path_len(struct check_ctx *c, struct check_node *n)
 
 /* Write the path of @n (@len bytes) backwards into @out, all but its
  * first @skip bytes: byte i of the path goes to out[i - skip]. */
-static void node_path_fill(struct check_ctx *c, struct check_node *n,
-			   char *out, size_t len, size_t skip)
+static void node_path_fill(struct check_ctx *c, struct check_node *n, char *out,
+			   size_t len, size_t skip)
 {
 	size_t pos = len, l;
 

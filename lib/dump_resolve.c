@@ -30,7 +30,8 @@ static int push_nid(struct resolve *r, uint64_t nid)
 		uint64_t *v = realloc(r->nids, cap * sizeof(*v));
 
 		if (!v)
-			return imgfs_error_set(r->err, -ENOMEM, "out of memory");
+			return imgfs_error_set(r->err, -ENOMEM,
+					       "out of memory");
 		r->nids = v;
 		r->cap = cap;
 	}

@@ -86,7 +86,8 @@ size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
 		n = next_piece(p + i, len - i, flags, esc);
 		m = esc[0] ? strlen(esc) : n;
 		if (!full && out + m < size) {
-			memcpy(buf + out, esc[0] ? esc : (const char *)p + i, m);
+			memcpy(buf + out, esc[0] ? esc : (const char *)p + i,
+			       m);
 		} else if (!full) {
 			full = true;
 			if (size)
@@ -100,8 +101,7 @@ size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
 	return out;
 }
 
-int imgfs_escape_fwrite(FILE *f, const void *s, size_t len,
-			unsigned int flags)
+int imgfs_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags)
 {
 	const unsigned char *p = s;
 	size_t i = 0, n, run = 0;

@@ -507,8 +507,8 @@ static int run(struct mkfs_args *a)
 		tmp_live = 0;
 		/* messages name archive entries: no raw control bytes */
 		fputs("mkfs.img: ", stderr);
-		imgfs_escape_fputs(stderr, err.msg[0] ? err.msg : strerror(-ret),
-				   0);
+		imgfs_escape_fputs(stderr,
+				   err.msg[0] ? err.msg : strerror(-ret), 0);
 		fputc('\n', stderr);
 		return 1;
 	}

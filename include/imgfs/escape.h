@@ -42,8 +42,7 @@ size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
 		    unsigned int flags);
 
 /* Write @len bytes at @s escaped to @f. Returns 0, or EOF on error. */
-int imgfs_escape_fwrite(FILE *f, const void *s, size_t len,
-			unsigned int flags);
+int imgfs_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags);
 
 /* imgfs_escape_fwrite() of a NUL-terminated string (NULL prints nothing). */
 int imgfs_escape_fputs(FILE *f, const char *s, unsigned int flags);
