@@ -69,6 +69,7 @@ static void usage(FILE *f)
 	      "                     or the --path/--nid target)\n"
 	      "  -R, --recursive    with --ls: list subdirectories too\n"
 	      "  --cat[=PATH]       write a regular file's contents to stdout\n"
+	      "                     (symlinks followed, inside the image)\n"
 	      "  -S, --stats        statistics over the whole tree\n"
 	      "Output:\n"
 	      "  --json             one JSON document (see dump.img(1))\n"

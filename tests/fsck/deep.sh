@@ -41,15 +41,16 @@ with tarfile.open(out, 'w', format=tarfile.PAX_FORMAT) as tf:
         add('/'.join(['d'] * n), tarfile.DIRTYPE, 0o751)
 PY
 
-# run NAME CMD...: stdout to $WORK/NAME.out, peak RSS checked.
+# [run_rc=N] run NAME CMD...: stdout to $WORK/NAME.out, exit status N
+# (default 0), peak RSS checked.
 run() {
-	local name=$1 rc rss
+	local name=$1 rc rss want=${run_rc:-0}
 	shift
 	/usr/bin/time -f %M -o "$WORK/$name.rss" "$@" >"$WORK/$name.out" \
 		2>"$WORK/$name.err"
 	rc=$?
 	rss=$(tail -n1 "$WORK/$name.rss")
-	check "$name: exit 0 ($rc)" [ "$rc" -eq 0 ]
+	check "$name: exit $want ($rc)" [ "$rc" -eq "$want" ]
 	check "$name: peak RSS $rss KB < $RSS_MAX_KB KB" [ "$rss" -lt "$RSS_MAX_KB" ]
 }
 
@@ -62,11 +63,40 @@ check "fsck: $((DEPTH + 2)) directories, no '...' path" \
 run compare "$FSCK_IMG" --compare="$WORK/deep.tar" "$IMG"
 check "compare: no difference" grep -q " 0 differences from" "$WORK/compare.out"
 
+# A finding at the bottom names its whole path (it was ".../..." past
+# 1,024 levels): the file's link count is changed in a copy of the image
+# (given to fsck.img only).
+BOTTOM=$("$PYTHON" -c "print('/d' * $DEPTH)")
+"$DUMP_IMG" --path="$BOTTOM/f" --json "$IMG" >"$WORK/f.json" ||
+	die "dump --path failed"
+"$PYTHON" - "$WORK/f.json" "$IMG" "$WORK/nlink.img" <<'PY' || die "patch failed"
+import json, struct, sys
+ino = json.load(open(sys.argv[1]))['inode']
+d = bytearray(open(sys.argv[2], 'rb').read())
+pos = ino['pos']
+if ino['format'] == 'extended':
+    assert struct.unpack_from('<I', d, pos + 44)[0] == 2
+    struct.pack_into('<I', d, pos + 44, 7)
+else:
+    assert struct.unpack_from('<H', d, pos + 6)[0] == 2
+    struct.pack_into('<H', d, pos + 6, 7)
+open(sys.argv[3], 'wb').write(d)
+PY
+run_rc=4 run nlink "$FSCK_IMG" "$WORK/nlink.img"
+check "finding at depth: the whole path" \
+	grep -qF ": $BOTTOM/f (nid " "$WORK/nlink.out"
+run_rc=4 run nlinkjson "$FSCK_IMG" --json "$WORK/nlink.img"
+"$PYTHON" - "$WORK/nlinkjson.out" "$BOTTOM/f" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert any(p.get('path') == sys.argv[2] for p in r['problems']), r['problems']
+PY
+check "finding at depth: the whole path in JSON" [ $? -eq 0 ]
+
 # ls -R: one "PATH:" header per directory, the deepest with every entry
 run ls "$DUMP_IMG" --ls -R "$IMG"
 check "ls -R: a header per directory" \
 	[ "$(grep -c ':$' "$WORK/ls.out")" -eq $((DEPTH + 2)) ]
-BOTTOM=$("$PYTHON" -c "print('/d' * $DEPTH)")
 "$PYTHON" - "$WORK/ls.out" "$BOTTOM" <<'PY'
 import sys
 want = sys.argv[2]
