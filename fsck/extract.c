@@ -38,11 +38,11 @@
 #include "fsck.h"
 
 #define COPY_BUFSZ (1u << 20)
-/* The cursor keeps the fds of the deepest FD_WINDOW directories on its
- * path, and one every FD_STEP levels above them, so moving to a parent or
- * child, or back up after closing, reopens at most FD_STEP directories. */
+/* The cursor keeps the fds of the deepest x->window (at most FD_WINDOW)
+ * directories on its path, and one every x->window levels above them, so
+ * moving to a parent or child, or back up after closing, reopens at most
+ * that many directories. */
 #define FD_WINDOW 64u
-#define FD_STEP 64u
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -88,7 +88,7 @@ struct fsck_extract {
 	/* the cursor: dirs[lv[k]] is at depth k on the current path */
 	size_t *lv, nr_lv, cap_lv;
 	size_t *chain, cap_chain; /* scratch for cursor_goto() */
-	size_t open_fds, fd_budget;
+	size_t open_fds, fd_budget, window;
 	uint64_t written;
 	uint64_t failures;
 	uint8_t *buf;
@@ -216,7 +216,7 @@ static size_t fd_budget(void)
 	}
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1u << 20)
 		return 1u << 19;
-	return rl.rlim_cur > 64 ? (size_t)(rl.rlim_cur / 2) : 16;
+	return rl.rlim_cur > 16 ? (size_t)(rl.rlim_cur / 2) : 8;
 }
 
 struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
@@ -234,6 +234,9 @@ struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 	x->overwrite = overwrite;
 	x->root = geteuid() == 0;
 	x->fd_budget = fd_budget();
+	x->window = x->fd_budget / 2 < FD_WINDOW ? x->fd_budget / 2 : FD_WINDOW;
+	if (x->window < 2)
+		x->window = 2;
 	x->buf = malloc(COPY_BUFSZ);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		imgfs_error_set(err, -errno, "--extract: cannot create %s: %s",
@@ -301,10 +304,10 @@ static void lv_trim(struct fsck_extract *x, size_t level)
 {
 	size_t m;
 
-	if (level <= FD_WINDOW)
+	if (level <= x->window)
 		return;
-	m = level - FD_WINDOW;
-	if (m % FD_STEP || x->open_fds >= x->fd_budget)
+	m = level - x->window;
+	if (m % x->window || x->open_fds >= x->fd_budget)
 		lv_close(x, m);
 }
 
@@ -320,6 +323,10 @@ static int lv_ensure(struct fsck_extract *x, size_t k)
 		ret = lv_open(x, j);
 		if (ret)
 			return ret;
+		/* keep what lv_trim() would have kept, no more */
+		if (j > 1 && k - (j - 1) >= x->window &&
+		    ((j - 1) % x->window || x->open_fds >= x->fd_budget))
+			lv_close(x, j - 1);
 	}
 	return 0;
 }

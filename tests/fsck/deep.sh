@@ -157,4 +157,30 @@ assert stat.S_ISFIFO(st['p'].st_mode) and stat.S_IMODE(st['p'].st_mode) == 0o620
 assert stat.S_ISDIR(st['e'].st_mode) and stat.S_IMODE(st['e'].st_mode) == 0o700
 PY
 check "extract: every level and the bottom as in the archive" [ $? -eq 0 ]
+rm -rf "$WORK/out"
+
+# Few file descriptors (a limit of 40, hard and soft): the cursor keeps
+# fewer directories open and reopens the others from the ones it kept.
+"$PYTHON" - "$WORK/mid.tar" <<'PY' || die "tar failed"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo('/'.join(['d'] * 1500) + '/f')
+    ti.size, ti.mode = 3, 0o600
+    tf.addfile(ti, io.BytesIO(b'mid'))
+PY
+mkfs_img -q -T 1700000000 "$WORK/mid.tar" "$WORK/mid.img" || die "mkfs.img failed"
+(ulimit -n 40 && "$FSCK_IMG" -q --extract="$WORK/mid" "$WORK/mid.img")
+check "extract with 40 fds: exit 0" [ $? -eq 0 ]
+"$PYTHON" - "$WORK/mid" <<'PY'
+import os, stat, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for n in range(1500):
+    st = os.stat('d', dir_fd=fd, follow_symlinks=False)
+    assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_mtime == 1700000000, n
+    nfd = os.open('d', os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    os.close(fd)
+    fd = nfd
+assert os.listdir(fd) == ['f']
+PY
+check "extract with 40 fds: every level as in the archive" [ $? -eq 0 ]
 finish
