@@ -52,7 +52,7 @@ void json_finish(struct json *j);
 
 /* Text helpers (util.c). */
 enum esc_mode {
-	ESC_NAME, /* controls, DEL and '\' escaped; UTF-8 passes */
+	ESC_NAME, /* imgfs_escape() with no flags: valid UTF-8 passes */
 	ESC_VALUE, /* all but printable ASCII escaped (\xNN), '\' as \\ */
 };
 void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode);

@@ -44,6 +44,14 @@ int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 	return 0;
 }
 
+/* @prefix, then a reader message (it may quote names), escaped. */
+static void msg_line(FILE *f, const char *prefix, const char *msg)
+{
+	fputs(prefix, f);
+	print_escaped(f, msg, strlen(msg), ESC_NAME);
+	fputc('\n', f);
+}
+
 static const char *type_name(const struct imgfs_inode *inode)
 {
 	const char *n = imgfs_mode_type_name(inode->mode);
@@ -286,7 +294,7 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 			e = ctx->err;
 			imgfs_error_clear(&ctx->err);
 			part_result(ctx, ret, &e, &failed);
-			fprintf(f, "unreadable: %s\n", e.msg);
+			msg_line(f, "unreadable: ", e.msg);
 		} else {
 			print_escaped(f, target, len, ESC_NAME);
 			fputc('\n', f);
@@ -297,7 +305,7 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 	imgfs_error_clear(&e);
 	ret = imgfs_xattr_iterate(ctx->img, inode, true, text_xattr, &xw, &e);
 	if (part_result(ctx, ret, &e, &failed) < 0)
-		fprintf(f, "  unreadable: %s\n", e.msg);
+		msg_line(f, "  unreadable: ", e.msg);
 	else if (!xw.count)
 		fputs("  (none)\n", f);
 	fprintf(f, "Extents:\n  %6s %12s %12s  %-10s %12s %10s %10s  flags\n",
@@ -306,8 +314,10 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 	imgfs_error_clear(&e);
 	ret = ext_iterate(&w, inode, &e);
 	if (part_result(ctx, ret, &e, &failed) < 0)
-		fprintf(f, "  %s: %s\n", ret == -EOPNOTSUPP ? "not available" :
-			"unreadable", e.msg);
+		msg_line(f,
+			 ret == -EOPNOTSUPP ? "  not available: "
+					    : "  unreadable: ",
+			 e.msg);
 	fprintf(f, "  %" PRIu64 " extent%s\n", w.count, w.count == 1 ? "" : "s");
 	return failed;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgfs/escape.h"
 #include "imgfs/stats.h"
 #include "dump.h"
 
@@ -68,6 +69,7 @@ static void usage(FILE *f)
 	      "                     or the --path/--nid target)\n"
 	      "  -R, --recursive    with --ls: list subdirectories too\n"
 	      "  --cat[=PATH]       write a regular file's contents to stdout\n"
+	      "                     (symlinks followed, inside the image)\n"
 	      "  -S, --stats        statistics over the whole tree\n"
 	      "Output:\n"
 	      "  --json             one JSON document (see dump.img(1))\n"
@@ -81,12 +83,14 @@ static void usage(FILE *f)
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fputs("dump.img: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fputs("dump.img: ", stderr);
+	imgfs_escape_fputs(stderr, msg, 0);
 	fputs("\nTry 'dump.img --help'.\n", stderr);
 	exit(EXIT_USAGE);
 }
@@ -195,8 +199,14 @@ static int resolve(struct dump_ctx *ctx, const struct options *o,
 		t->path = "/";
 		return 0;
 	}
-	ret = imgfs_lookup(ctx->img, o->path, &t->nid, &ctx->err);
-	if (ret == -ENOENT || ret == -ENOTDIR) {
+	/* --cat reads what the path names, as cat(1) does: symlinks are
+	 * followed, inside the image */
+	if (o->cat)
+		ret = imgfs_resolve(ctx->img, o->path, true, &t->nid,
+				    &ctx->err);
+	else
+		ret = imgfs_lookup(ctx->img, o->path, &t->nid, &ctx->err);
+	if (ret == -ENOENT || ret == -ENOTDIR || ret == -ELOOP) {
 		imgfs_error_clear(&ctx->err);
 		return imgfs_error_set(&ctx->err, ret, "%s: %s", o->path,
 				       strerror(-ret));
@@ -272,6 +282,18 @@ static int run(struct dump_ctx *ctx, const struct options *o)
 	return ret;
 }
 
+/* Messages name entries of the image: never print their bytes raw. */
+static void print_error(const char *prog, const char *image, const char *msg)
+{
+	fprintf(stderr, "%s: ", prog);
+	if (image) {
+		imgfs_escape_fputs(stderr, image, 0);
+		fputs(": ", stderr);
+	}
+	imgfs_escape_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -287,10 +309,11 @@ int main(int argc, char **argv)
 	if (ret) {
 		/* the reader's message may already name the file */
 		if (!strncmp(ctx.err.msg, o.image, strlen(o.image)))
-			fprintf(stderr, "%s: %s\n", ctx.prog, ctx.err.msg);
+			print_error(ctx.prog, NULL, ctx.err.msg);
 		else
-			fprintf(stderr, "%s: %s: %s\n", ctx.prog, o.image,
-				ctx.err.msg[0] ? ctx.err.msg : strerror(-ret));
+			print_error(ctx.prog, o.image,
+				    ctx.err.msg[0] ? ctx.err.msg
+						   : strerror(-ret));
 		return 1;
 	}
 	ctx.sb = imgfs_image_sb(ctx.img);
@@ -300,8 +323,8 @@ int main(int argc, char **argv)
 		ret = imgfs_error_set(&ctx.err, -EIO,
 				      "writing to standard output failed");
 	if (ret)
-		fprintf(stderr, "%s: %s: %s\n", ctx.prog, o.image,
-			ctx.err.msg[0] ? ctx.err.msg : strerror(-ret));
+		print_error(ctx.prog, o.image,
+			    ctx.err.msg[0] ? ctx.err.msg : strerror(-ret));
 	imgfs_image_close(ctx.img);
 	return ret ? 1 : 0;
 }

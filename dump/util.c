@@ -8,23 +8,11 @@
 #include <time.h>
 
 #include "dump.h"
+#include "imgfs/escape.h"
 
 void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode)
 {
-	const unsigned char *p = s;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		unsigned char c = p[i];
-
-		if (c == '\\')
-			fputs("\\\\", f);
-		else if (c < 0x20 || c == 0x7f ||
-			 (c >= 0x80 && mode == ESC_VALUE))
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
+	imgfs_escape_fwrite(f, s, len, mode == ESC_VALUE ? IMGFS_ESC_ASCII : 0);
 }
 
 char mode_type_char(uint32_t mode)

@@ -59,7 +59,7 @@ struct exp_inode {
 	size_t nr_xattrs;
 	bool matched; /* an image nid was bound to it */
 	uint64_t nid;
-	char *first_path;
+	struct img_entry *first; /* the image entry first bound to it */
 	struct exp_inode *next_all;
 };
 
@@ -76,14 +76,26 @@ struct exp_dentry {
 	struct exp_dentry *next_all;
 };
 
+/*
+ * One path of the image, as the checker met it: its name and its parent
+ * directory's entry (full paths are built only to print them, so memory
+ * does not grow with depth times path length).
+ */
 struct img_entry {
-	char *path;
+	char *name; /* "" for the root */
+	struct img_entry *parent; /* NULL for the root */
 	struct imgfs_inode inode;
 	bool have_sha;
 	uint8_t sha256[IMGFS_SHA256_SIZE];
 	bool seen;
 	struct exp_inode *bound; /* expected inode matched to this nid */
 	struct img_entry *hash_next;
+};
+
+/* Open-addressing table of image entries keyed by their inode's nid. */
+struct nid_tab {
+	struct img_entry **v;
+	size_t nr, cap;
 };
 
 struct fsck_compare {
@@ -99,12 +111,17 @@ struct fsck_compare {
 	size_t nr_dbuckets, nr_dentries;
 	struct exp_dentry *all_dentries;
 	struct exp_inode *all_inodes;
-	/* image side */
+	/* image side, hashed by (parent, name) */
 	struct img_entry **ibuckets;
 	size_t nr_ibuckets, nr_ientries;
+	struct img_entry *iroot;
 	/* nid -> first image entry met with it, for hard-link grouping */
-	struct img_entry **by_nid; /* open addressing */
-	size_t nr_by_nid, cap_by_nid;
+	struct nid_tab by_nid;
+	/* nid -> image entry of each directory, to find entries' parents */
+	struct nid_tab dirs;
+	/* paths built for messages */
+	char *pbuf, *pbuf2;
+	size_t pbuf_cap, pbuf2_cap;
 	int oom;
 };
 
@@ -220,20 +237,26 @@ static bool is_dir(const struct exp_dentry *d)
 
 /* ---- image side */
 
-static size_t phash(const char *path)
+static size_t ihash(const struct img_entry *parent, const char *name,
+		    size_t len)
 {
-	return (size_t)fnv(path, strlen(path), 0xcbf29ce484222325ull);
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)parent;
+
+	return (size_t)fnv(name, len, h * 0x100000001b3ull);
 }
 
-static struct img_entry *ilookup(struct fsck_compare *c, const char *path)
+static struct img_entry *ilookup(struct fsck_compare *c,
+				 const struct img_entry *parent,
+				 const char *name)
 {
+	size_t len = strlen(name);
 	struct img_entry *e;
 
 	if (!c->nr_ibuckets)
 		return NULL;
-	for (e = c->ibuckets[phash(path) & (c->nr_ibuckets - 1)]; e;
-	     e = e->hash_next)
-		if (!strcmp(e->path, path))
+	for (e = c->ibuckets[ihash(parent, name, len) & (c->nr_ibuckets - 1)];
+	     e; e = e->hash_next)
+		if (e->parent == parent && !strcmp(e->name, name))
 			return e;
 	return NULL;
 }
@@ -249,7 +272,8 @@ static int igrow(struct fsck_compare *c)
 		struct img_entry *e = c->ibuckets[i], *next;
 
 		for (; e; e = next) {
-			size_t h = phash(e->path) & (n - 1);
+			size_t h = ihash(e->parent, e->name, strlen(e->name)) &
+				   (n - 1);
 
 			next = e->hash_next;
 			e->hash_next = b[h];
@@ -262,28 +286,136 @@ static int igrow(struct fsck_compare *c)
 	return 0;
 }
 
+static size_t nid_slot(uint64_t nid, size_t cap)
+{
+	return (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static int tab_grow(struct nid_tab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024, i, j;
+	struct img_entry **v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->v[i])
+			continue;
+		for (j = nid_slot(t->v[i]->inode.nid, cap); v[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = t->v[i];
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	return 0;
+}
+
+/* The entry with @nid in @t, or NULL. */
+static struct img_entry *tab_find(const struct nid_tab *t, uint64_t nid)
+{
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	for (i = nid_slot(nid, t->cap); t->v[i]; i = (i + 1) & (t->cap - 1))
+		if (t->v[i]->inode.nid == nid)
+			return t->v[i];
+	return NULL;
+}
+
+/* The entry of @ie's nid already in @t, or NULL after adding @ie. */
+static struct img_entry *tab_bind(struct nid_tab *t, struct img_entry *ie,
+				  int *oom)
+{
+	struct img_entry *old = tab_find(t, ie->inode.nid);
+	size_t i;
+
+	if (old)
+		return old;
+	if ((t->nr + 1) * 2 > t->cap && tab_grow(t)) {
+		*oom = -ENOMEM;
+		return NULL;
+	}
+	for (i = nid_slot(ie->inode.nid, t->cap); t->v[i];
+	     i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i] = ie;
+	t->nr++;
+	return NULL;
+}
+
+/* The path of @e ("/" for the root), in *@buf grown as needed; "?" when
+ * out of memory. */
+static const char *img_path(struct fsck_compare *c, const struct img_entry *e,
+			    char **buf, size_t *cap)
+{
+	const struct img_entry *p;
+	size_t len = 0, pos, l;
+	char *b;
+
+	for (p = e; p->parent; p = p->parent)
+		len += 1 + strlen(p->name);
+	if (len + 2 > *cap) {
+		b = realloc(*buf, len + 2);
+		if (!b) {
+			c->oom = -ENOMEM;
+			return "?";
+		}
+		*buf = b;
+		*cap = len + 2;
+	}
+	if (!len)
+		return strcpy(*buf, "/");
+	(*buf)[len] = '\0';
+	for (p = e, pos = len; p->parent; p = p->parent) {
+		l = strlen(p->name);
+		pos -= l;
+		memcpy(*buf + pos, p->name, l);
+		(*buf)[--pos] = '/';
+	}
+	return *buf;
+}
+
 int fsck_compare_entry(void *arg, const struct imgfs_check_entry *ce)
 {
 	struct fsck_compare *c = arg;
-	struct img_entry *e;
+	struct img_entry *e, *parent = NULL;
+	const char *name = "";
 	size_t h;
 
+	if (strcmp(ce->path, "/")) {
+		parent = tab_find(&c->dirs, ce->parent_nid);
+		name = strrchr(ce->path, '/') + 1;
+		if (!parent) /* the checker hands out parents first */
+			return -EUCLEAN;
+	}
 	if (c->nr_ientries * 4 >= c->nr_ibuckets * 3 && igrow(c))
 		return -ENOMEM;
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->path = strdup(ce->path))) {
+	if (!e || !(e->name = strdup(name))) {
 		free(e);
 		return -ENOMEM;
 	}
+	e->parent = parent;
 	e->inode = *ce->inode;
 	if (ce->sha256) {
 		e->have_sha = true;
 		memcpy(e->sha256, ce->sha256, sizeof(e->sha256));
 	}
-	h = phash(e->path) & (c->nr_ibuckets - 1);
+	h = ihash(parent, e->name, strlen(e->name)) & (c->nr_ibuckets - 1);
 	e->hash_next = c->ibuckets[h];
 	c->ibuckets[h] = e;
 	c->nr_ientries++;
+	if (!parent)
+		c->iroot = e;
+	if (imgfs_inode_is_dir(ce->inode) && !ce->link_to &&
+	    !tab_find(&c->dirs, ce->inode->nid)) {
+		tab_bind(&c->dirs, e, &c->oom);
+		if (c->oom)
+			return c->oom;
+	}
 	return 0;
 }
 
@@ -1068,51 +1200,6 @@ out:
 	free(ix.v);
 }
 
-static size_t nid_slot(uint64_t nid, size_t cap)
-{
-	return (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static int nid_grow(struct fsck_compare *c)
-{
-	size_t cap = c->cap_by_nid ? c->cap_by_nid * 2 : 1024, i, j;
-	struct img_entry **v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < c->cap_by_nid; i++) {
-		if (!c->by_nid[i])
-			continue;
-		for (j = nid_slot(c->by_nid[i]->inode.nid, cap); v[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		v[j] = c->by_nid[i];
-	}
-	free(c->by_nid);
-	c->by_nid = v;
-	c->cap_by_nid = cap;
-	return 0;
-}
-
-/* The first image entry with @ie's nid, or NULL after recording @ie. */
-static struct img_entry *nid_bind(struct fsck_compare *c,
-				  struct img_entry *ie)
-{
-	size_t i;
-
-	if ((c->nr_by_nid + 1) * 2 > c->cap_by_nid && nid_grow(c)) {
-		c->oom = -ENOMEM;
-		return NULL;
-	}
-	for (i = nid_slot(ie->inode.nid, c->cap_by_nid); c->by_nid[i];
-	     i = (i + 1) & (c->cap_by_nid - 1))
-		if (c->by_nid[i]->inode.nid == ie->inode.nid)
-			return c->by_nid[i];
-	c->by_nid[i] = ie;
-	c->nr_by_nid++;
-	return NULL;
-}
-
 static void compare_links(struct fsck_compare *c, const char *path,
 			  struct exp_inode *in, struct img_entry *ie)
 {
@@ -1121,18 +1208,20 @@ static void compare_links(struct fsck_compare *c, const char *path,
 	if (!in->matched) {
 		in->matched = true;
 		in->nid = ie->inode.nid;
-		in->first_path = strdup(path);
+		in->first = ie;
 	} else if (in->nid != ie->inode.nid) {
-		fsck_difference(c->out, path, "hardlink",
-				"should be a hard link to %s, but is a separate inode in the image",
-				in->first_path ? in->first_path : "?");
+		fsck_difference(
+			c->out, path, "hardlink",
+			"should be a hard link to %s, but is a separate inode in the image",
+			img_path(c, in->first, &c->pbuf2, &c->pbuf2_cap));
 	}
 	ie->bound = in;
-	first = nid_bind(c, ie);
+	first = tab_bind(&c->by_nid, ie, &c->oom);
 	if (first && first->bound != in)
-		fsck_difference(c->out, path, "hardlink",
-				"is a hard link to %s in the image, but not in the archive",
-				first->path);
+		fsck_difference(
+			c->out, path, "hardlink",
+			"is a hard link to %s in the image, but not in the archive",
+			img_path(c, first, &c->pbuf2, &c->pbuf2_cap));
 }
 
 /* Seconds since the epoch as one signed decimal: -2 s + 0.5 s is "-1.5". */
@@ -1229,54 +1318,104 @@ static const char *kind(uint32_t mode)
 	return "unknown";
 }
 
-static void compare_tree(struct fsck_compare *c, struct exp_dentry *d,
-			 char *path, size_t len, size_t cap)
+/* Compare expected dentry @d at @path with its image entry @ie (NULL:
+ * missing). Returns whether its children are to be compared. */
+static bool compare_one(struct fsck_compare *c, struct exp_dentry *d,
+			struct img_entry *ie, const char *path)
 {
-	struct img_entry *ie = ilookup(c, len ? path : "/");
-	size_t i;
-
 	if (!ie) {
-		fsck_difference(c->out, len ? path : "/", "missing",
+		fsck_difference(c->out, path, "missing",
 				"%s in the archive, absent from the image",
 				kind(d->inode->mode));
-		return;
+		return false;
 	}
 	ie->seen = true;
 	if ((d->inode->mode & 0170000) != (ie->inode.mode & 0170000)) {
-		fsck_difference(c->out, ie->path, "type",
+		fsck_difference(c->out, path, "type",
 				"%s in the archive, %s in the image",
 				kind(d->inode->mode), kind(ie->inode.mode));
-		return;
+		return false;
 	}
-	compare_inode(c, ie->path, d->inode, ie);
-	if (!is_dir(d))
-		return;
-	for (i = 0; i < d->nr_children; i++) {
-		struct exp_dentry *ch = d->children[i];
-		size_t nl = strlen(ch->name);
-
-		if (ch->dead || !ch->inode || len + 1 + nl + 1 > cap)
-			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, ch->name, nl + 1);
-		compare_tree(c, ch, path, len + 1 + nl, cap);
-		path[len] = '\0';
-	}
+	compare_inode(c, path, d->inode, ie);
+	return is_dir(d);
 }
 
-static bool parent_seen(struct fsck_compare *c, const char *path)
-{
-	char parent[8192];
-	const char *slash = strrchr(path, '/');
-	size_t n = (size_t)(slash - path);
-	struct img_entry *pe;
+/* A directory being compared: its next child and its path's length. */
+struct cmp_frame {
+	struct exp_dentry *d;
+	struct img_entry *ie;
+	size_t next, len;
+};
 
-	if (!slash || n >= sizeof(parent))
-		return true;
-	memcpy(parent, path, n);
-	parent[n] = '\0';
-	pe = ilookup(c, n ? parent : "/");
-	return !pe || pe->seen;
+static bool path_put(struct fsck_compare *c, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+	char *b;
+
+	if (len + nl + 2 > c->pbuf_cap) {
+		size_t cap = (len + nl + 2) * 2;
+
+		b = realloc(c->pbuf, cap);
+		if (!b) {
+			c->oom = -ENOMEM;
+			return false;
+		}
+		c->pbuf = b;
+		c->pbuf_cap = cap;
+	}
+	c->pbuf[len] = '/';
+	memcpy(c->pbuf + len + 1, name, nl + 1);
+	return true;
+}
+
+/*
+ * Depth first over the expected tree, with an explicit stack (the depth
+ * is not bounded) and one path buffer grown as needed.
+ */
+static void compare_tree(struct fsck_compare *c)
+{
+	struct cmp_frame *st, *f;
+	size_t n = 1, cap = 64;
+
+	if (!compare_one(c, c->root, c->iroot, "/"))
+		return;
+	st = malloc(cap * sizeof(*st));
+	if (!st) {
+		c->oom = -ENOMEM;
+		return;
+	}
+	st[0] = (struct cmp_frame){ c->root, c->iroot, 0, 0 };
+	while (n) {
+		struct exp_dentry *ch;
+		struct img_entry *ie;
+
+		f = &st[n - 1];
+		if (f->next == f->d->nr_children) {
+			n--;
+			continue;
+		}
+		ch = f->d->children[f->next++];
+		if (ch->dead || !ch->inode || !path_put(c, f->len, ch->name))
+			continue;
+		ie = ilookup(c, f->ie, ch->name);
+		if (!compare_one(c, ch, ie, c->pbuf))
+			continue;
+		if (n == cap) {
+			struct cmp_frame *v = realloc(st, 2 * cap * sizeof(*v));
+
+			if (!v) {
+				c->oom = -ENOMEM;
+				break;
+			}
+			st = v;
+			cap *= 2;
+			f = &st[n - 1];
+		}
+		st[n] = (struct cmp_frame){ ch, ie, 0,
+					    f->len + 1 + strlen(ch->name) };
+		n++;
+	}
+	free(st);
 }
 
 static void report_extra(struct fsck_compare *c)
@@ -1287,17 +1426,20 @@ static void report_extra(struct fsck_compare *c)
 		struct img_entry *e;
 
 		for (e = c->ibuckets[i]; e; e = e->hash_next)
-			if (!e->seen && parent_seen(c, e->path))
-				fsck_difference(c->out, e->path, "extra",
-						"%s in the image, absent from the archive",
-						kind(e->inode.mode));
+			if (!e->seen && (!e->parent || e->parent->seen))
+				fsck_difference(
+					c->out,
+					img_path(c, e, &c->pbuf2,
+						 &c->pbuf2_cap),
+					"extra",
+					"%s in the image, absent from the archive",
+					kind(e->inode.mode));
 	}
 }
 
 int fsck_compare_run(struct fsck_compare *c, const char *tar,
 		     struct imgfs_error *err)
 {
-	char *path;
 	int ret;
 
 	ret = read_archive(c, tar, err);
@@ -1307,12 +1449,7 @@ int fsck_compare_run(struct fsck_compare *c, const char *tar,
 	ret = overlay_xattrs(c);
 	if (ret || c->oom)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	path = malloc(65536);
-	if (!path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	path[0] = '\0';
-	compare_tree(c, c->root, path, 0, 65536);
-	free(path);
+	compare_tree(c);
 	report_extra(c);
 	return c->oom ? imgfs_error_set(err, -ENOMEM, "out of memory") : 0;
 }
@@ -1329,7 +1466,6 @@ void fsck_compare_free(struct fsck_compare *c)
 		ni = in->next_all;
 		kv_clear(in);
 		free(in->symlink);
-		free(in->first_path);
 		free(in);
 	}
 	for (d = c->all_dentries; d; d = nd) {
@@ -1350,12 +1486,15 @@ void fsck_compare_free(struct fsck_compare *c)
 
 		for (e = c->ibuckets[i]; e; e = ne) {
 			ne = e->hash_next;
-			free(e->path);
+			free(e->name);
 			free(e);
 		}
 	}
 	free(c->ibuckets);
 	free(c->dbuckets);
-	free(c->by_nid);
+	free(c->by_nid.v);
+	free(c->dirs.v);
+	free(c->pbuf);
+	free(c->pbuf2);
 	free(c);
 }

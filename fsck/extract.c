@@ -2,37 +2,73 @@
 /*
  * extract.c - fsck.img --extract: write the image's tree into a directory.
  *
- * Everything is created relative to the target directory's fd. Parent
- * directories are opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)
- * (or component by component with O_NOFOLLOW where openat2 is missing), and
- * the final component is always created with O_EXCL / mkdirat / symlinkat /
- * mknodat, which never follow a symlink. So a hostile image cannot make us
- * write outside the directory, whatever names and symlinks it holds.
+ * Everything is created relative to a directory fd: each directory written
+ * is recorded (nid, parent, name) and a cursor keeps fds along the path to
+ * the directory in use, opening each component with O_NOFOLLOW relative to
+ * its parent, so no path string is ever resolved (any depth works, past
+ * PATH_MAX too). The final component is always created with O_EXCL /
+ * mkdirat / symlinkat / mknodat, which never follow a symlink, and
+ * metadata goes through fds: the file's own, or an O_PATH fd of the node
+ * just created, checked to be that node. So neither a hostile image nor
+ * another process swapping names for symlinks can make us write or chmod
+ * outside the directory.
  * Directory metadata is applied at the end, deepest first, so that
  * read-only modes and mtimes survive the creation of their children.
  */
+/* O_PATH, AT_EMPTY_PATH */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "imgfs/escape.h"
 #include "imgfs/format.h"
 #include "fsck.h"
 
 #define COPY_BUFSZ (1u << 20)
+/* The cursor keeps the fds of the deepest x->window (at most FD_WINDOW)
+ * directories on its path, and one every x->window levels above them, so
+ * moving to a parent or child, or back up after closing, reopens at most
+ * that many directories. */
+#define FD_WINDOW 64u
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* A directory written: its place in the tree, by index into x->dirs. */
 struct xdir {
-	char *path;
 	uint64_t nid;
+	char *name; /* NULL for the root */
+	size_t parent; /* the root is its own parent */
+	size_t depth;
+	int fd; /* open while on the cursor's path and kept, else -1 */
+};
+
+/* First path of an inode with more than one link, for the later ones. */
+struct xlink {
+	uint64_t nid;
+	size_t dir;
+	char *name;
+};
+
+/* Open-addressing index: nid -> position + 1 in an array. */
+struct nid_index {
+	uint64_t *nids;
+	size_t *pos;
+	size_t nr, cap;
 };
 
 struct fsck_extract {
@@ -42,9 +78,17 @@ struct fsck_extract {
 	bool root;
 	bool warned_owner;
 	bool warned_xattr;
-	bool no_openat2;
+	bool no_fchmodat2;
 	struct xdir *dirs;
 	size_t nr_dirs, cap_dirs;
+	struct nid_index dir_index;
+	struct xlink *links;
+	size_t nr_links, cap_links;
+	struct nid_index link_index;
+	/* the cursor: dirs[lv[k]] is at depth k on the current path */
+	size_t *lv, nr_lv, cap_lv;
+	size_t *chain, cap_chain; /* scratch for cursor_goto() */
+	size_t open_fds, fd_budget, window;
 	uint64_t written;
 	uint64_t failures;
 	uint64_t limit; /* --extract-limit, 0: none */
@@ -56,9 +100,82 @@ struct fsck_extract {
 static void fail(struct fsck_extract *x, const char *path, const char *what,
 		 int errnum)
 {
-	fprintf(stderr, "fsck.img: extract %s: %s: %s\n", path, what,
-		strerror(errnum));
+	fputs("fsck.img: extract ", stderr);
+	imgfs_escape_fputs(stderr, path, 0);
+	fputs(": ", stderr);
+	imgfs_escape_fputs(stderr, what, 0);
+	fprintf(stderr, ": %s\n", strerror(errnum));
 	x->failures++;
+}
+
+static int grow_array(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static size_t nid_slot(uint64_t nid, size_t cap)
+{
+	return (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+/* Position of @nid, or SIZE_MAX. */
+static size_t index_find(const struct nid_index *t, uint64_t nid)
+{
+	size_t i;
+
+	if (!t->cap)
+		return SIZE_MAX;
+	for (i = nid_slot(nid, t->cap); t->pos[i]; i = (i + 1) & (t->cap - 1))
+		if (t->nids[i] == nid)
+			return t->pos[i] - 1;
+	return SIZE_MAX;
+}
+
+static int index_add(struct nid_index *t, uint64_t nid, size_t pos)
+{
+	size_t i;
+
+	if ((t->nr + 1) * 2 > t->cap) {
+		struct nid_index n = { .cap = t->cap ? t->cap * 2 : 256 };
+
+		n.nids = calloc(n.cap, sizeof(*n.nids));
+		n.pos = calloc(n.cap, sizeof(*n.pos));
+		if (!n.nids || !n.pos) {
+			free(n.nids);
+			free(n.pos);
+			return -ENOMEM;
+		}
+		for (i = 0; i < t->cap; i++)
+			if (t->pos[i])
+				index_add(&n, t->nids[i], t->pos[i] - 1);
+		free(t->nids);
+		free(t->pos);
+		*t = n;
+	}
+	for (i = nid_slot(nid, t->cap); t->pos[i]; i = (i + 1) & (t->cap - 1))
+		;
+	t->nids[i] = nid;
+	t->pos[i] = pos + 1;
+	t->nr++;
+	return 0;
+}
+
+static void index_free(struct nid_index *t)
+{
+	free(t->nids);
+	free(t->pos);
 }
 
 static int dir_is_empty(int fd)
@@ -85,6 +202,26 @@ static int dir_is_empty(int fd)
 	return empty;
 }
 
+/*
+ * Deep trees need one fd per kept level: raise the soft limit on open
+ * files to the hard one, and use half of it.
+ */
+static size_t fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1u << 20)
+		return 1u << 19;
+	return rl.rlim_cur > 16 ? (size_t)(rl.rlim_cur / 2) : 8;
+}
+
 struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 				      struct imgfs_image *img,
 				      struct imgfs_error *err)
@@ -99,6 +236,10 @@ struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 	x->img = img;
 	x->overwrite = overwrite;
 	x->root = geteuid() == 0;
+	x->fd_budget = fd_budget();
+	x->window = x->fd_budget / 2 < FD_WINDOW ? x->fd_budget / 2 : FD_WINDOW;
+	if (x->window < 2)
+		x->window = 2;
 	x->buf = malloc(COPY_BUFSZ);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		imgfs_error_set(err, -errno, "--extract: cannot create %s: %s",
@@ -133,71 +274,160 @@ fail:
 	return NULL;
 }
 
-/* Open directory @rel (relative, no leading '/') beneath the root. */
-static int open_beneath(struct fsck_extract *x, const char *rel)
+/* ---- the cursor: an fd for any directory written, at any depth */
+
+static void lv_close(struct fsck_extract *x, size_t level)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
-	char comp[IMGFS_NAME_MAX + 1];
-	const char *p = rel;
-	int fd, next;
+	struct xdir *d = &x->dirs[x->lv[level]];
 
-	if (!*rel)
-		return fcntl(x->rootfd, F_DUPFD_CLOEXEC, 0);
-	if (!x->no_openat2) {
-		fd = (int)syscall(SYS_openat2, x->rootfd, rel, &how,
-				  sizeof(how));
-		if (fd >= 0 || errno != ENOSYS)
-			return fd;
-		x->no_openat2 = true;
+	if (level && d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+		x->open_fds--;
 	}
-	fd = fcntl(x->rootfd, F_DUPFD_CLOEXEC, 0);
-	while (fd >= 0 && *p) {
-		size_t len = strcspn(p, "/");
-
-		if (!len || len > IMGFS_NAME_MAX || (len == 2 && !memcmp(p, "..", 2)) ||
-		    (len == 1 && *p == '.')) {
-			close(fd);
-			errno = EINVAL;
-			return -1;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		next = openat(fd, comp, how.flags);
-		close(fd);
-		fd = next;
-		p += len;
-		while (*p == '/')
-			p++;
-	}
-	return fd;
 }
 
-/* Split "/a/b/c" into an fd for "a/b" and the name "c". */
-static int open_parent(struct fsck_extract *x, const char *path,
-		       const char **name)
+/* Open level @level from the level below (which is open). */
+static int lv_open(struct fsck_extract *x, size_t level)
 {
-	const char *rel = path + strspn(path, "/");
-	const char *slash = strrchr(rel, '/');
-	char parent[8192];
-	size_t len;
+	struct xdir *d = &x->dirs[x->lv[level]];
+	int fd = openat(x->dirs[x->lv[level - 1]].fd, d->name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (!slash) {
-		*name = rel;
-		return open_beneath(x, "");
+	if (fd < 0)
+		return -errno;
+	d->fd = fd;
+	x->open_fds++;
+	return 0;
+}
+
+/* Level @level was just opened at the top: close the one leaving the
+ * window unless it is a step level and fds remain. */
+static void lv_trim(struct fsck_extract *x, size_t level)
+{
+	size_t m;
+
+	if (level <= x->window)
+		return;
+	m = level - x->window;
+	if (m % x->window || x->open_fds >= x->fd_budget)
+		lv_close(x, m);
+}
+
+/* Make level @k open, reopening from the nearest open level below. */
+static int lv_ensure(struct fsck_extract *x, size_t k)
+{
+	size_t j = k;
+	int ret;
+
+	while (x->dirs[x->lv[j]].fd < 0)
+		j--;
+	while (++j <= k) {
+		ret = lv_open(x, j);
+		if (ret)
+			return ret;
+		/* keep what lv_trim() would have kept, no more */
+		if (j > 1 && k - (j - 1) >= x->window &&
+		    ((j - 1) % x->window || x->open_fds >= x->fd_budget))
+			lv_close(x, j - 1);
 	}
-	len = (size_t)(slash - rel);
-	if (len >= sizeof(parent)) {
-		errno = ENAMETOOLONG;
-		return -1;
+	return 0;
+}
+
+/*
+ * An fd for directory @t (index into x->dirs), borrowed from the cursor:
+ * valid until the next call. Moving costs the tree distance from the
+ * previous directory; every component is opened with O_NOFOLLOW relative
+ * to its parent's fd, so no path string is ever resolved and nothing
+ * outside the target directory can be reached.
+ */
+static int cursor_goto(struct fsck_extract *x, size_t t)
+{
+	size_t u = t, n = 0, k;
+	int ret;
+
+	while (x->dirs[u].depth >= x->nr_lv || x->lv[x->dirs[u].depth] != u) {
+		if (grow_array((void **)&x->chain, &x->cap_chain, n + 1,
+			       sizeof(*x->chain)))
+			return -ENOMEM;
+		x->chain[n++] = u;
+		u = x->dirs[u].parent;
 	}
-	memcpy(parent, rel, len);
-	parent[len] = '\0';
-	*name = slash + 1;
-	return open_beneath(x, parent);
+	k = x->dirs[u].depth;
+	while (x->nr_lv > k + 1)
+		lv_close(x, --x->nr_lv);
+	if (grow_array((void **)&x->lv, &x->cap_lv, k + 1 + n, sizeof(*x->lv)))
+		return -ENOMEM;
+	ret = lv_ensure(x, k);
+	while (!ret && n) {
+		x->lv[x->nr_lv] = x->chain[--n];
+		ret = lv_open(x, x->nr_lv);
+		if (!ret)
+			lv_trim(x, x->nr_lv++);
+	}
+	if (ret) {
+		/* leave the cursor consistent: everything above k closed */
+		return ret;
+	}
+	return x->dirs[t].fd;
+}
+
+static int add_dir(struct fsck_extract *x, uint64_t nid, size_t parent,
+		   const char *name)
+{
+	struct xdir *d;
+
+	if (grow_array((void **)&x->dirs, &x->cap_dirs, x->nr_dirs + 1,
+		       sizeof(*x->dirs)))
+		return -ENOMEM;
+	d = &x->dirs[x->nr_dirs];
+	d->nid = nid;
+	d->parent = x->nr_dirs ? parent : 0;
+	d->depth = x->nr_dirs ? x->dirs[parent].depth + 1 : 0;
+	d->fd = -1;
+	d->name = name ? strdup(name) : NULL;
+	if (name && !d->name)
+		return -ENOMEM;
+	if (index_add(&x->dir_index, nid, x->nr_dirs)) {
+		free(d->name);
+		return -ENOMEM;
+	}
+	x->nr_dirs++;
+	return 0;
+}
+
+/* The root directory: the cursor's level 0, always open. */
+static int add_root(struct fsck_extract *x, uint64_t nid)
+{
+	if (x->nr_dirs)
+		return 0;
+	if (add_dir(x, nid, 0, NULL) ||
+	    grow_array((void **)&x->lv, &x->cap_lv, 1, sizeof(*x->lv)))
+		return -ENOMEM;
+	x->dirs[0].fd = x->rootfd;
+	x->lv[0] = 0;
+	x->nr_lv = 1;
+	return 0;
+}
+
+static int add_link(struct fsck_extract *x, uint64_t nid, size_t dir,
+		    const char *name)
+{
+	struct xlink *l;
+
+	if (grow_array((void **)&x->links, &x->cap_links, x->nr_links + 1,
+		       sizeof(*x->links)))
+		return -ENOMEM;
+	l = &x->links[x->nr_links];
+	l->nid = nid;
+	l->dir = dir;
+	l->name = strdup(name);
+	if (!l->name || index_add(&x->link_index, nid, x->nr_links)) {
+		free(l->name);
+		return -ENOMEM;
+	}
+	x->nr_links++;
+	return 0;
 }
 
 /* Remove whatever is at @name (for --overwrite), never following links. */
@@ -209,112 +439,142 @@ static void remove_existing(struct fsck_extract *x, int pfd, const char *name)
 		unlinkat(pfd, name, AT_REMOVEDIR);
 }
 
+/*
+ * Where metadata goes: @fd is an fd opened for reading or writing (regular
+ * files, directories), or an O_PATH fd of a node we just created and
+ * checked (FIFO, device, symlink); never a name resolved again.
+ */
+struct meta_target {
+	const char *path; /* for messages; NULL: directory @dir */
+	size_t dir;
+	char **pbuf; /* where that directory's path is built */
+	int fd;
+	bool opath;
+	char proc[32]; /* "/proc/self/fd/N" for O_PATH fds */
+};
+
+static const char *dir_path(struct fsck_extract *x, size_t i, char **buf);
+
+/* The path of @t, built only when a message needs it (a directory's path
+ * costs its depth). */
+static const char *tpath(struct fsck_extract *x, const struct meta_target *t)
+{
+	return t->path ? t->path : dir_path(x, t->dir, t->pbuf);
+}
+
 struct xattr_ctx {
 	struct fsck_extract *x;
-	int fd; /* >= 0: fsetxattr */
-	const char *lpath; /* else lsetxattr on this /proc path */
-	const char *path;
+	const struct meta_target *t;
 };
 
 static int xattr_cb(void *arg, const struct imgfs_xattr_info *xi)
 {
 	struct xattr_ctx *c = arg;
+	const struct meta_target *t = c->t;
 	int r;
 
-	if (c->fd >= 0)
-		r = fsetxattr(c->fd, xi->name, xi->value, xi->value_size, 0);
+	/* An O_PATH fd takes no fsetxattr(); its /proc link names the very
+	 * inode it was opened on, whatever happens to the name since. */
+	if (t->opath)
+		r = setxattr(t->proc, xi->name, xi->value, xi->value_size, 0);
 	else
-		r = lsetxattr(c->lpath, xi->name, xi->value, xi->value_size, 0);
+		r = fsetxattr(t->fd, xi->name, xi->value, xi->value_size, 0);
 	if (!r)
 		return 0;
 	if (!c->x->root && (errno == EPERM || errno == ENOTSUP)) {
-		if (!c->x->warned_xattr)
-			fprintf(stderr, "fsck.img: extract: not root, some xattrs (e.g. %s on %s) are not restored\n",
-				xi->name, c->path);
+		if (!c->x->warned_xattr) {
+			fprintf(stderr,
+				"fsck.img: extract: not root, some xattrs (e.g. %s on ",
+				xi->name);
+			imgfs_escape_fputs(stderr, tpath(c->x, t), 0);
+			fputs(") are not restored\n", stderr);
+		}
 		c->x->warned_xattr = true;
 		return 0;
 	}
-	fail(c->x, c->path, xi->name, errno);
+	fail(c->x, tpath(c->x, t), xi->name, errno);
 	return 0;
 }
 
 static void set_xattrs(struct fsck_extract *x, const struct imgfs_inode *inode,
-		       const char *path, int fd, int pfd, const char *name)
+		       const struct meta_target *t)
 {
-	char lpath[64 + IMGFS_NAME_MAX];
-	struct xattr_ctx c = { .x = x, .fd = fd, .path = path };
+	struct xattr_ctx c = { .x = x, .t = t };
 	struct imgfs_error err = { 0 };
 
 	if (!inode->xattr_isize)
 		return;
-	if (fd < 0) {
-		snprintf(lpath, sizeof(lpath), "/proc/self/fd/%d/%s", pfd, name);
-		c.lpath = lpath;
-	}
 	if (imgfs_xattr_iterate(x->img, inode, false, xattr_cb, &c, &err) < 0)
-		fail(x, path, err.msg, EIO);
+		fail(x, tpath(x, t), err.msg, EIO);
 }
 
 static void set_owner(struct fsck_extract *x, const struct imgfs_inode *inode,
-		      const char *path, int fd, int pfd, const char *name)
+		      const struct meta_target *t)
 {
-	int r;
-
 	if (!x->root) {
 		if (!x->warned_owner)
 			fprintf(stderr, "fsck.img: extract: not root, owners are not restored\n");
 		x->warned_owner = true;
 		return;
 	}
-	if (fd >= 0)
-		r = fchown(fd, inode->uid, inode->gid);
-	else
-		r = fchownat(pfd, name, inode->uid, inode->gid,
-			     AT_SYMLINK_NOFOLLOW);
-	if (r)
-		fail(x, path, "chown", errno);
+	if (fchownat(t->fd, "", inode->uid, inode->gid,
+		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		fail(x, tpath(x, t), "chown", errno);
 }
 
 static void set_times(struct fsck_extract *x, const struct imgfs_inode *inode,
-		      const char *path, int fd, int pfd, const char *name)
+		      const struct meta_target *t)
 {
 	struct timespec ts[2] = {
 		{ .tv_sec = inode->mtime, .tv_nsec = inode->mtime_nsec },
 		{ .tv_sec = inode->mtime, .tv_nsec = inode->mtime_nsec },
 	};
-	int r;
 
 	if (inode->mtime_nsec >= 1000000000u)
 		ts[0].tv_nsec = ts[1].tv_nsec = 0;
-	if (fd >= 0)
-		r = futimens(fd, ts);
-	else
-		r = utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW);
-	if (r)
-		fail(x, path, "set times", errno);
+	if (!utimensat(t->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return;
+	/* kernels without AT_EMPTY_PATH here: the fd itself, or the /proc
+	 * link of an O_PATH fd (it names the inode, even a symlink's) */
+	if (errno != EINVAL || (t->opath ? utimensat(AT_FDCWD, t->proc, ts, 0)
+					 : futimens(t->fd, ts)))
+		fail(x, tpath(x, t), "set times", errno);
+}
+
+/* chmod of what @t holds, never of a name that may have changed since. */
+static int set_mode(struct fsck_extract *x, const struct meta_target *t,
+		    mode_t mode)
+{
+	if (!t->opath)
+		return fchmod(t->fd, mode);
+	if (!x->no_fchmodat2) {
+		if (!syscall(SYS_fchmodat2, t->fd, "", mode, AT_EMPTY_PATH))
+			return 0;
+		if (errno != ENOSYS)
+			return -1;
+		x->no_fchmodat2 = true;
+	}
+	/* older kernels: the /proc link of the O_PATH fd; the node was
+	 * checked not to be a symlink, so this reaches the node itself */
+	return chmod(t->proc, mode);
 }
 
 /*
  * Owner, mode, xattrs, times, in the order that keeps each one intact:
  * chown clears setuid bits, so chmod follows it; a POSIX ACL xattr sets the
  * group bits from its mask, so it comes after chmod (as with tar), keeping
- * the ACL exactly as stored in the image.
+ * the ACL exactly as stored in the image. Symlinks have no mode of their
+ * own on Linux.
  */
 static void set_meta(struct fsck_extract *x, const struct imgfs_inode *inode,
-		     const char *path, int fd, int pfd, const char *name)
+		     const struct meta_target *t)
 {
-	bool lnk = imgfs_inode_is_symlink(inode);
-	int r = 0;
-
-	set_owner(x, inode, path, fd, pfd, name);
-	if (fd >= 0)
-		r = fchmod(fd, inode->mode & 07777);
-	else if (!lnk)
-		r = fchmodat(pfd, name, inode->mode & 07777, 0);
-	if (r)
-		fail(x, path, "chmod", errno);
-	set_xattrs(x, inode, path, fd, pfd, name);
-	set_times(x, inode, path, fd, pfd, name);
+	set_owner(x, inode, t);
+	if (!imgfs_inode_is_symlink(inode) &&
+	    set_mode(x, t, inode->mode & 07777))
+		fail(x, tpath(x, t), "chmod", errno);
+	set_xattrs(x, inode, t);
+	set_times(x, inode, t);
 }
 
 struct copy_ctx {
@@ -361,6 +621,7 @@ static void write_file(struct fsck_extract *x, const struct imgfs_inode *inode,
 		       const char *path, int pfd, const char *name)
 {
 	struct copy_ctx c = { .x = x, .inode = inode };
+	struct meta_target t = { .path = path };
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 
 	c.fd = openat(pfd, name, flags, 0600);
@@ -377,7 +638,8 @@ static void write_file(struct fsck_extract *x, const struct imgfs_inode *inode,
 		     c.err.code == -EFBIG ? EFBIG : EIO);
 	else if (ftruncate(c.fd, (off_t)inode->size))
 		fail(x, path, "truncate", errno);
-	set_meta(x, inode, path, c.fd, pfd, name);
+	t.fd = c.fd;
+	set_meta(x, inode, &t);
 	if (close(c.fd))
 		fail(x, path, "close", errno);
 }
@@ -393,13 +655,14 @@ static int make_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 		if (imgfs_readlink(x->img, inode, target, sizeof(target),
 				   &err) < 0) {
 			fail(x, path, err.msg, EIO);
-			return -1;
+			return 1;
 		}
 		return symlinkat(target, pfd, name);
 	}
 	if ((type == 0020000 || type == 0060000) && !x->root) {
-		fprintf(stderr, "fsck.img: extract %s: device node skipped (not root)\n",
-			path);
+		fputs("fsck.img: extract ", stderr);
+		imgfs_escape_fputs(stderr, path, 0);
+		fputs(": device node skipped (not root)\n", stderr);
 		return 1;
 	}
 	return mknodat(pfd, name, type | 0600,
@@ -407,9 +670,38 @@ static int make_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 			       imgfs_dev_minor(inode->rdev)));
 }
 
+/*
+ * Open the node just created at @name without following it, and check
+ * that it is what we made (its type, and our own as owner: nothing has
+ * chowned it yet). Another process may have swapped the name for a
+ * symlink or other file in between; then nothing is changed.
+ */
+static int open_node(struct fsck_extract *x, const struct imgfs_inode *inode,
+		     int pfd, const char *name, struct meta_target *t)
+{
+	struct stat st;
+
+	t->fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (t->fd < 0) {
+		fail(x, tpath(x, t), "open the new node", errno);
+		return -1;
+	}
+	if (fstat(t->fd, &st) ||
+	    (st.st_mode & S_IFMT) != (inode->mode & 0170000) ||
+	    st.st_uid != geteuid()) {
+		fail(x, tpath(x, t), "node replaced while extracting", EEXIST);
+		close(t->fd);
+		return -1;
+	}
+	t->opath = true;
+	snprintf(t->proc, sizeof(t->proc), "/proc/self/fd/%d", t->fd);
+	return 0;
+}
+
 static void write_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 		       const char *path, int pfd, const char *name)
 {
+	struct meta_target t = { .path = path };
 	int r = make_node(x, inode, path, pfd, name);
 
 	if (r < 0 && errno == EEXIST && x->overwrite) {
@@ -422,44 +714,41 @@ static void write_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 		fail(x, path, "create", errno);
 		return;
 	}
-	set_meta(x, inode, path, -1, pfd, name);
+	if (open_node(x, inode, pfd, name, &t))
+		return;
+	set_meta(x, inode, &t);
+	close(t.fd);
 }
 
-static int add_dir(struct fsck_extract *x, const char *path, uint64_t nid)
+static void write_link(struct fsck_extract *x,
+		       const struct imgfs_check_entry *e, size_t pidx,
+		       const char *name)
 {
-	if (x->nr_dirs == x->cap_dirs) {
-		size_t cap = x->cap_dirs ? x->cap_dirs * 2 : 64;
-		struct xdir *d = realloc(x->dirs, cap * sizeof(*d));
+	size_t li = index_find(&x->link_index, e->inode->nid);
+	int ofd, pfd;
 
-		if (!d)
-			return -ENOMEM;
-		x->dirs = d;
-		x->cap_dirs = cap;
-	}
-	x->dirs[x->nr_dirs].path = strdup(path);
-	if (!x->dirs[x->nr_dirs].path)
-		return -ENOMEM;
-	x->dirs[x->nr_dirs++].nid = nid;
-	return 0;
-}
-
-static void write_link(struct fsck_extract *x, const char *path,
-		       const char *to, int pfd, const char *name)
-{
-	const char *oname;
-	int ofd = open_parent(x, to, &oname);
-
-	if (ofd < 0) {
-		fail(x, path, "open link target directory", errno);
+	if (li == SIZE_MAX) {
+		/* the first path had one link only: a corrupt link count */
+		fail(x, e->path, "hard link target was not recorded", ENOENT);
 		return;
 	}
-	if (linkat(ofd, oname, pfd, name, 0)) {
+	ofd = cursor_goto(x, x->links[li].dir);
+	if (ofd >= 0 && (ofd = fcntl(ofd, F_DUPFD_CLOEXEC, 0)) < 0)
+		ofd = -errno;
+	if (ofd < 0) {
+		fail(x, e->path, "open link target directory", -ofd);
+		return;
+	}
+	pfd = cursor_goto(x, pidx);
+	if (pfd < 0) {
+		fail(x, e->path, "open parent directory", -pfd);
+	} else if (linkat(ofd, x->links[li].name, pfd, name, 0)) {
 		if (errno == EEXIST && x->overwrite) {
 			remove_existing(x, pfd, name);
-			if (linkat(ofd, oname, pfd, name, 0))
-				fail(x, path, "link", errno);
+			if (linkat(ofd, x->links[li].name, pfd, name, 0))
+				fail(x, e->path, "link", errno);
 		} else {
-			fail(x, path, "link", errno);
+			fail(x, e->path, "link", errno);
 		}
 	}
 	close(ofd);
@@ -470,83 +759,137 @@ void fsck_extract_set_limit(struct fsck_extract *x, uint64_t bytes)
 	x->limit = bytes;
 }
 
+/* A name from the image that cannot be created as such. */
+static bool bad_name(const char *name)
+{
+	return !*name || !strcmp(name, ".") || !strcmp(name, "..");
+}
+
 int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 {
 	struct fsck_extract *x = arg;
 	const struct imgfs_inode *inode = e->inode;
 	const char *name;
+	size_t pidx;
 	int pfd;
 
 	if (!strcmp(e->path, "/"))
-		return add_dir(x, e->path, inode->nid);
-	pfd = open_parent(x, e->path, &name);
-	if (pfd < 0) {
-		fail(x, e->path, "open parent directory", errno);
+		return add_root(x, inode->nid);
+	name = strrchr(e->path, '/') + 1;
+	pidx = index_find(&x->dir_index, e->parent_nid);
+	if (pidx == SIZE_MAX || bad_name(name)) {
+		fail(x, e->path,
+		     pidx == SIZE_MAX ? "parent directory not extracted"
+				      : "invalid name",
+		     EINVAL);
 		return 0;
 	}
 	x->written++;
 	if (e->link_to) {
-		write_link(x, e->path, e->link_to, pfd, name);
-	} else if (imgfs_inode_is_dir(inode)) {
+		write_link(x, e, pidx, name);
+		return 0;
+	}
+	pfd = cursor_goto(x, pidx);
+	if (pfd < 0) {
+		if (pfd == -ENOMEM)
+			return pfd;
+		fail(x, e->path, "open parent directory", -pfd);
+		return 0;
+	}
+	if (imgfs_inode_is_dir(inode)) {
 		if (mkdirat(pfd, name, 0700) &&
 		    !(errno == EEXIST && x->overwrite))
 			fail(x, e->path, "mkdir", errno);
-		else if (add_dir(x, e->path, inode->nid)) {
-			close(pfd);
+		else if (add_dir(x, inode->nid, pidx, name))
 			return -ENOMEM;
-		}
-	} else if (imgfs_inode_is_reg(inode)) {
+		return 0;
+	}
+	if (inode->nlink > 1 && add_link(x, inode->nid, pidx, name))
+		return -ENOMEM;
+	if (imgfs_inode_is_reg(inode)) {
 		write_file(x, inode, e->path, pfd, name);
-		if (x->over_limit) {
-			close(pfd);
+		if (x->over_limit)
 			return 1; /* stop the walk: nothing more is written */
-		}
 	} else {
 		write_node(x, inode, e->path, pfd, name);
 	}
-	close(pfd);
 	return 0;
 }
 
-static void finish_dir(struct fsck_extract *x, const struct xdir *d)
+/* Path of directory @i for messages (built only when one is printed). */
+static const char *dir_path(struct fsck_extract *x, size_t i, char **buf)
 {
+	size_t len = 0, pos, l, j;
+
+	for (j = i; j; j = x->dirs[j].parent)
+		len += 1 + strlen(x->dirs[j].name);
+	free(*buf);
+	*buf = malloc(len + 2);
+	if (!*buf)
+		return "?";
+	strcpy(*buf, "/");
+	if (!len)
+		return *buf;
+	(*buf)[len] = '\0';
+	for (j = i, pos = len; j; j = x->dirs[j].parent) {
+		l = strlen(x->dirs[j].name);
+		pos -= l;
+		memcpy(*buf + pos, x->dirs[j].name, l);
+		(*buf)[--pos] = '/';
+	}
+	return *buf;
+}
+
+static void finish_dir(struct fsck_extract *x, size_t i, char **pbuf)
+{
+	struct meta_target t = { .path = NULL };
 	struct imgfs_error err = { 0 };
 	struct imgfs_inode inode;
-	const char *name = ".";
-	int pfd, fd;
+	int fd;
 
-	if (imgfs_inode_read(x->img, d->nid, &inode, &err)) {
-		fail(x, d->path, err.msg, EIO);
+	if (imgfs_inode_read(x->img, x->dirs[i].nid, &inode, &err)) {
+		fail(x, dir_path(x, i, pbuf), err.msg, EIO);
 		return;
 	}
-	pfd = strcmp(d->path, "/") ? open_parent(x, d->path, &name) :
-				     open_beneath(x, "");
-	if (pfd < 0) {
-		fail(x, d->path, "open parent directory", errno);
+	fd = cursor_goto(x, i);
+	if (fd < 0) {
+		fail(x, dir_path(x, i, pbuf), "open directory", -fd);
 		return;
 	}
-	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		fail(x, d->path, "open directory", errno);
-	else
-		set_meta(x, &inode, d->path, fd, pfd, name);
-	if (fd >= 0)
-		close(fd);
-	close(pfd);
+	t.fd = fd;
+	t.dir = i;
+	t.pbuf = pbuf;
+	set_meta(x, &inode, &t);
 }
 
 int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
 			uint64_t *failures, struct imgfs_error *err)
 {
+	char *pbuf = NULL;
 	size_t i;
 
-	for (i = x->nr_dirs; i-- > 0;) {
-		finish_dir(x, &x->dirs[i]);
-		free(x->dirs[i].path);
+	(void)err;
+	/* deepest first: the entries came breadth first */
+	for (i = x->nr_dirs; i-- > 0;)
+		finish_dir(x, i, &pbuf);
+	while (x->nr_lv > 1)
+		lv_close(x, --x->nr_lv);
+	for (i = 0; i < x->nr_dirs; i++) {
+		if (i && x->dirs[i].fd >= 0)
+			close(x->dirs[i].fd);
+		free(x->dirs[i].name);
 	}
+	for (i = 0; i < x->nr_links; i++)
+		free(x->links[i].name);
 	*written = x->written;
 	*failures = x->failures;
+	free(pbuf);
 	free(x->dirs);
+	free(x->links);
+	free(x->lv);
+	free(x->chain);
+	index_free(&x->dir_index);
+	index_free(&x->link_index);
 	free(x->buf);
 	close(x->rootfd);
 	free(x);

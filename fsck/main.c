@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "imgfs/escape.h"
 #include "imgfs/stats.h"
 
 struct fsck_opts {
@@ -323,11 +324,15 @@ static void report_cb(void *arg, const struct imgfs_check_problem *p)
 		return;
 	printf("%s: %s: ", imgfs_check_severity_name(p->severity),
 	       imgfs_check_area_name(p->area));
-	if (p->path)
-		printf("%s (nid %" PRIu64 "): ", p->path, p->nid);
-	else if (p->nid != IMGFS_CHECK_NO_NID)
+	if (p->path) {
+		imgfs_escape_fputs(stdout, p->path, 0);
+		printf(" (nid %" PRIu64 "): ", p->nid);
+	} else if (p->nid != IMGFS_CHECK_NO_NID) {
 		printf("nid %" PRIu64 ": ", p->nid);
-	printf("%s\n", p->msg);
+	}
+	/* messages quote names from the image */
+	imgfs_escape_fputs(stdout, p->msg, 0);
+	putchar('\n');
 }
 
 void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
@@ -349,7 +354,11 @@ void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 		fputc('}', out->diffs);
 		return;
 	}
-	printf("differs: %s: %s: %s\n", path, kind, msg);
+	fputs("differs: ", stdout);
+	imgfs_escape_fputs(stdout, path, 0);
+	printf(": %s: ", kind);
+	imgfs_escape_fputs(stdout, msg, 0);
+	putchar('\n');
 }
 
 static const char *type_name(uint32_t mode)
@@ -357,6 +366,23 @@ static const char *type_name(uint32_t mode)
 	const char *name = imgfs_mode_type_name(mode);
 
 	return name ? name : "unknown";
+}
+
+/*
+ * One line as sha256sum(1) writes it: a name holding a backslash, newline
+ * or carriage return (or any other byte we escape) is written escaped
+ * ("\\", "\n", "\r", "\xNN") and the line then starts with a
+ * backslash, so no name can forge a line or reach the terminal raw.
+ */
+static void print_digest(const char *hex, const char *path)
+{
+	size_t len = strlen(path);
+
+	if (imgfs_escape_needed(path, len, IMGFS_ESC_NL))
+		putchar('\\');
+	printf("%s  ", hex);
+	imgfs_escape_fwrite(stdout, path, len, IMGFS_ESC_NL);
+	putchar('\n');
 }
 
 static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
@@ -386,13 +412,19 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 		fputc('}', out->files);
 		return;
 	}
-	if (r->o->digest && e->sha256)
-		printf("%s  %s\n", hex, e->path);
-	else if (out->verbose)
-		printf("%s %s (nid %" PRIu64 ", %" PRIu64 " bytes)%s%s\n",
-		       type_name(e->inode->mode), e->path, e->inode->nid,
-		       e->inode->size, e->link_to ? " link to " : "",
-		       e->link_to ? e->link_to : "");
+	if (r->o->digest && e->sha256) {
+		print_digest(hex, e->path);
+	} else if (out->verbose) {
+		printf("%s ", type_name(e->inode->mode));
+		imgfs_escape_fputs(stdout, e->path, 0);
+		printf(" (nid %" PRIu64 ", %" PRIu64 " bytes)", e->inode->nid,
+		       e->inode->size);
+		if (e->link_to) {
+			fputs(" link to ", stdout);
+			imgfs_escape_fputs(stdout, e->link_to, 0);
+		}
+		putchar('\n');
+	}
 }
 
 static int entry_cb(void *arg, const struct imgfs_check_entry *e)
@@ -471,16 +503,18 @@ static void print_summary(const struct fsck_out *out,
 {
 	if (out->quiet)
 		return;
-	printf("%s: %" PRIu64 " inodes (%" PRIu64 " directories, %" PRIu64
+	imgfs_escape_fputs(stdout, o->image, 0);
+	printf(": %" PRIu64 " inodes (%" PRIu64 " directories, %" PRIu64
 	       " regular, %" PRIu64 " symlinks, %" PRIu64 " special, %" PRIu64
 	       " extra hard links), %" PRIu64 " data bytes read; %" PRIu64
 	       " errors, %" PRIu64 " warnings",
-	       o->image, res->inodes, res->dirs, res->regular, res->symlinks,
+	       res->inodes, res->dirs, res->regular, res->symlinks,
 	       res->specials, res->hardlinks, res->data_bytes, res->errors,
 	       res->warnings);
-	if (o->compare_tar)
-		printf(", %" PRIu64 " differences from %s", out->differences,
-		       o->compare_tar);
+	if (o->compare_tar) {
+		printf(", %" PRIu64 " differences from ", out->differences);
+		imgfs_escape_fputs(stdout, o->compare_tar, 0);
+	}
 	printf("\n");
 	if (res->physical_bytes)
 		printf("%s: file data %" PRIu64 " bytes from %" PRIu64
@@ -586,9 +620,12 @@ int main(int argc, char **argv)
 		code = FSCK_EXIT_ERRORS;
 	else
 		code = FSCK_EXIT_OK;
-	if (ret < 0)
-		fprintf(stderr, "fsck.img: %s\n", err.code ? err.msg :
-							     strerror(-ret));
+	if (ret < 0) {
+		fputs("fsck.img: ", stderr);
+		imgfs_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
+				   0);
+		fputc('\n', stderr);
+	}
 	if (out.json)
 		print_json(&out, &o, &res, img ? imgfs_image_sb(img) : NULL,
 			   ret < 0 ? (err.code ? err.msg : strerror(-ret)) :

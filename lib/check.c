@@ -17,7 +17,6 @@
 #include "reader_dir.h"
 
 #define NODES_PER_CHUNK 4096u
-#define MAX_PATH_DEPTH 1024u
 
 static const char *const severity_names[] = { "error", "warning", "note" };
 static const char *const area_names[] = { "superblock", "inode", "directory",
@@ -61,7 +60,7 @@ void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 	va_end(ap);
 	p.msg = msg;
 	if (nid != IMGFS_CHECK_NO_NID && check_node_find(c, nid))
-		p.path = check_node_path(c, nid, c->path, sizeof(c->path));
+		p.path = check_node_path_buf(c, nid, &c->rpath);
 	c->opts.report(c->opts.report_arg, &p);
 }
 
@@ -172,30 +171,108 @@ static void table_free(struct node_table *t)
 	free(t);
 }
 
+static int buf_reserve(struct check_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	char *s;
+
+	if (need <= b->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	s = realloc(b->s, cap);
+	if (!s)
+		return -ENOMEM;
+	b->s = s;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Length of the path of @n (0 for the root), or SIZE_MAX when its chain
+ * does not reach the root. The chain holds no cycle: a node's parent is a
+ * directory inserted before it.
+ */
+static size_t node_path_len(struct check_ctx *c, struct check_node *n)
+{
+	size_t len = 0;
+
+	while (n && n->name) {
+		len += 1 + strlen(n->name);
+		n = check_node_find(c, n->parent);
+	}
+	return n ? len : SIZE_MAX;
+}
+
+/* Write the path of @n (@len bytes) backwards into @out, all but its
+ * first @skip bytes: byte i of the path goes to out[i - skip]. */
+static void node_path_fill(struct check_ctx *c, struct check_node *n, char *out,
+			   size_t len, size_t skip)
+{
+	size_t pos = len, l;
+
+	while (n && n->name && pos > skip) {
+		l = strlen(n->name);
+		while (l-- > 0)
+			if (pos-- > skip)
+				out[pos - skip] = n->name[l];
+		if (pos-- > skip)
+			out[pos - skip] = '/';
+		n = check_node_find(c, n->parent);
+	}
+}
+
+static const char *nid_path(struct check_ctx *c, uint64_t nid)
+{
+	snprintf(c->nid_path, sizeof(c->nid_path), "<nid %llu>",
+		 (unsigned long long)nid);
+	return c->nid_path;
+}
+
+const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
+				struct check_buf *b)
+{
+	struct check_node *n = check_node_find(c, nid);
+	size_t len = node_path_len(c, n);
+
+	if (len == SIZE_MAX || buf_reserve(b, len + 2))
+		return nid_path(c, nid);
+	if (!len) {
+		strcpy(b->s, "/");
+		return b->s;
+	}
+	node_path_fill(c, n, b->s, len, 0);
+	b->s[len] = '\0';
+	return b->s;
+}
+
 const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
 			    size_t size)
 {
-	const char *names[MAX_PATH_DEPTH];
-	unsigned int depth = 0;
 	struct check_node *n = check_node_find(c, nid);
-	size_t len = 0;
+	size_t len = node_path_len(c, n);
 
-	while (n && n->name && depth < MAX_PATH_DEPTH) {
-		names[depth++] = n->name;
-		n = check_node_find(c, n->parent);
-	}
-	if (!n) {
+	if (len == SIZE_MAX) {
 		snprintf(buf, size, "<nid %llu>", (unsigned long long)nid);
 		return buf;
 	}
-	buf[0] = '\0';
-	if (n->name) /* chain too deep to print */
-		len = (size_t)snprintf(buf, size, "...");
-	if (!depth)
+	if (!len) {
 		snprintf(buf, size, "/");
-	while (depth-- && len < size)
-		len += (size_t)snprintf(buf + len, size - len, "/%s",
-					names[depth]);
+		return buf;
+	}
+	if (len < size) {
+		node_path_fill(c, n, buf, len, 0);
+		buf[len] = '\0';
+		return buf;
+	}
+	/* too long: "..." and the end of the path */
+	if (size < 8) {
+		snprintf(buf, size, "...");
+		return buf;
+	}
+	node_path_fill(c, n, buf + 3, len, len - (size - 1 - 3));
+	memcpy(buf, "...", 3);
+	buf[size - 1] = '\0';
 	return buf;
 }
 
@@ -478,7 +555,7 @@ struct dir_scan {
 	bool have_prev;
 	size_t prev_len;
 	char prev[IMGFS_NAME_MAX + 1];
-	char dirpath[8192];
+	const char *dirpath; /* in c->dirpath */
 };
 
 static const char *const type_names[] = { "unknown", "regular file",
@@ -536,21 +613,35 @@ static int check_dot_entry(struct dir_scan *s,
 	return 0;
 }
 
-static int emit_entry(struct check_ctx *c, const struct imgfs_inode *inode,
-		      struct check_node *n, const char *link_to)
+/* "<directory path>/<name>" in c->epath ("/" for the root: @s NULL). */
+static const char *entry_path(struct check_ctx *c, const struct dir_scan *s,
+			      const char *name)
 {
-	struct imgfs_check_entry e = {
-		.inode = inode,
-		.link_to = link_to,
-		.sha256 = n->have_digest ? n->sha256 : NULL,
-		.data_ok = n->data_ok,
-	};
+	size_t dl, nl;
+
+	if (!s) {
+		if (buf_reserve(&c->epath, 2))
+			return NULL;
+		strcpy(c->epath.s, "/");
+		return c->epath.s;
+	}
+	dl = c->dirpath_len; /* 0 for the root */
+	nl = strlen(name);
+	if (buf_reserve(&c->epath, dl + nl + 2))
+		return NULL;
+	memcpy(c->epath.s, s->dirpath, dl);
+	c->epath.s[dl] = '/';
+	memcpy(c->epath.s + dl + 1, name, nl + 1);
+	return c->epath.s;
+}
+
+static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
+{
 	int ret;
 
-	if (!c->opts.entry)
-		return 0;
-	e.path = check_node_path(c, n->nid, c->path2, sizeof(c->path2));
-	ret = c->opts.entry(c->opts.entry_arg, &e);
+	if (!e->path)
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	ret = c->opts.entry(c->opts.entry_arg, e);
 	if (ret) {
 		c->res->stopped = true;
 		return ret < 0 ? ret : 1;
@@ -558,29 +649,39 @@ static int emit_entry(struct check_ctx *c, const struct imgfs_inode *inode,
 	return 0;
 }
 
+/* The first path of an inode, found in directory @s (NULL: the root). */
+static int emit_entry(struct check_ctx *c, const struct dir_scan *s,
+		      const struct imgfs_inode *inode, struct check_node *n,
+		      const char *name)
+{
+	struct imgfs_check_entry e = {
+		.inode = inode,
+		.sha256 = n->have_digest ? n->sha256 : NULL,
+		.data_ok = n->data_ok,
+		.parent_nid = s ? s->nid : n->nid,
+	};
+
+	if (!c->opts.entry)
+		return 0;
+	e.path = entry_path(c, s, name);
+	return call_entry(c, &e);
+}
+
 /* A second or later path to a non-directory inode (hard link). */
 static int emit_link(struct dir_scan *s, struct check_node *n,
 		     const struct imgfs_inode *inode, const char *name)
 {
 	struct check_ctx *c = s->c;
-	char first[8192];
 	struct imgfs_check_entry e = {
 		.inode = inode,
-		.link_to = check_node_path(c, n->nid, first, sizeof(first)),
+		.link_to = check_node_path_buf(c, n->nid, &c->lpath),
 		.sha256 = n->have_digest ? n->sha256 : NULL,
 		.data_ok = n->data_ok,
-		.path = c->path2,
+		.parent_nid = s->nid,
 	};
-	int ret;
 
-	snprintf(c->path2, sizeof(c->path2), "%s/%s",
-		 strcmp(s->dirpath, "/") ? s->dirpath : "", name);
-	ret = c->opts.entry(c->opts.entry_arg, &e);
-	if (ret) {
-		c->res->stopped = true;
-		return ret < 0 ? ret : 1;
-	}
-	return 0;
+	e.path = entry_path(c, s, name);
+	return call_entry(c, &e);
 }
 
 /* First (or later) reference to a non-directory inode. */
@@ -592,7 +693,7 @@ static int visit_file(struct dir_scan *s, struct check_node *n,
 	n->refs++;
 	if (n->refs == 1) {
 		check_inode(c, inode, n);
-		return emit_entry(c, inode, n, NULL);
+		return emit_entry(c, s, inode, n, name);
 	}
 	c->res->hardlinks++;
 	return c->opts.entry ? emit_link(s, n, inode, name) : 0;
@@ -615,7 +716,7 @@ static int visit_dir(struct dir_scan *s, struct check_node *n,
 	ret = queue_push(s->queue, n->nid);
 	if (ret)
 		return imgfs_error_set(c->err, ret, "out of memory");
-	return emit_entry(c, inode, n, NULL);
+	return emit_entry(c, s, inode, n, name);
 }
 
 static int dirent_cb(void *arg, const struct imgfs_dirent_info *de)
@@ -689,6 +790,53 @@ static int bad_block_cb(void *arg, uint64_t block, unsigned int entry,
 	return 0;
 }
 
+/*
+ * The path of directory @n into c->dirpath. Directories are scanned in
+ * breadth-first order, so the next one is most often a child or a sibling
+ * of the previous one: then only its name is added, and a chain of
+ * directories costs time linear in its depth, not quadratic.
+ */
+static const char *dir_path(struct check_ctx *c, uint64_t nid,
+			    struct check_node *n)
+{
+	struct check_buf *b = &c->dirpath;
+	bool valid = c->dirpath_valid;
+	size_t base, nl;
+
+	c->dirpath_valid = false;
+	if (!n->name) { /* the root: "" here, its entries are "/name" */
+		base = 0;
+		nl = 0;
+	} else if (valid && n->parent == c->dirpath_nid) {
+		base = c->dirpath_len;
+	} else if (valid && n->parent == c->dirpath_parent) {
+		base = c->dirpath_parent_len;
+	} else {
+		struct check_node *p = check_node_find(c, n->parent);
+
+		base = node_path_len(c, p);
+		if (base == SIZE_MAX || buf_reserve(b, base + 1))
+			return NULL;
+		node_path_fill(c, p, b->s, base, 0);
+	}
+	if (n->name)
+		nl = strlen(n->name);
+	if (buf_reserve(b, base + nl + 2))
+		return NULL;
+	c->dirpath_parent = n->parent;
+	c->dirpath_parent_len = base;
+	if (n->name) {
+		b->s[base] = '/';
+		memcpy(b->s + base + 1, n->name, nl);
+		base += 1 + nl;
+	}
+	b->s[base] = '\0';
+	c->dirpath_len = base;
+	c->dirpath_nid = nid;
+	c->dirpath_valid = true;
+	return b->s;
+}
+
 static int scan_dir(struct check_ctx *c, struct nid_queue *q, uint64_t nid)
 {
 	struct check_node *n = check_node_find(c, nid);
@@ -707,7 +855,11 @@ static int scan_dir(struct check_ctx *c, struct nid_queue *q, uint64_t nid)
 	s->nid = nid;
 	s->parent = n->name ? n->parent : nid;
 	s->dot_omitted = dir.dot_omitted;
-	check_node_path(c, nid, s->dirpath, sizeof(s->dirpath));
+	s->dirpath = dir_path(c, nid, n);
+	if (!s->dirpath) {
+		free(s);
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	}
 	ret = imgfs_dir_walk(c->img, &dir, dirent_cb, s, bad_block_cb, s, &e);
 	if (ret < 0 && !c->err->code && e.code) {
 		/* A reader error (unreadable block): report, go on. */
@@ -754,7 +906,7 @@ static int walk(struct check_ctx *c)
 	n->mode = root.mode;
 	n->nlink = root.nlink;
 	check_inode(c, &root, n);
-	ret = emit_entry(c, &root, n, NULL);
+	ret = emit_entry(c, NULL, &root, n, NULL);
 	if (!ret)
 		ret = queue_push(&q, root.nid);
 	while (!ret && q.head < q.len)
@@ -838,6 +990,10 @@ int imgfs_check_image(struct imgfs_image *img,
 out:
 	if (c->nodes)
 		table_free(table(c));
+	free(c->rpath.s);
+	free(c->epath.s);
+	free(c->lpath.s);
+	free(c->dirpath.s);
 	free(c->ranges);
 	free(c->buf);
 	free(c->readmap);

@@ -39,6 +39,12 @@ enum {
 	CHECK_RANGE_SHARED_XATTR, /* a shared xattr entry (shareable) */
 };
 
+/* A growable string. */
+struct check_buf {
+	char *s;
+	size_t cap;
+};
+
 struct check_ctx {
 	struct imgfs_image *img;
 	const struct imgfs_sb_info *sb;
@@ -57,8 +63,18 @@ struct check_ctx {
 	uint64_t hole_hashed; /* zero bytes hashed for sparse files */
 	uint64_t inline_bytes; /* file data stored inline or in the packed inode */
 	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
-	char path[8192]; /* scratch for report paths */
-	char path2[8192 + IMGFS_NAME_MAX + 2];
+	/* Paths, grown as needed: no depth limit. */
+	struct check_buf rpath; /* of a problem reported */
+	struct check_buf epath; /* of the entry handed out */
+	struct check_buf lpath; /* first path of a hard-linked inode */
+	/* Path of the directory being scanned (dirpath_nid), and the length
+	 * of its parent's path at its start: the next directory scanned is
+	 * usually its child or its sibling, which then costs one name. */
+	struct check_buf dirpath;
+	size_t dirpath_len, dirpath_parent_len;
+	uint64_t dirpath_nid, dirpath_parent;
+	bool dirpath_valid;
+	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
 };
 
@@ -69,9 +85,14 @@ void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 		  ...) __attribute__((format(printf, 5, 6)));
 
 struct check_node *check_node_find(struct check_ctx *c, uint64_t nid);
-/* Path of @nid as first reached, built into @buf; "<nid N>" if unknown. */
+/* Path of @nid as first reached, built into @buf; "<nid N>" if unknown.
+ * A path longer than @size keeps its end, after "...". */
 const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
 			    size_t size);
+/* The same, whole, in @b (grown as needed); "<nid N>" when unknown or out
+ * of memory. */
+const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
+				struct check_buf *b);
 
 int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
 		    uint64_t nid, unsigned int kind);

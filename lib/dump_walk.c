@@ -3,9 +3,11 @@
  * dump_walk.c - depth-first walk of an image tree on top of the reader.
  *
  * Directories are listed one at a time; the subdirectories met while
- * listing are kept in a frame and walked after the listing, so the order is
- * that of "ls -R" and the C stack does not grow with the tree depth (a
- * corrupt image can chain as many directories as it has inodes).
+ * listing are kept (nid and name) in a frame and walked after the listing,
+ * so the order is that of "ls -R" and the C stack does not grow with the
+ * tree depth (a corrupt image can chain as many directories as it has
+ * inodes). One path buffer, grown and cut as the walk goes down and up,
+ * holds the current path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -85,13 +87,27 @@ static void nid_set_free(struct nid_set *s)
 
 struct subdir {
 	uint64_t nid;
-	char *path;
+	size_t name; /* offset in the frame's name pool */
+	size_t len;
 };
 
-/* Subdirectories of one listed directory, still to walk. */
+/*
+ * Subdirectories of one listed directory, still to walk. Only their names
+ * are kept: the full path lives once, in the walk's path buffer, so memory
+ * grows with the depth and the directories' widths, not depth squared.
+ */
 struct frame {
 	struct subdir *dirs;
 	size_t nr, cap, next;
+	char *names;
+	size_t names_len, names_cap;
+	size_t path_len; /* length of the directory's path in the buffer */
+};
+
+/* A growable string holding the path of the directory being walked. */
+struct path_buf {
+	char *s;
+	size_t len, cap;
 };
 
 struct walk {
@@ -100,67 +116,73 @@ struct walk {
 	struct imgfs_error *err;
 	struct nid_set seen;
 	/* the directory being listed */
-	const char *path;
 	const struct imgfs_inode *dir;
 	unsigned int depth;
 	uint64_t entries;
 	struct frame *cur; /* where its subdirectories go */
-	char *buf; /* path of the current entry */
-	size_t buf_cap;
+	struct path_buf path;
 };
 
 static void frame_free(struct frame *f)
 {
-	size_t i;
-
-	for (i = 0; i < f->nr; i++)
-		free(f->dirs[i].path);
 	free(f->dirs);
+	free(f->names);
 	memset(f, 0, sizeof(*f));
 }
 
-static int frame_push(struct frame *f, uint64_t nid, const char *path)
+static int grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
 {
-	if (f->nr == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct subdir *d = realloc(f->dirs, cap * sizeof(*d));
+	size_t n = *cap ? *cap : first;
+	void *q;
 
-		if (!d)
-			return -ENOMEM;
-		f->dirs = d;
-		f->cap = cap;
-	}
-	f->dirs[f->nr].path = strdup(path);
-	if (!f->dirs[f->nr].path)
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
 		return -ENOMEM;
-	f->dirs[f->nr++].nid = nid;
+	*p = q;
+	*cap = n;
 	return 0;
 }
 
-/* Build "<dir path>/<name>" in w->buf. */
-static int entry_path(struct walk *w, const char *name, size_t len,
-		      const char **out_name)
+static int frame_push(struct frame *f, uint64_t nid, const char *name,
+		      size_t len)
 {
-	size_t plen = strlen(w->path);
-	size_t need;
-
-	if (plen == 1 && w->path[0] == '/')
-		plen = 0;
-	need = plen + 1 + len + 1;
-	if (need > w->buf_cap) {
-		char *b = realloc(w->buf, need);
-
-		if (!b)
-			return -ENOMEM;
-		w->buf = b;
-		w->buf_cap = need;
-	}
-	memcpy(w->buf, w->path, plen);
-	w->buf[plen] = '/';
-	memcpy(w->buf + plen + 1, name, len);
-	w->buf[plen + 1 + len] = '\0';
-	*out_name = w->buf + plen + 1;
+	if (grow((void **)&f->dirs, &f->cap, f->nr + 1, sizeof(*f->dirs), 2) ||
+	    grow((void **)&f->names, &f->names_cap, f->names_len + len, 1, 16))
+		return -ENOMEM;
+	memcpy(f->names + f->names_len, name, len);
+	f->dirs[f->nr].nid = nid;
+	f->dirs[f->nr].name = f->names_len;
+	f->dirs[f->nr++].len = len;
+	f->names_len += len;
 	return 0;
+}
+
+/*
+ * Put "/<name>" after the first @base bytes of the path; the root's path
+ * "/" has base 0, so its entries are "/name".
+ */
+static int path_set(struct path_buf *p, size_t base, const char *name,
+		    size_t len)
+{
+	if (base == 1 && p->s[0] == '/')
+		base = 0;
+	if (grow((void **)&p->s, &p->cap, base + 1 + len + 1, 1, 256))
+		return -ENOMEM;
+	p->s[base] = '/';
+	memcpy(p->s + base + 1, name, len);
+	p->len = base + 1 + len;
+	p->s[p->len] = '\0';
+	return 0;
+}
+
+static void path_cut(struct path_buf *p, size_t len)
+{
+	p->len = len;
+	p->s[len] = '\0';
 }
 
 static bool is_dot(const struct imgfs_dirent_info *de)
@@ -173,6 +195,7 @@ static int walk_dirent(void *arg, const struct imgfs_dirent_info *de)
 {
 	struct walk *w = arg;
 	struct imgfs_walk_entry e = { 0 };
+	size_t dir_len = w->path.len;
 	struct imgfs_inode inode;
 	int ret, added;
 
@@ -181,14 +204,16 @@ static int walk_dirent(void *arg, const struct imgfs_dirent_info *de)
 	ret = imgfs_inode_read(w->img, de->nid, &inode, w->err);
 	if (ret)
 		return ret;
-	ret = entry_path(w, de->name, de->name_len, &e.name);
-	if (ret)
-		return imgfs_error_set(w->err, ret, "out of memory");
+	if (path_set(&w->path, dir_len, de->name, de->name_len))
+		return imgfs_error_set(w->err, -ENOMEM, "out of memory");
 	added = nid_set_add(&w->seen, de->nid);
-	if (added < 0)
-		return imgfs_error_set(w->err, added, "out of memory");
+	if (added < 0) {
+		ret = imgfs_error_set(w->err, added, "out of memory");
+		goto out;
+	}
 	w->entries++;
-	e.path = w->buf;
+	e.path = w->path.s;
+	e.name = w->path.s + w->path.len - de->name_len;
 	e.name_len = de->name_len;
 	e.inode = &inode;
 	e.parent_nid = w->dir->nid;
@@ -198,25 +223,28 @@ static int walk_dirent(void *arg, const struct imgfs_dirent_info *de)
 	if (w->opts->entry) {
 		ret = w->opts->entry(w->opts->arg, &e);
 		if (ret)
-			return ret;
+			goto out;
 	}
 	if (added && imgfs_inode_is_dir(&inode) &&
-	    !(w->opts->flags & IMGFS_WALK_NO_RECURSE)) {
-		ret = frame_push(w->cur, de->nid, w->buf);
-		if (ret)
-			return imgfs_error_set(w->err, ret, "out of memory");
-	}
-	return 0;
+	    !(w->opts->flags & IMGFS_WALK_NO_RECURSE) &&
+	    frame_push(w->cur, de->nid, de->name, de->name_len))
+		ret = imgfs_error_set(w->err, -ENOMEM, "out of memory");
+out:
+	path_cut(&w->path, dir_len);
+	return ret;
 }
 
-/* List directory @nid at @path; its subdirectories go to @f. */
-static int walk_list(struct walk *w, uint64_t nid, const char *path,
-		     unsigned int depth, struct frame *f)
+/* List directory @nid, whose path is in w->path; subdirectories go to @f. */
+static int walk_list(struct walk *w, uint64_t nid, unsigned int depth,
+		     struct frame *f)
 {
 	const struct imgfs_walk_options *o = w->opts;
+	const char *path = w->path.s;
 	struct imgfs_inode dir;
 	int ret;
 
+	f->nr = f->next = f->names_len = 0;
+	f->path_len = w->path.len;
 	ret = imgfs_inode_read(w->img, nid, &dir, w->err);
 	if (ret)
 		return ret;
@@ -229,7 +257,6 @@ static int walk_list(struct walk *w, uint64_t nid, const char *path,
 		if (ret)
 			return ret;
 	}
-	w->path = path;
 	w->dir = &dir;
 	w->depth = depth;
 	w->entries = 0;
@@ -238,60 +265,61 @@ static int walk_list(struct walk *w, uint64_t nid, const char *path,
 	if (ret)
 		return ret;
 	if (o->dir_end)
-		ret = o->dir_end(o->arg, path, &dir, w->entries);
+		ret = o->dir_end(o->arg, w->path.s, &dir, w->entries);
 	return ret;
 }
 
+/*
+ * Frames are kept (with their buffers) when popped and reused by the next
+ * directory at that depth.
+ */
 static int walk_run(struct walk *w, uint64_t start_nid, const char *start)
 {
 	struct frame *stack = NULL, *f;
-	size_t depth = 0, cap = 0, i;
-	struct frame first = { 0 };
+	size_t depth = 1, cap = 0, i;
 	int ret;
 
 	ret = nid_set_add(&w->seen, start_nid);
 	if (ret < 0)
 		return imgfs_error_set(w->err, ret, "out of memory");
-	ret = walk_list(w, start_nid, start, 0, &first);
-	if (ret || !first.nr) {
-		frame_free(&first);
-		return ret;
-	}
-	stack = malloc(8 * sizeof(*stack));
-	if (!stack) {
-		frame_free(&first);
+	if (grow((void **)&w->path.s, &w->path.cap, strlen(start) + 1, 1,
+		 256) ||
+	    grow((void **)&stack, &cap, 1, sizeof(*stack), 16))
 		return imgfs_error_set(w->err, -ENOMEM, "out of memory");
-	}
-	cap = 8;
-	stack[depth++] = first;
+	memset(stack, 0, cap * sizeof(*stack));
+	strcpy(w->path.s, start);
+	w->path.len = strlen(start);
+	ret = walk_list(w, start_nid, 0, &stack[0]);
 	while (depth && !ret) {
 		struct subdir *d;
 
 		f = &stack[depth - 1];
 		if (f->next == f->nr) {
-			frame_free(f);
 			depth--;
 			continue;
 		}
 		if (depth == cap) {
-			struct frame *s = realloc(stack, 2 * cap * sizeof(*s));
+			size_t old = cap;
 
-			if (!s) {
+			if (grow((void **)&stack, &cap, depth + 1,
+				 sizeof(*stack), 16)) {
 				ret = imgfs_error_set(w->err, -ENOMEM,
 						      "out of memory");
 				break;
 			}
-			stack = s;
-			cap *= 2;
+			memset(stack + old, 0, (cap - old) * sizeof(*stack));
 			f = &stack[depth - 1];
 		}
 		d = &f->dirs[f->next++];
-		memset(&stack[depth], 0, sizeof(stack[depth]));
-		ret = walk_list(w, d->nid, d->path, (unsigned int)depth,
-				&stack[depth]);
+		if (path_set(&w->path, f->path_len, f->names + d->name,
+			     d->len)) {
+			ret = imgfs_error_set(w->err, -ENOMEM, "out of memory");
+			break;
+		}
+		ret = walk_list(w, d->nid, (unsigned int)depth, &stack[depth]);
 		depth++;
 	}
-	for (i = 0; i < depth; i++)
+	for (i = 0; i < cap; i++)
 		frame_free(&stack[i]);
 	free(stack);
 	return ret;
@@ -309,6 +337,6 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 				       "walk options missing or too old");
 	ret = walk_run(&w, start_nid, start_path ? start_path : "/");
 	nid_set_free(&w.seen);
-	free(w.buf);
+	free(w.path.s);
 	return ret;
 }

@@ -26,6 +26,7 @@
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
+#include "imgfs/escape.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 
@@ -338,7 +339,9 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 static void show_warning(const char *msg, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+	fputs("mkfs.img: warning: ", stderr);
+	imgfs_escape_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
 }
 
 static void show_progress(const struct imgfs_progress *p, void *arg)
@@ -401,8 +404,11 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 	(void)arg;
 	if (p->severity != IMGFS_CHECK_ERROR)
 		return;
-	fprintf(stderr, "mkfs.img: verify: %s: %s\n", p->path ? p->path : "-",
-		p->msg);
+	fputs("mkfs.img: verify: ", stderr);
+	imgfs_escape_fputs(stderr, p->path ? p->path : "-", 0);
+	fputs(": ", stderr);
+	imgfs_escape_fputs(stderr, p->msg, 0);
+	fputc('\n', stderr);
 }
 
 /* The image has no name yet: check it through its descriptor. */
@@ -527,8 +533,11 @@ static int run(struct mkfs_args *a)
 	if (ps.shown)
 		fputc('\n', stderr);
 	if (ret) {
-		fprintf(stderr, "mkfs.img: %s\n", err.msg[0] ? err.msg :
-			strerror(-ret));
+		/* messages name archive entries: no raw control bytes */
+		fputs("mkfs.img: ", stderr);
+		imgfs_escape_fputs(stderr,
+				   err.msg[0] ? err.msg : strerror(-ret), 0);
+		fputc('\n', stderr);
 		return 1;
 	}
 	if (a->immutable) {

@@ -67,6 +67,9 @@ struct imgfs_check_entry {
 	 * is set and the whole content was read; else NULL. */
 	const uint8_t *sha256;
 	bool data_ok; /* every byte of the content could be read */
+	/* nid of the directory holding this path (the root's own for "/"):
+	 * with it a consumer can keep a tree without keeping full paths. */
+	uint64_t parent_nid;
 };
 
 /*

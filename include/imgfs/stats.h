@@ -116,13 +116,29 @@ struct imgfs_walk_options {
  * the walk normally (later paths of an inode come with first == false).
  * The walk stops at the first error (an entry's inode or a directory block
  * that cannot be read) and returns it. Memory grows with the number of
- * inodes (one set of seen NIDs) and the pending subdirectory paths.
+ * inodes (one set of seen NIDs), the depth (one path) and the names of the
+ * subdirectories still to walk, never with depth times path length.
  * Returns 0, a callback's positive value, -ENOTDIR if @start_nid is not a
  * directory, or a negative errno.
  */
 int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	       const char *start_path, const struct imgfs_walk_options *opts,
 	       struct imgfs_error *err);
+
+/* Symlinks followed by imgfs_resolve() before -ELOOP, as in the kernel. */
+#define IMGFS_RESOLVE_MAX_LINKS 40
+
+/*
+ * Resolve @path from the root of @img, following symlinks inside the image
+ * as the kernel would with the image as root directory: absolute targets
+ * start from the image root, ".." comes from the components resolved so
+ * far (never the on-disk ".." entries) and stays at the root when there.
+ * The last component is followed too when @follow_last is set. Returns 0
+ * with *@nid set, -ENOENT, -ENOTDIR, -ELOOP (more than
+ * IMGFS_RESOLVE_MAX_LINKS symlinks), or another negative errno.
+ */
+int imgfs_resolve(struct imgfs_image *img, const char *path, bool follow_last,
+		  uint64_t *nid, struct imgfs_error *err);
 
 /* Regular file sizes: bucket 0 holds empty files, bucket k (1..64) sizes
  * in [2^(k-1), 2^k). */
