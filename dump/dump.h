@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "imgfs/reader.h"
+#include "imgfs/stats.h"
 
 #define DUMP_SCHEMA_VERSION 1
 #define JSON_MAX_DEPTH 32
@@ -61,9 +62,6 @@ void mode_string(uint32_t mode, char *buf);
 /* ISO 8601 UTC time, with ".nnnnnnnnnZ" when @with_nsec; a plain number
  * when out of range. @buf holds 48 bytes. */
 void iso_time(int64_t sec, uint32_t nsec, bool with_nsec, char *buf);
-/* @sec seconds plus @nsec nanoseconds as one signed decimal number
- * ("-1.500000000" for -2 s + 500000000 ns). @buf holds 48 bytes. */
-void decimal_time(int64_t sec, uint32_t nsec, char *buf);
 /* The short type letter of ls ("-", "d", "l", "c", "b", "p", "s", "?"). */
 char mode_type_char(uint32_t mode);
 

@@ -113,7 +113,7 @@ static void text_basics(FILE *f, const struct dump_target *t,
 	fprintf(f, "%-16s %" PRIu64 "\n", "Size:", inode->size);
 	fprintf(f, "%-16s %" PRIu32 "\n", "Links:", inode->nlink);
 	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
-	decimal_time(inode->mtime, inode->mtime_nsec, num);
+	imgfs_time_decimal(inode->mtime, inode->mtime_nsec, num);
 	fprintf(f, "%-16s %s (%s)\n", "Mtime:", buf, num);
 	fprintf(f, "%-16s %s (%u bytes, i_format 0x%04x)\n", "Inode format:",
 		inode->version == IMGFS_INODE_EXTENDED ? "extended" : "compact",

@@ -66,7 +66,7 @@ void iso_time(int64_t sec, uint32_t nsec, bool with_nsec, char *buf)
 	if ((int64_t)t != sec || !gmtime_r(&t, &tm) ||
 	    !(n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm))) {
 		if (with_nsec)
-			decimal_time(sec, nsec, buf);
+			imgfs_time_decimal(sec, nsec, buf);
 		else
 			snprintf(buf, 48, "%" PRId64, sec);
 		return;
@@ -77,14 +77,3 @@ void iso_time(int64_t sec, uint32_t nsec, bool with_nsec, char *buf)
 		snprintf(buf + n, 48 - n, "Z");
 }
 
-/* Seconds since the epoch as one signed decimal: -2 s + 0.5 s is "-1.5". */
-void decimal_time(int64_t sec, uint32_t nsec, char *buf)
-{
-	if (nsec >= 1000000000u)
-		snprintf(buf, 48, "%" PRId64 " s + %" PRIu32 " ns", sec, nsec);
-	else if (sec < 0 && nsec)
-		snprintf(buf, 48, "-%" PRIu64 ".%09" PRIu32,
-			 (uint64_t)(-1 - sec), 1000000000u - nsec);
-	else
-		snprintf(buf, 48, "%" PRId64 ".%09" PRIu32, sec, nsec);
-}

@@ -34,6 +34,7 @@
 
 #include "imgfs/format.h"
 #include "imgfs/source.h"
+#include "imgfs/stats.h"
 #include "acl.h"
 #include "fsck.h"
 
@@ -1224,18 +1225,6 @@ static void compare_links(struct fsck_compare *c, const char *path,
 			img_path(c, first, &c->pbuf2, &c->pbuf2_cap));
 }
 
-/* Seconds since the epoch as one signed decimal: -2 s + 0.5 s is "-1.5". */
-static void decimal_time(int64_t s, uint32_t ns, char *buf)
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, 48, "%" PRId64 " s + %" PRIu32 " ns", s, ns);
-	else if (s < 0 && ns)
-		snprintf(buf, 48, "-%" PRIu64 ".%09" PRIu32,
-			 (uint64_t)(-1 - s), 1000000000u - ns);
-	else
-		snprintf(buf, 48, "%" PRId64 ".%09" PRIu32, s, ns);
-}
-
 static void compare_inode(struct fsck_compare *c, const char *path,
 			  struct exp_inode *in, struct img_entry *ie)
 {
@@ -1251,10 +1240,10 @@ static void compare_inode(struct fsck_compare *c, const char *path,
 				"%u:%u in the archive, %u:%u in the image",
 				in->uid, in->gid, ii->uid, ii->gid);
 	if (in->mtime != ii->mtime || in->nsec != ii->mtime_nsec) {
-		char want[48], got[48];
+		char want[IMGFS_TIME_DECIMAL_MAX], got[IMGFS_TIME_DECIMAL_MAX];
 
-		decimal_time(in->mtime, in->nsec, want);
-		decimal_time(ii->mtime, ii->mtime_nsec, got);
+		imgfs_time_decimal(in->mtime, in->nsec, want);
+		imgfs_time_decimal(ii->mtime, ii->mtime_nsec, got);
 		fsck_difference(c->out, path, "mtime",
 				"%s in the archive, %s in the image", want,
 				got);

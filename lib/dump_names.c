@@ -4,6 +4,9 @@
  * §4.1, §9.14) and
  * other small helpers for front ends that describe an image.
  */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "imgfs/format.h"
 #include "imgfs/stats.h"
 
@@ -146,4 +149,18 @@ bool imgfs_extent_merge(struct imgfs_extent *run,
 	run->length += next->length;
 	run->plen += next->plen;
 	return true;
+}
+
+void imgfs_time_decimal(int64_t sec, uint32_t nsec,
+			char buf[IMGFS_TIME_DECIMAL_MAX])
+{
+	if (nsec >= 1000000000u)
+		snprintf(buf, IMGFS_TIME_DECIMAL_MAX,
+			 "%" PRId64 " s + %" PRIu32 " ns", sec, nsec);
+	else if (sec < 0 && nsec)
+		snprintf(buf, IMGFS_TIME_DECIMAL_MAX, "-%" PRIu64 ".%09" PRIu32,
+			 (uint64_t)(-1 - sec), 1000000000u - nsec);
+	else
+		snprintf(buf, IMGFS_TIME_DECIMAL_MAX, "%" PRId64 ".%09" PRIu32,
+			 sec, nsec);
 }

@@ -52,6 +52,17 @@ const char *imgfs_extent_kind_name(enum imgfs_extent_kind kind);
  */
 const char *imgfs_mode_type_name(uint32_t mode);
 
+/* Room imgfs_time_decimal() needs, terminating NUL included. */
+#define IMGFS_TIME_DECIMAL_MAX 48
+
+/*
+ * A time of @sec seconds and @nsec nanoseconds since the epoch as one
+ * signed decimal, floor-based input: -2 s + 500000000 ns is
+ * "-1.500000000". An out-of-range @nsec is shown as "S s + N ns".
+ */
+void imgfs_time_decimal(int64_t sec, uint32_t nsec,
+			char buf[IMGFS_TIME_DECIMAL_MAX]);
+
 /*
  * Compression algorithms the superblock says the image may use, as a
  * bitmap (bit n = enum imgfs_compr_alg n): with COMPR_CFGS the
