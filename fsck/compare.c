@@ -35,7 +35,7 @@
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "imgfs/stats.h"
-#include "acl.h"
+#include "format/acl.h"
 #include "fsck.h"
 
 #define WH_PREFIX ".wh."

@@ -21,7 +21,7 @@
 #endif
 
 #include "imgfs/format.h"
-#include "compressor.h"
+#include "codec/codec.h"
 #include "../unit/unit.h"
 
 #define DATA_LEN (1u << 20)

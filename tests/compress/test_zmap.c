@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "imgfs/format.h"
-#include "compress_map.h"
+#include "writer/compress_map.h"
 #include "../unit/unit.h"
 
 struct rec {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # usage: tests/fuzz/run.sh SECONDS [TARGET...]
 #
-# Build libFuzzer targets together with the source tree's lib/*.c in a
+# Build libFuzzer targets together with the source tree's lib/*/*.c in a
 # temporary directory (clang, with -fsanitize=fuzzer,address,undefined) and
 # fuzz each for SECONDS seconds, starting from tests/fuzz/corpus. TARGET is
 # "check" (the image checker, tests/fuzz/fuzz_check.c; the default) or
@@ -56,8 +56,9 @@ libs="$(pkg-config --libs $pkgs) -pthread"
 
 mkdir -p "$tmp/obj"
 objs=
-for f in "$src"/lib/*.c; do
-	o=$tmp/obj/$(basename "$f" .c).o
+for f in "$src"/lib/*/*.c; do
+	# folder_file.o: several folders have a file of the same name
+	o=$f; o=${o#"$src"/lib/}; o=$tmp/obj/${o//\//_}.o; o=${o%.c.o}.o
 	objs="$objs $o"
 	# shellcheck disable=SC2086
 	$CC $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$o" &

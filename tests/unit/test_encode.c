@@ -12,11 +12,11 @@
 #include <archive_entry.h>
 
 #include "imgfs/format.h"
-#include "acl.h"
-#include "tree.h"
+#include "format/acl.h"
+#include "writer/tree.h"
 #include "unit.h"
-#include "writer_internal.h"
-#include "xattr.h"
+#include "writer/internal.h"
+#include "writer/xattr.h"
 
 static void test_dev(void)
 {

@@ -35,7 +35,7 @@
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
-#include "decompress.h"
+#include "reader/zdata.h"
 
 #define MAX_DEPTH 64
 #define FUZZ_MAX_ENTRIES 4096

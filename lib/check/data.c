@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_data.c - file data: extents inside the image, no overlaps between
+ * inodes, data and metadata, every byte readable, optional SHA-256.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "check/internal.h"
+
+/*
+ * Zeros hashed for the holes of one sparse file, and for a whole check,
+ * before giving up on digests (hashing zeros runs at about 1.5 GB/s, and a
+ * tiny hostile image can describe exabytes of holes).
+ */
+#define HOLE_DIGEST_MAX (64ull << 30)
+#define HOLE_DIGEST_TOTAL (64ull << 30)
+/* Overlap findings reported one by one before only counting them. */
+#define MAX_OVERLAP_REPORTS 50u
+
+int imgfs_sha256(const void *buf, size_t len, uint8_t out[IMGFS_SHA256_SIZE])
+{
+	unsigned int n = 0;
+
+	if (!EVP_Digest(buf, len, out, &n, EVP_sha256(), NULL))
+		return -EIO;
+	return 0;
+}
+
+int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
+		    uint64_t nid, unsigned int kind)
+{
+	struct check_range *r;
+
+	if (!len)
+		return 0;
+	if (c->nr_ranges == c->ranges_cap) {
+		size_t cap = c->ranges_cap ? c->ranges_cap * 2 : 1024;
+
+		r = realloc(c->ranges, cap * sizeof(*r));
+		if (!r) {
+			c->fatal = imgfs_error_set(c->err, -ENOMEM,
+						   "out of memory");
+			return c->fatal;
+		}
+		c->ranges = r;
+		c->ranges_cap = cap;
+	}
+	r = &c->ranges[c->nr_ranges++];
+	r->start = start;
+	r->end = start + len < start ? UINT64_MAX : start + len;
+	r->nid = nid;
+	r->kind = (uint8_t)kind;
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct check_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return 0;
+}
+
+static const char *range_kind(unsigned int kind)
+{
+	switch (kind) {
+	case CHECK_RANGE_META:
+		return "metadata";
+	case CHECK_RANGE_SHARED_XATTR:
+		return "shared xattr";
+	default:
+		return "data";
+	}
+}
+
+static const char *range_owner(struct check_ctx *c,
+			       const struct check_range *r, char *buf,
+			       size_t size)
+{
+	if (r->nid == IMGFS_CHECK_NO_NID)
+		return r->kind == CHECK_RANGE_SHARED_XATTR ? "shared xattr area" :
+							     "superblock";
+	return check_node_path(c, r->nid, buf, size);
+}
+
+/* Two ranges overlap: decide whether the format allows it. */
+static void judge_overlap(struct check_ctx *c, const struct check_range *a,
+			  const struct check_range *b, uint64_t *shared,
+			  uint64_t *bad)
+{
+	const char *owner;
+	char pa[4096];
+
+	if (a->kind == CHECK_RANGE_CHUNK && b->kind == CHECK_RANGE_CHUNK) {
+		(*shared)++;
+		return;
+	}
+	if (a->kind == CHECK_RANGE_SHARED_XATTR &&
+	    b->kind == CHECK_RANGE_SHARED_XATTR && a->start == b->start &&
+	    a->end == b->end)
+		return;
+	if (a->nid == b->nid && a->kind == CHECK_RANGE_META &&
+	    b->kind == CHECK_RANGE_META)
+		return;
+	if (++*bad > MAX_OVERLAP_REPORTS)
+		return;
+	owner = range_owner(c, a, pa, sizeof(pa));
+	check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_LAYOUT, b->nid,
+		     "%s at bytes %llu..%llu overlaps %s of %s (nid %lld) at %llu..%llu",
+		     range_kind(b->kind), (unsigned long long)b->start,
+		     (unsigned long long)b->end, range_kind(a->kind), owner,
+		     a->nid == IMGFS_CHECK_NO_NID ? -1LL : (long long)a->nid,
+		     (unsigned long long)a->start, (unsigned long long)a->end);
+}
+
+/* Image bytes holding file data, each counted once (ranges sorted). */
+static uint64_t data_union(const struct check_range *ranges, size_t n)
+{
+	uint64_t total = 0, end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct check_range *r = &ranges[i];
+		uint64_t from = r->start > end ? r->start : end;
+
+		if (r->kind != CHECK_RANGE_DATA && r->kind != CHECK_RANGE_CHUNK)
+			continue;
+		if (r->end > from)
+			total += r->end - from;
+		if (r->end > end)
+			end = r->end;
+	}
+	return total;
+}
+
+static void report_amplification(struct check_ctx *c)
+{
+	struct imgfs_check_result *res = c->res;
+
+	res->physical_bytes = data_union(c->ranges, c->nr_ranges) +
+			      c->inline_bytes;
+	if (res->logical_bytes / IMGFS_CHECK_AMPLIFICATION_MAX <=
+	    res->physical_bytes)
+		return;
+	check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA,
+		     IMGFS_CHECK_NO_NID,
+		     "file data amplified: %llu bytes of file data come from %llu bytes of the image (more than %u times): extracting or hashing it costs far more than the image size",
+		     (unsigned long long)res->logical_bytes,
+		     (unsigned long long)res->physical_bytes,
+		     IMGFS_CHECK_AMPLIFICATION_MAX);
+}
+
+void check_ranges(struct check_ctx *c)
+{
+	uint64_t shared = 0, bad = 0;
+	size_t i, cur = 0;
+
+	qsort(c->ranges, c->nr_ranges, sizeof(*c->ranges), range_cmp);
+	report_amplification(c);
+	if (c->nr_ranges < 2)
+		return;
+	for (i = 1; i < c->nr_ranges; i++) {
+		const struct check_range *m = &c->ranges[cur];
+		const struct check_range *r = &c->ranges[i];
+
+		if (r->start < m->end)
+			judge_overlap(c, m, r, &shared, &bad);
+		if (r->end > m->end)
+			cur = i;
+	}
+	if (bad > MAX_OVERLAP_REPORTS)
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_LAYOUT,
+			     IMGFS_CHECK_NO_NID,
+			     "%llu more overlapping ranges not listed",
+			     (unsigned long long)(bad - MAX_OVERLAP_REPORTS));
+	if (shared)
+		check_report(c, IMGFS_CHECK_NOTE, IMGFS_CHECK_LAYOUT,
+			     IMGFS_CHECK_NO_NID,
+			     "%llu chunk ranges are shared between or within chunk-based files (deduplicated chunks)",
+			     (unsigned long long)shared);
+}
+
+struct data_scan {
+	struct check_ctx *c;
+	const struct imgfs_inode *inode;
+	bool reg;
+	bool read;
+	EVP_MD_CTX *md;
+	uint64_t hole_bytes;
+	bool no_digest;
+	bool amplified; /* no digest: see check_file_amplification */
+	struct imgfs_error e;
+};
+
+static int hash_zeros(struct data_scan *s, uint64_t len)
+{
+	struct check_ctx *c = s->c;
+
+	s->hole_bytes += len;
+	c->hole_hashed += len;
+	if (s->hole_bytes > HOLE_DIGEST_MAX ||
+	    c->hole_hashed > HOLE_DIGEST_TOTAL) {
+		s->no_digest = true;
+		return 0;
+	}
+	memset(c->buf, 0, len < c->bufsz ? len : c->bufsz);
+	while (len) {
+		size_t n = len < c->bufsz ? (size_t)len : c->bufsz;
+
+		EVP_DigestUpdate(s->md, c->buf, n);
+		len -= n;
+	}
+	return 0;
+}
+
+static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
+		       uint64_t from, uint64_t to)
+{
+	struct check_ctx *c = s->c;
+	uint64_t done = from;
+
+	while (done < to) {
+		uint64_t left = to - done;
+		size_t n = left < c->bufsz ? (size_t)left : c->bufsz;
+		ssize_t got;
+
+		if (ext->kind == IMGFS_EXTENT_PLAIN ||
+		    ext->kind == IMGFS_EXTENT_INLINE) {
+			int ret = imgfs_img_read(c->img, c->buf, n,
+						 ext->pos + done, "file data",
+						 s->inode->nid, &s->e);
+
+			if (ret)
+				return ret;
+			got = (ssize_t)n;
+		} else {
+			got = imgfs_read(c->img, s->inode, ext->logical + done,
+					 c->buf, n, &s->e);
+			if (got < 0)
+				return (int)got;
+			if ((size_t)got != n)
+				return imgfs_error_set(&s->e, -IMGFS_EFSCORRUPTED,
+						       "short read at %llu",
+						       (unsigned long long)(ext->logical + done));
+		}
+		if (s->md && !s->no_digest)
+			EVP_DigestUpdate(s->md, c->buf, (size_t)got);
+		done += (uint64_t)got;
+	}
+	return 0;
+}
+
+static bool block_read(const struct check_ctx *c, uint64_t blk)
+{
+	return c->readmap[blk >> 3] & (1u << (blk & 7));
+}
+
+/*
+ * Without a digest, plain blocks shared by several files (chunks, or a
+ * corrupt image where many inodes claim the same blocks) are read once:
+ * the work stays bounded by the image size.
+ */
+static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
+{
+	struct check_ctx *c = s->c;
+	unsigned int bits = c->img->blkszbits;
+	uint64_t off = 0;
+	int ret;
+
+	if (!c->readmap) {
+		c->readmap = calloc(((c->img->size >> bits) >> 3) + 1, 1);
+		if (!c->readmap)
+			return imgfs_error_set(&s->e, -ENOMEM, "out of memory");
+	}
+	while (off < ext->length) {
+		uint64_t blk = (ext->pos + off) >> bits;
+		uint64_t end = ((blk + 1) << bits) - ext->pos;
+
+		if (end > ext->length)
+			end = ext->length;
+		if (!block_read(c, blk)) {
+			ret = read_pieces(s, ext, off, end);
+			if (ret)
+				return ret;
+			c->readmap[blk >> 3] |= (uint8_t)(1u << (blk & 7));
+		}
+		off = end;
+	}
+	return 0;
+}
+
+static int read_extent(struct data_scan *s, const struct imgfs_extent *ext)
+{
+	if (ext->kind == IMGFS_EXTENT_HOLE)
+		return s->md && !s->no_digest ? hash_zeros(s, ext->length) : 0;
+	if (ext->kind == IMGFS_EXTENT_PLAIN && (!s->md || s->no_digest) &&
+	    !(ext->pos & (s->c->img->blksz - 1)))
+		return read_plain_once(s, ext);
+	return read_pieces(s, ext, 0, ext->length);
+}
+
+static int extent_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct data_scan *s = arg;
+	struct check_ctx *c = s->c;
+	uint64_t nid = s->inode->nid, end;
+
+	if (s->reg && ext->kind != IMGFS_EXTENT_HOLE)
+		c->res->logical_bytes += ext->length;
+	if (s->reg && ext->kind == IMGFS_EXTENT_INLINE)
+		c->inline_bytes += ext->length;
+	switch (ext->kind) {
+	case IMGFS_EXTENT_PLAIN:
+	case IMGFS_EXTENT_COMPRESSED:
+		end = ext->pos + ext->plen;
+		if (end > c->img->size) {
+			check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA,
+				     nid,
+				     "last block of bytes %llu..%llu extends past the end of the image",
+				     (unsigned long long)ext->logical,
+				     (unsigned long long)(ext->logical +
+							  ext->length));
+			end = c->img->size;
+		}
+		check_add_range(c, ext->pos, end - ext->pos, nid,
+				(ext->flags & IMGFS_EXTENT_F_SHARED) ?
+					CHECK_RANGE_CHUNK : CHECK_RANGE_DATA);
+		break;
+	case IMGFS_EXTENT_INLINE:
+		check_add_range(c, ext->pos, ext->length, nid,
+				CHECK_RANGE_META);
+		break;
+	default:
+		break;
+	}
+	return s->read ? read_extent(s, ext) : 0;
+}
+
+/* Metadata that follows the inline xattrs, by layout. */
+static void add_layout_meta(struct check_ctx *c,
+			    const struct imgfs_inode *inode)
+{
+	uint64_t pos, len, nr;
+	unsigned int recsz;
+
+	switch (inode->layout) {
+	case IMGFS_LAYOUT_CHUNK_BASED:
+		recsz = (inode->chunk_format & IMGFS_CHUNK_FORMAT_INDEXES) ? 8 :
+									     4;
+		pos = (inode->data_pos + recsz - 1) & ~(uint64_t)(recsz - 1);
+		nr = (inode->size + (1ull << inode->chunkbits) - 1) >>
+		     inode->chunkbits;
+		len = nr * recsz;
+		if (imgfs_img_range_ok(c->img, pos, len))
+			check_add_range(c, inode->data_pos,
+					pos + len - inode->data_pos,
+					inode->nid, CHECK_RANGE_META);
+		break;
+	case IMGFS_LAYOUT_COMPRESSED_FULL:
+	case IMGFS_LAYOUT_COMPRESSED_COMPACT:
+		pos = (inode->data_pos + 7) & ~7ull;
+		check_add_range(c, inode->data_pos,
+				pos + IMGFS_MAP_HEADER_SIZE - inode->data_pos,
+				inode->nid, CHECK_RANGE_META);
+		break;
+	}
+}
+
+static void report_data_error(struct check_ctx *c,
+			      const struct imgfs_inode *inode, int ret,
+			      const struct imgfs_error *e)
+{
+	if (ret == -ENOMEM) {
+		c->fatal = imgfs_error_set(c->err, ret, "out of memory");
+		return;
+	}
+	if (ret == -EOPNOTSUPP) {
+		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA,
+			     inode->nid, "data not verified: %s", e->msg);
+		return;
+	}
+	check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DATA, inode->nid, "%s",
+		     e->code ? e->msg : strerror(-ret));
+}
+
+static void check_symlink(struct check_ctx *c, const struct imgfs_inode *inode)
+{
+	struct imgfs_error e = { 0 };
+	char target[IMGFS_SYMLINK_MAX + 1];
+	ssize_t n;
+
+	if (!inode->size || inode->size > IMGFS_SYMLINK_MAX)
+		return; /* reported with the inode fields */
+	n = imgfs_readlink(c->img, inode, target, sizeof(target), &e);
+	if (n < 0)
+		report_data_error(c, inode, (int)n, &e);
+}
+
+struct phys_scan {
+	struct check_range *r; /* start/end only */
+	size_t n, cap;
+	uint64_t logical;
+};
+
+/* The packed inode's storage, for the physical side of amplification. */
+static int packed_cb(void *arg, const struct imgfs_extent *ext)
+{
+	uint64_t *bytes = arg;
+
+	if (ext->kind == IMGFS_EXTENT_INLINE)
+		*bytes += ext->length;
+	else if (ext->kind != IMGFS_EXTENT_HOLE)
+		*bytes += ext->plen;
+	return 0;
+}
+
+void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in)
+{
+	struct imgfs_error e = { 0 };
+	uint64_t bytes = 0;
+
+	/* its map errors are not checked here: fragments report them */
+	if (imgfs_extent_iterate(c->img, in, packed_cb, &bytes, &e) >= 0)
+		c->inline_bytes += bytes;
+}
+
+static int phys_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct phys_scan *p = arg;
+
+	if (ext->kind == IMGFS_EXTENT_HOLE)
+		return 0;
+	p->logical += ext->length;
+	if (ext->kind == IMGFS_EXTENT_FRAGMENT)
+		return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct check_range *r = realloc(p->r, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n].start = ext->pos;
+	p->r[p->n].end = ext->pos + (ext->kind == IMGFS_EXTENT_INLINE ?
+					     ext->length : ext->plen);
+	p->r[p->n].kind = CHECK_RANGE_DATA;
+	p->n++;
+	return 0;
+}
+
+/*
+ * A file large enough to exceed the amplification limit: map it first
+ * (no data read) and, when its data comes from far fewer image bytes,
+ * warn and do not hash it: its blocks are then read once, like without
+ * a digest. Returns non-zero on an operational failure (already set).
+ */
+static int check_file_amplification(struct check_ctx *c,
+				    const struct imgfs_inode *inode,
+				    struct data_scan *s)
+{
+	struct phys_scan p = { 0 };
+	struct imgfs_error e = { 0 };
+	uint64_t phys;
+	int ret;
+
+	ret = imgfs_extent_iterate(c->img, inode, phys_cb, &p, &e);
+	if (ret == -ENOMEM) {
+		free(p.r);
+		c->fatal = imgfs_error_set(c->err, ret, "out of memory");
+		return ret;
+	}
+	if (ret < 0) {
+		free(p.r); /* the main pass reports it */
+		return 0;
+	}
+	qsort(p.r, p.n, sizeof(*p.r), range_cmp);
+	phys = data_union(p.r, p.n);
+	free(p.r);
+	if (p.logical / IMGFS_CHECK_AMPLIFICATION_MAX <= phys)
+		return 0;
+	check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA, inode->nid,
+		     "data amplified: %llu bytes of data come from %llu bytes of the image (more than %u times)%s",
+		     (unsigned long long)p.logical, (unsigned long long)phys,
+		     IMGFS_CHECK_AMPLIFICATION_MAX,
+		     (c->opts.flags & IMGFS_CHECK_F_DIGEST) ?
+			     "; its digest is not computed" :
+			     "");
+	s->no_digest = true;
+	s->amplified = true;
+	return 0;
+}
+
+void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
+		struct check_node *n)
+{
+	struct data_scan s = { .c = c, .inode = inode };
+	bool reg = imgfs_inode_is_reg(inode);
+	int ret;
+
+	add_layout_meta(c, inode);
+	if (!inode->size)
+		goto done;
+	s.reg = reg;
+	s.read = reg && !(c->opts.flags & IMGFS_CHECK_F_NO_DATA);
+	if (reg && inode->size / IMGFS_CHECK_AMPLIFICATION_MAX >=
+			   c->img->blksz) {
+		ret = check_file_amplification(c, inode, &s);
+		if (ret)
+			return;
+	}
+	if (s.read && (c->opts.flags & IMGFS_CHECK_F_DIGEST)) {
+		s.md = EVP_MD_CTX_new();
+		if (!s.md || !EVP_DigestInit_ex(s.md, EVP_sha256(), NULL)) {
+			EVP_MD_CTX_free(s.md);
+			c->fatal = imgfs_error_set(c->err, -ENOMEM,
+						   "cannot set up SHA-256");
+			return;
+		}
+	}
+	ret = imgfs_extent_iterate(c->img, inode, extent_cb, &s, &s.e);
+	if (ret < 0) {
+		report_data_error(c, inode, ret, &s.e);
+		EVP_MD_CTX_free(s.md);
+		return;
+	}
+	if (s.read)
+		c->res->data_bytes += inode->size;
+	if (s.md) {
+		unsigned int len = 0;
+
+		n->have_digest = !s.no_digest &&
+				 EVP_DigestFinal_ex(s.md, n->sha256, &len);
+		if (s.no_digest && !s.amplified)
+			check_report(c, IMGFS_CHECK_NOTE, IMGFS_CHECK_DATA,
+				     inode->nid,
+				     "digest not computed: sparse areas exceed %llu bytes",
+				     HOLE_DIGEST_MAX);
+		EVP_MD_CTX_free(s.md);
+	}
+	if (imgfs_inode_is_symlink(inode))
+		check_symlink(c, inode);
+done:
+	if (reg && !inode->size && (c->opts.flags & IMGFS_CHECK_F_DIGEST))
+		n->have_digest = !imgfs_sha256("", 0, n->sha256);
+	n->data_ok = true;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check_internal.h - state shared by the checker's files (not installed).
+ */
+#ifndef IMGFS_CHECK_INTERNAL_H
+#define IMGFS_CHECK_INTERNAL_H
+
+#include "imgfs/check.h"
+#include "reader/internal.h"
+
+/* What the checker remembers about each inode it reached. */
+struct check_node {
+	uint64_t nid;
+	uint64_t parent; /* directory through which it was first reached */
+	char *name; /* name of that first entry (NULL for the root) */
+	uint32_t mode;
+	uint32_t nlink; /* on-disk link count */
+	uint32_t refs; /* directory entries found pointing at it */
+	uint32_t subdirs; /* directories: child directory entries */
+	bool bad; /* inode could not be read */
+	bool checked; /* inode-level checks done */
+	bool data_ok;
+	bool have_digest;
+	uint8_t sha256[IMGFS_SHA256_SIZE];
+};
+
+/* A byte range of the image owned by one inode (or the superblock). */
+struct check_range {
+	uint64_t start;
+	uint64_t end;
+	uint64_t nid; /* IMGFS_CHECK_NO_NID: superblock / shared xattrs */
+	uint8_t kind; /* CHECK_RANGE_* */
+};
+
+enum {
+	CHECK_RANGE_META = 0, /* inode, xattrs, inline data, chunk array */
+	CHECK_RANGE_DATA, /* data blocks of a flat file */
+	CHECK_RANGE_CHUNK, /* data blocks of a chunk-based file (shareable) */
+	CHECK_RANGE_SHARED_XATTR, /* a shared xattr entry (shareable) */
+};
+
+/* A growable string. */
+struct check_buf {
+	char *s;
+	size_t cap;
+};
+
+struct check_ctx {
+	struct imgfs_image *img;
+	const struct imgfs_sb_info *sb;
+	struct imgfs_check_options opts;
+	struct imgfs_check_result *res;
+	struct imgfs_error *err; /* operational failures only */
+	struct check_node *nodes; /* open-addressing table keyed by nid */
+	size_t nodes_cap;
+	size_t nodes_used;
+	struct check_range *ranges;
+	size_t nr_ranges;
+	size_t ranges_cap;
+	uint8_t *buf; /* data read buffer */
+	size_t bufsz;
+	uint8_t *readmap; /* bit per image block already read (no digest) */
+	uint64_t hole_hashed; /* zero bytes hashed for sparse files */
+	uint64_t inline_bytes; /* file data stored inline or in the packed inode */
+	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
+	/* Paths, grown as needed: no depth limit. */
+	struct check_buf rpath; /* of a problem reported */
+	struct check_buf epath; /* of the entry handed out */
+	struct check_buf lpath; /* first path of a hard-linked inode */
+	/* Path of the directory being scanned (dirpath_nid), and the length
+	 * of its parent's path at its start: the next directory scanned is
+	 * usually its child or its sibling, which then costs one name. */
+	struct check_buf dirpath;
+	size_t dirpath_len, dirpath_parent_len;
+	uint64_t dirpath_nid, dirpath_parent;
+	bool dirpath_valid;
+	char nid_path[32]; /* "<nid N>" when no path can be built */
+	int fatal; /* operational failure seen (negative errno) */
+};
+
+#define CHECK_BUFSZ (1u << 20)
+
+void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
+		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
+		  ...) __attribute__((format(printf, 5, 6)));
+
+struct check_node *check_node_find(struct check_ctx *c, uint64_t nid);
+/* Path of @nid as first reached, built into @buf; "<nid N>" if unknown.
+ * A path longer than @size keeps its end, after "...". */
+const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
+			    size_t size);
+/* The same, whole, in @b (grown as needed); "<nid N>" when unknown or out
+ * of memory. */
+const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
+				struct check_buf *b);
+
+int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
+		    uint64_t nid, unsigned int kind);
+void check_ranges(struct check_ctx *c);
+
+/* Per-inode checks of the other files. */
+void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode);
+void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
+		struct check_node *n);
+/* Count the packed inode's storage as file data (amplification). */
+void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
+
+#endif /* IMGFS_CHECK_INTERNAL_H */

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DEFLATE: one raw stream (no zlib header) per pcluster, window at most
+ * 32 KiB (docs/format.md §9.14.3). zlib cannot stop at a given output size, so
+ * the prefix is searched for.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgfs/format.h"
+#include "codec/codec.h"
+
+#ifdef HAVE_ZLIB
+#include <zlib.h>
+
+#define DEFLATE_WINDOW_MIN (1u << 9)
+#define DEFLATE_WINDOW_MAX (1u << 15)
+
+struct deflate_ctx {
+	z_stream zs;
+	uint8_t *scratch;
+	size_t scratch_cap;
+};
+
+static unsigned int window_bits(uint32_t size)
+{
+	unsigned int l = 0;
+
+	while (size >>= 1)
+		l++;
+	return l;
+}
+
+static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
+{
+	if (cfg->level < 0)
+		cfg->level = 6; /* zlib's default */
+	if (cfg->level < 1 || cfg->level > 9)
+		return imgfs_error_set(err, -EINVAL,
+				       "deflate level %d out of range 1..9",
+				       cfg->level);
+	if (!cfg->dictsize)
+		cfg->dictsize = DEFLATE_WINDOW_MAX;
+	if (cfg->dictsize & (cfg->dictsize - 1) ||
+	    cfg->dictsize < DEFLATE_WINDOW_MIN ||
+	    cfg->dictsize > DEFLATE_WINDOW_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "deflate window %u must be a power of two from %u to %u",
+				       cfg->dictsize, DEFLATE_WINDOW_MIN,
+				       DEFLATE_WINDOW_MAX);
+	return 0;
+}
+
+static void deflate_ctx_free(void *ctx)
+{
+	struct deflate_ctx *c = ctx;
+
+	deflateEnd(&c->zs);
+	free(c->scratch);
+	free(c);
+}
+
+static void *deflate_ctx_new(const struct imgfs_zcfg *cfg)
+{
+	struct deflate_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->scratch_cap = cfg->pclustersize;
+	c->scratch = malloc(c->scratch_cap);
+	/* negative window bits: raw deflate, no zlib header or trailer */
+	if (!c->scratch ||
+	    deflateInit2(&c->zs, cfg->level, Z_DEFLATED,
+			 -(int)window_bits(cfg->dictsize), 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(c->scratch);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * With @first_alone the first byte is a block of its own, which zlib can
+ * only encode with fixed codes (a stored block would cost more): a stream
+ * must not start with a zero byte (the kernel takes leading zeros for
+ * padding, docs/format.md §9.8), and a non-final stored block starts with one.
+ */
+static int run_deflate(struct deflate_ctx *c, const uint8_t *src, size_t len,
+		       uint8_t *dst, size_t cap, bool first_alone)
+{
+	if (deflateReset(&c->zs) != Z_OK)
+		return Z_STREAM_ERROR;
+	c->zs.next_in = (Bytef *)src;
+	c->zs.avail_in = (uInt)len;
+	c->zs.next_out = dst;
+	c->zs.avail_out = (uInt)cap;
+	if (first_alone && len > 1) {
+		c->zs.avail_in = 1;
+		if (deflate(&c->zs, Z_BLOCK) != Z_OK)
+			return Z_BUF_ERROR;
+		c->zs.avail_in = (uInt)(len - 1);
+	}
+	return deflate(&c->zs, Z_FINISH);
+}
+
+static ssize_t deflate_oneshot(void *ctx, const uint8_t *src, size_t len,
+			       uint8_t *dst, size_t cap, const char **why)
+{
+	struct deflate_ctx *c = ctx;
+	int r = run_deflate(c, src, len, dst, cap, false);
+
+	if (r == Z_STREAM_END && !dst[0])
+		r = run_deflate(c, src, len, dst, cap, true);
+	if (r == Z_STREAM_END)
+		return (ssize_t)(cap - c->zs.avail_out);
+	if (r == Z_OK || r == Z_BUF_ERROR)
+		return -ENOSPC;
+	*why = c->zs.msg ? c->zs.msg : "zlib deflate failed";
+	return -EIO;
+}
+
+static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
+				uint8_t *dst, size_t dstcap, const char **why)
+{
+	struct deflate_ctx *c = ctx;
+
+	if (*srclen > UINT32_MAX / 2)
+		*srclen = UINT32_MAX / 2;
+	return imgfs_zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst,
+				      dstcap, c->scratch, c->scratch_cap, why);
+}
+
+static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
+				       uint8_t *buf)
+{
+	memset(buf, 0, sizeof(struct imgfs_deflate_cfgs));
+	buf[0] = (uint8_t)window_bits(cfg->dictsize);
+	return sizeof(struct imgfs_deflate_cfgs);
+}
+
+const struct imgfs_zalg imgfs_zalg_deflate = {
+	.name = "deflate",
+	.alg = IMGFS_COMPR_DEFLATE,
+	.setup = deflate_setup,
+	.ctx_new = deflate_ctx_new,
+	.ctx_free = deflate_ctx_free,
+	.destsize = deflate_destsize,
+	.cfg_record = deflate_cfg_record,
+};
+#else
+static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
+{
+	return imgfs_error_set(err, -EOPNOTSUPP,
+			       "deflate support not built in (install zlib1g-dev and rebuild)");
+}
+
+const struct imgfs_zalg imgfs_zalg_deflate = {
+	.name = "deflate",
+	.alg = IMGFS_COMPR_DEFLATE,
+	.setup = deflate_setup,
+};
+#endif

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.c - opening an image: I/O helpers, superblock, long xattr prefixes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "imgfs/crc32c.h"
+#include "reader/internal.h"
+
+#define KNOWN_COMPAT IMGFS_FEATURE_COMPAT_ALL
+#define KNOWN_INCOMPAT IMGFS_FEATURE_INCOMPAT_ALL
+
+/* sb_size limit of the kernel: the superblock must fit in a 4 KiB page. */
+#define SB_SIZE_MAX (4096u - IMGFS_SUPER_OFFSET)
+
+static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
+		     uint64_t off)
+{
+	uint8_t *p = buf;
+
+	if (img->mem) {
+		memcpy(buf, img->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t n = pread(img->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* file shrank under us */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
+		   const char *what, uint64_t nid, struct imgfs_error *err)
+{
+	int ret;
+
+	if (!imgfs_img_range_ok(img, off, len))
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
+				       (unsigned long long)nid, what,
+				       (unsigned long long)off, len,
+				       (unsigned long long)img->size);
+	ret = raw_pread(img, buf, len, off);
+	if (ret)
+		return imgfs_error_set(err, ret,
+				       "nid %llu: reading %s at offset %llu: %s",
+				       (unsigned long long)nid, what,
+				       (unsigned long long)off, strerror(-ret));
+	return 0;
+}
+
+int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
+		      uint64_t off, struct imgfs_error *err)
+{
+	if (!imgfs_img_range_ok(img, off, len))
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "range %llu+%zu is beyond the end of the image (%llu bytes)",
+				       (unsigned long long)off, len,
+				       (unsigned long long)img->size);
+	return imgfs_img_read(img, buf, len, off, "data", 0, err);
+}
+
+const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img)
+{
+	return &img->sb;
+}
+
+/* Covered range of the superblock checksum (docs/format.md §3.3). */
+static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
+		       struct imgfs_error *err)
+{
+	uint32_t len = img->blksz > 1024 ? img->blksz - 1024 : img->blksz;
+	uint8_t *buf;
+	int ret;
+
+	if (!imgfs_img_range_ok(img, IMGFS_SUPER_OFFSET, len))
+		return imgfs_error_set(err, -EINVAL,
+				       "image (%llu bytes) is shorter than the superblock checksum range (%u bytes at 1024)",
+				       (unsigned long long)img->size, len);
+	buf = malloc(len);
+	if (!buf)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = imgfs_img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock",
+			     0, err);
+	if (!ret) {
+		memset(buf + 4, 0, 4);
+		*crc = imgfs_crc32c(0xFFFFFFFFu, buf, len);
+	}
+	free(buf);
+	return ret;
+}
+
+static void sb_parse(struct imgfs_sb_info *sb, const uint8_t *b)
+{
+	sb->magic = imgfs_get_le32(b + 0);
+	sb->checksum = imgfs_get_le32(b + 4);
+	sb->feature_compat = imgfs_get_le32(b + 8);
+	sb->blkszbits = b[12];
+	sb->sb_extslots = b[13];
+	sb->sb_size = IMGFS_SUPER_BASE_SIZE +
+		      IMGFS_SUPER_EXTSLOT_SIZE * sb->sb_extslots;
+	sb->inos = imgfs_get_le64(b + 16);
+	sb->epoch = (int64_t)imgfs_get_le64(b + 24);
+	sb->fixed_nsec = imgfs_get_le32(b + 32);
+	sb->blocks = imgfs_get_le32(b + 36);
+	sb->meta_blkaddr = imgfs_get_le32(b + 40);
+	sb->xattr_blkaddr = imgfs_get_le32(b + 44);
+	memcpy(sb->uuid, b + 48, 16);
+	memcpy(sb->label, b + 64, 16);
+	sb->label[16] = '\0';
+	sb->feature_incompat = imgfs_get_le32(b + 80);
+	if (sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_COMPR_CFGS)
+		sb->compr_algs = imgfs_get_le16(b + 84);
+	else
+		sb->lz4_max_distance = imgfs_get_le16(b + 84);
+	sb->extra_devices = imgfs_get_le16(b + 86);
+	sb->devt_slotoff = imgfs_get_le16(b + 88);
+	sb->dirblkbits = b[90];
+	sb->xattr_prefix_count = b[91];
+	sb->xattr_prefix_start = imgfs_get_le32(b + 92);
+	sb->packed_nid = imgfs_get_le64(b + 96);
+	sb->xattr_filter_reserved = b[104];
+	sb->build_time = imgfs_get_le32(b + 108);
+	sb->root_nid = imgfs_get_le16(b + 14);
+	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT) &&
+	    imgfs_get_le64(b + 112)) {
+		sb->root_nid = imgfs_get_le64(b + 112);
+		sb->blocks |= (uint64_t)imgfs_get_le16(b + 14) << 32;
+	}
+	sb->unknown_compat = sb->feature_compat & ~KNOWN_COMPAT;
+	sb->unknown_incompat = sb->feature_incompat & ~KNOWN_INCOMPAT;
+}
+
+static int sb_validate(struct imgfs_image *img, struct imgfs_error *err)
+{
+	struct imgfs_sb_info *sb = &img->sb;
+
+	if (sb->magic != IMGFS_SUPER_MAGIC)
+		return imgfs_error_set(err, -EINVAL,
+				       "not an EROFS image: magic 0x%08x at offset 1024",
+				       sb->magic);
+	if (sb->blkszbits < IMGFS_MIN_BLKSZBITS ||
+	    sb->blkszbits > IMGFS_MAX_BLKSZBITS)
+		return imgfs_error_set(err, -EINVAL,
+				       "superblock: blkszbits %u not supported (9..12)",
+				       sb->blkszbits);
+	if (sb->dirblkbits)
+		return imgfs_error_set(err, -EINVAL,
+				       "superblock: dirblkbits %u not supported (must be 0)",
+				       sb->dirblkbits);
+	if (sb->sb_size > SB_SIZE_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "superblock: invalid sb_extslots %u (size %u > %u)",
+				       sb->sb_extslots, sb->sb_size,
+				       SB_SIZE_MAX);
+	if (sb->unknown_incompat && !(img->flags & IMGFS_OPEN_IGNORE_FEATURES))
+		return imgfs_error_set(err, -EOPNOTSUPP,
+				       "superblock: unknown incompatible features 0x%x",
+				       sb->unknown_incompat);
+	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_METABOX) &&
+	    sb->sb_size <= IMGFS_SUPER_BASE_SIZE)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "superblock: METABOX set but sb_extslots is 0");
+	return 0;
+}
+
+/* Read one long-prefix record at byte offset *@pos; advance *@pos. */
+static int load_one_prefix(struct imgfs_image *img, unsigned int n,
+			   uint64_t *pos, struct imgfs_error *err)
+{
+	struct imgfs_long_prefix *p = &img->prefixes[n];
+	uint8_t hdr[3];
+	unsigned int len;
+	int ret;
+
+	*pos = (*pos + 3) & ~(uint64_t)3;
+	ret = imgfs_img_read(img, hdr, sizeof(hdr), *pos, "long xattr prefix",
+			     0, err);
+	if (ret)
+		return ret;
+	len = imgfs_get_le16(hdr);
+	if (len < 1 || len > 256)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "long xattr prefix %u at offset %llu: bad length %u",
+				       n, (unsigned long long)*pos, len);
+	p->base_index = hdr[2];
+	p->infix_len = (uint8_t)(len - 1);
+	ret = imgfs_img_read(img, p->infix, p->infix_len, *pos + 3,
+			     "long xattr prefix", 0, err);
+	if (ret)
+		return ret;
+	p->infix[p->infix_len] = '\0';
+	if (!imgfs_xattr_prefix(p->base_index) || p->base_index == 5 ||
+	    memchr(p->infix, '\0', p->infix_len))
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "long xattr prefix %u: bad base index %u or NUL in infix",
+				       n, p->base_index);
+	*pos += 2 + len;
+	return 0;
+}
+
+/*
+ * The table lives in the packed inode or the metabox unless PLAIN_XATTR_PFX
+ * says it is plain (docs/format.md §7.5); only the plain form is read here.
+ */
+static int load_prefixes(struct imgfs_image *img, struct imgfs_error *err)
+{
+	const struct imgfs_sb_info *sb = &img->sb;
+	uint64_t pos = (uint64_t)sb->xattr_prefix_start << 2;
+	bool plain;
+	unsigned int i;
+	int ret;
+
+	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_XATTR_PREFIXES) ||
+	    !sb->xattr_prefix_count)
+		return 0;
+	plain = (sb->feature_compat & IMGFS_FEATURE_COMPAT_PLAIN_XATTR_PFX) ||
+		(!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_METABOX) &&
+		 !((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_FRAGMENTS) &&
+		   sb->packed_nid));
+	if (!plain)
+		return 0; /* entries using them are reported as unknown */
+	img->prefixes = calloc(sb->xattr_prefix_count, sizeof(*img->prefixes));
+	if (!img->prefixes)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (i = 0; i < sb->xattr_prefix_count; i++) {
+		ret = load_one_prefix(img, i, &pos, err);
+		if (ret)
+			return ret;
+		img->nr_prefixes = i + 1;
+	}
+	return 0;
+}
+
+static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
+{
+	uint8_t raw[IMGFS_SUPER_BASE_SIZE];
+	struct imgfs_sb_info *sb = &img->sb;
+	int ret;
+
+	if (!imgfs_img_range_ok(img, IMGFS_SUPER_OFFSET, sizeof(raw)))
+		return imgfs_error_set(err, -EINVAL,
+				       "not an EROFS image: only %llu bytes, no superblock",
+				       (unsigned long long)img->size);
+	ret = imgfs_img_read(img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
+			     "superblock", 0, err);
+	if (ret)
+		return ret;
+	sb_parse(sb, raw);
+	sb->image_size = img->size;
+	ret = sb_validate(img, err);
+	if (ret)
+		return ret;
+	img->blkszbits = sb->blkszbits;
+	img->blksz = sb->blksz = 1u << sb->blkszbits;
+	img->meta_base = (uint64_t)sb->meta_blkaddr << img->blkszbits;
+	img->xattr_base = (uint64_t)sb->xattr_blkaddr << img->blkszbits;
+
+	sb->checksum_ok = true;
+	if (sb->feature_compat & IMGFS_FEATURE_COMPAT_SB_CHKSUM) {
+		ret = sb_checksum(img, &sb->checksum_calc, err);
+		if (ret)
+			return ret;
+		sb->checksum_ok = sb->checksum_calc == sb->checksum;
+		if (!sb->checksum_ok &&
+		    !(img->flags & IMGFS_OPEN_IGNORE_CHECKSUM))
+			return imgfs_error_set(err, -EBADMSG,
+					       "superblock: bad checksum 0x%08x (expected 0x%08x)",
+					       sb->checksum, sb->checksum_calc);
+	}
+	ret = load_prefixes(img, err);
+	if (ret)
+		return ret;
+	return imgfs_z_image_init(img, err);
+}
+
+static int image_new(unsigned int flags, struct imgfs_image **out,
+		     struct imgfs_error *err)
+{
+	struct imgfs_image *img = calloc(1, sizeof(*img));
+
+	*out = NULL;
+	if (!img)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	img->fd = -1;
+	img->flags = flags;
+	*out = img;
+	return 0;
+}
+
+static int image_finish_open(struct imgfs_image *img, struct imgfs_image **out,
+			     struct imgfs_error *err)
+{
+	int ret = image_setup(img, err);
+
+	if (ret) {
+		imgfs_image_close(img);
+		return ret;
+	}
+	*out = img;
+	return 0;
+}
+
+static int fd_size(int fd, uint64_t *size, struct imgfs_error *err)
+{
+	struct stat st;
+	off_t end;
+
+	if (fstat(fd, &st))
+		return imgfs_error_set(err, -errno, "fstat: %s", strerror(errno));
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		return imgfs_error_set(err, -EISDIR, "image is a directory");
+	end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		return imgfs_error_set(err, -errno, "cannot size the image: %s",
+				       strerror(errno));
+	*size = (uint64_t)end;
+	return 0;
+}
+
+int imgfs_image_open_fd(int fd, unsigned int flags, struct imgfs_image **out,
+			struct imgfs_error *err)
+{
+	struct imgfs_image *img = NULL;
+	int ret;
+
+	ret = image_new(flags, &img, err);
+	if (ret)
+		return ret;
+	img->fd = fd;
+	ret = fd_size(fd, &img->size, err);
+	if (ret) {
+		imgfs_image_close(img);
+		return ret;
+	}
+	return image_finish_open(img, out, err);
+}
+
+int imgfs_image_open(const char *path, unsigned int flags,
+		     struct imgfs_image **out, struct imgfs_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	*out = NULL;
+	if (fd < 0)
+		return imgfs_error_set(err, -errno, "%s: %s", path,
+				       strerror(errno));
+	ret = imgfs_image_open_fd(fd, flags, out, err);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	(*out)->own_fd = true;
+	return 0;
+}
+
+int imgfs_image_open_mem(const void *buf, size_t size, unsigned int flags,
+			 struct imgfs_image **out, struct imgfs_error *err)
+{
+	struct imgfs_image *img = NULL;
+	int ret;
+
+	ret = image_new(flags, &img, err);
+	if (ret)
+		return ret;
+	/* A zero-length buffer still needs a non-NULL base for memcpy. */
+	img->mem = size ? buf : (const uint8_t *)"";
+	img->size = size;
+	return image_finish_open(img, out, err);
+}
+
+void imgfs_image_close(struct imgfs_image *img)
+{
+	if (!img)
+		return;
+	imgfs_z_image_free(img);
+	if (img->own_fd && img->fd >= 0)
+		close(img->fd);
+	free(img->prefixes);
+	free(img);
+}
+
+int imgfs_image_long_prefix(const struct imgfs_image *img, unsigned int n,
+			    unsigned int *base_index, const char **infix,
+			    size_t *infix_len)
+{
+	if (n >= img->nr_prefixes)
+		return -ENOENT;
+	*base_index = img->prefixes[n].base_index;
+	*infix = img->prefixes[n].infix;
+	*infix_len = img->prefixes[n].infix_len;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader_internal.h - what the reader's files share (not installed).
+ *
+ * The image handle, bounds-checked I/O helpers, and the hooks through which
+ * the compressed-layout code (lib/reader/zmap.c) plugs into the generic
+ * mapping/read paths of lib/reader/data.c.
+ */
+#ifndef IMGFS_READER_INTERNAL_H
+#define IMGFS_READER_INTERNAL_H
+
+#include "imgfs/format.h"
+#include "imgfs/reader.h"
+
+struct imgfs_long_prefix {
+	uint8_t base_index;
+	uint8_t infix_len;
+	char infix[256];
+};
+
+struct imgfs_image {
+	int fd; /* -1 for a memory image */
+	bool own_fd;
+	const uint8_t *mem; /* memory image, else NULL */
+	uint64_t size; /* image bytes */
+	unsigned int flags;
+	struct imgfs_sb_info sb;
+	unsigned int blkszbits;
+	uint32_t blksz;
+	uint64_t meta_base; /* meta_blkaddr << blkszbits */
+	uint64_t xattr_base; /* xattr_blkaddr << blkszbits */
+	struct imgfs_long_prefix *prefixes; /* sb.xattr_prefix_count of them */
+	unsigned int nr_prefixes; /* prefixes successfully loaded */
+	void *zpriv; /* private state of the compressed-layout code */
+};
+
+/* Bounds-checked read that reports errors in terms of @what (for messages). */
+int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
+		   const char *what, uint64_t nid, struct imgfs_error *err);
+
+/* True if [off, off + len) lies inside the image (overflow-safe). */
+static inline bool imgfs_img_range_ok(const struct imgfs_image *img,
+				      uint64_t off, uint64_t len)
+{
+	return off <= img->size && len <= img->size - off;
+}
+
+/* Byte offset of inode @nid (primary metadata area NIDs only). */
+static inline uint64_t imgfs_nid_pos(const struct imgfs_image *img,
+				     uint64_t nid)
+{
+	return img->meta_base + (nid << IMGFS_ISLOTBITS);
+}
+
+/* Byte offset of shared xattr @id. */
+static inline uint64_t imgfs_shared_xattr_pos(const struct imgfs_image *img,
+					      uint32_t id)
+{
+	return img->xattr_base + ((uint64_t)id << 2);
+}
+
+/*
+ * Hooks of the compressed-layout code. imgfs_z_image_init() runs at the end
+ * of image open (parse compression configs, set up img->zpriv);
+ * imgfs_z_image_free() at close. imgfs_z_map() maps @offset of a compressed
+ * inode like imgfs_map(). imgfs_z_read() copies the file bytes
+ * [@offset, @offset + @len) that lie inside @ext (returned by imgfs_z_map())
+ * into @buf and returns how many it copied, or a negative errno.
+ */
+int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err);
+void imgfs_z_image_free(struct imgfs_image *img);
+int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
+		uint64_t offset, struct imgfs_extent *ext,
+		struct imgfs_error *err);
+ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
+		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
+		     size_t len, struct imgfs_error *err);
+
+/* Xattr name bloom filter bit of a name (base index + suffix). */
+unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
+				    const char *suffix, size_t len);
+
+#endif /* IMGFS_READER_INTERNAL_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader_xattr.c - inline and shared extended attributes (docs/format.md §7).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "reader/internal.h"
+
+static const char *const short_prefixes[] = {
+	[IMGFS_XATTR_INDEX_USER] = "user.",
+	[IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS] = "system.posix_acl_access",
+	[IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT] = "system.posix_acl_default",
+	[IMGFS_XATTR_INDEX_TRUSTED] = "trusted.",
+	[IMGFS_XATTR_INDEX_LUSTRE] = "lustre.",
+	[IMGFS_XATTR_INDEX_SECURITY] = "security.",
+};
+
+const char *imgfs_xattr_prefix(unsigned int index)
+{
+	if (index >= sizeof(short_prefixes) / sizeof(short_prefixes[0]))
+		return NULL;
+	return short_prefixes[index];
+}
+
+unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
+				    const char *suffix, size_t len)
+{
+	return XXH32(suffix, len, IMGFS_XATTR_FILTER_SEED + base_index) &
+	       (IMGFS_XATTR_FILTER_BITS - 1);
+}
+
+/* Largest on-disk entry: header, 255-byte name, 64 KiB value. */
+#define ENTRY_MAX (IMGFS_XATTR_ENTRY_SIZE + 255u + 65535u)
+
+struct xattr_walk {
+	struct imgfs_image *img;
+	const struct imgfs_inode *inode;
+	bool all;
+	imgfs_xattr_fn fn;
+	void *arg;
+	char name[IMGFS_XATTR_NAME_MAX + 1];
+};
+
+/*
+ * Build the full name of the entry whose header is at @e and pass it on.
+ * Entries without a usable prefix get name "" (only when w->all) or are
+ * skipped (return 0, the walk goes on).
+ */
+static int emit_entry(struct xattr_walk *w, const uint8_t *e,
+		      struct imgfs_xattr_info *x)
+{
+	unsigned int nlen = e[0], index = e[1];
+	const char *suffix = (const char *)e + IMGFS_XATTR_ENTRY_SIZE;
+	const char *prefix = NULL, *infix = "";
+	size_t plen = 0, ilen = 0;
+	unsigned int base;
+
+	if (index & IMGFS_XATTR_LONG_PREFIX) {
+		if (!imgfs_image_long_prefix(w->img, index & 0x7F, &base,
+					     &infix, &ilen))
+			prefix = imgfs_xattr_prefix(base);
+	} else if (index != IMGFS_XATTR_INDEX_LUSTRE) {
+		prefix = imgfs_xattr_prefix(index);
+	}
+	x->name_len = 0;
+	if (prefix) {
+		plen = strlen(prefix);
+		memcpy(w->name, prefix, plen);
+		memcpy(w->name + plen, infix, ilen);
+		memcpy(w->name + plen + ilen, suffix, nlen);
+		x->name_len = plen + ilen + nlen;
+	} else if (!w->all) {
+		return 0;
+	}
+	w->name[x->name_len] = '\0';
+	x->name = w->name;
+	x->name_index = index;
+	x->suffix = suffix;
+	x->suffix_len = nlen;
+	x->value = e + IMGFS_XATTR_ENTRY_SIZE + nlen;
+	x->value_size = imgfs_get_le16(e + 2);
+	return w->fn(w->arg, x);
+}
+
+static int walk_inline(struct xattr_walk *w, const uint8_t *area,
+		       unsigned int start, unsigned int isize,
+		       struct imgfs_error *err)
+{
+	unsigned int off = start;
+	int ret;
+
+	while (off < isize) {
+		struct imgfs_xattr_info x = { 0 };
+		unsigned int sz;
+
+		if (isize - off < IMGFS_XATTR_ENTRY_SIZE)
+			goto bad;
+		sz = imgfs_xattr_entry_size(area[off],
+					    imgfs_get_le16(area + off + 2));
+		if (sz > isize - off)
+			goto bad;
+		x.pos = w->inode->pos + w->inode->inode_size + off;
+		ret = emit_entry(w, area + off, &x);
+		if (ret)
+			return ret;
+		off += sz;
+	}
+	return 0;
+bad:
+	return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+			       "nid %llu: inline xattr entry at area offset %u extends past the xattr area (%u bytes)",
+			       (unsigned long long)w->inode->nid, off, isize);
+}
+
+static int walk_shared(struct xattr_walk *w, const uint8_t *ids,
+		       unsigned int count, struct imgfs_error *err)
+{
+	uint8_t *e = malloc(ENTRY_MAX);
+	unsigned int i;
+	int ret = 0;
+
+	if (!e)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (i = 0; i < count && !ret; i++) {
+		struct imgfs_xattr_info x = { .shared = true };
+		uint32_t id = imgfs_get_le32(ids + 4 * i);
+		uint64_t pos = imgfs_shared_xattr_pos(w->img, id);
+		unsigned int sz;
+
+		ret = imgfs_img_read(w->img, e, IMGFS_XATTR_ENTRY_SIZE, pos,
+				     "shared xattr", w->inode->nid, err);
+		if (ret)
+			break;
+		sz = imgfs_xattr_entry_size(e[0], imgfs_get_le16(e + 2));
+		ret = imgfs_img_read(w->img, e, sz, pos, "shared xattr",
+				     w->inode->nid, err);
+		if (ret)
+			break;
+		x.shared_id = id;
+		x.pos = pos;
+		ret = emit_entry(w, e, &x);
+	}
+	free(e);
+	return ret;
+}
+
+int imgfs_xattr_iterate(struct imgfs_image *img,
+			const struct imgfs_inode *inode, bool all,
+			imgfs_xattr_fn fn, void *arg, struct imgfs_error *err)
+{
+	unsigned int isize = inode->xattr_isize, count;
+	struct xattr_walk *w;
+	uint8_t *area;
+	int ret;
+
+	if (!isize)
+		return 0;
+	if (isize == IMGFS_XATTR_IBODY_HEADER_SIZE)
+		return imgfs_error_set(err, -EOPNOTSUPP,
+				       "nid %llu: xattr area of 12 bytes (header only) is not supported",
+				       (unsigned long long)inode->nid);
+	area = malloc(isize);
+	w = malloc(sizeof(*w));
+	if (!area || !w) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = imgfs_img_read(img, area, isize, inode->pos + inode->inode_size,
+			     "inline xattr area", inode->nid, err);
+	if (ret)
+		goto out;
+	count = area[4];
+	if (IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count > isize) {
+		ret = imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				      "nid %llu: %u shared xattr ids do not fit the %u-byte xattr area",
+				      (unsigned long long)inode->nid, count,
+				      isize);
+		goto out;
+	}
+	*w = (struct xattr_walk){ .img = img, .inode = inode, .all = all,
+				  .fn = fn, .arg = arg };
+	ret = walk_inline(w, area, IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count,
+			  isize, err);
+	if (!ret)
+		ret = walk_shared(w, area + IMGFS_XATTR_IBODY_HEADER_SIZE,
+				  count, err);
+out:
+	free(w);
+	free(area);
+	return ret;
+}
+
+struct getxattr_ctx {
+	const char *name;
+	void *buf;
+	size_t size;
+	ssize_t found;
+};
+
+static int getxattr_cb(void *arg, const struct imgfs_xattr_info *x)
+{
+	struct getxattr_ctx *c = arg;
+
+	if (strcmp(x->name, c->name))
+		return 0;
+	memcpy(c->buf, x->value, x->value_size < c->size ? x->value_size :
+							     c->size);
+	c->found = (ssize_t)x->value_size;
+	return 1;
+}
+
+ssize_t imgfs_getxattr(struct imgfs_image *img, const struct imgfs_inode *inode,
+		       const char *name, void *buf, size_t size,
+		       struct imgfs_error *err)
+{
+	struct getxattr_ctx c = { .name = name, .buf = buf, .size = size,
+				  .found = -ENODATA };
+	int ret;
+
+	if (!*name)
+		return -ENODATA;
+	ret = imgfs_xattr_iterate(img, inode, false, getxattr_cb, &c, err);
+	if (ret < 0)
+		return ret;
+	return c.found;
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * decompress_cfg.c - per-image compression state: the configuration
+ * records after the superblock (docs/format.md §3.5) and the packed inode
+ * (docs/format.md §9.11), set up at open through imgfs_z_image_init().
+ *
+ * A bad configuration does not fail the open (the checker must be able to
+ * go on and report it): it is remembered, and every compressed access
+ * fails with it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/zdata.h"
+
+static int cfg_bad(struct imgfs_zstate *zs, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Remember why the configuration is unusable; the open itself goes on. */
+static int cfg_bad(struct imgfs_zstate *zs, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (zs->cfg_err)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(zs->cfg_msg, sizeof(zs->cfg_msg), fmt, ap);
+	va_end(ap);
+	zs->cfg_err = code;
+	return 0;
+}
+
+static int cfg_lz4(struct imgfs_image *img, struct imgfs_zstate *zs,
+		   const uint8_t *p, uint32_t len)
+{
+	unsigned int blks;
+
+	if (len < sizeof(struct imgfs_lz4_cfgs))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "LZ4 config record is %u bytes, not 14", len);
+	blks = imgfs_get_le16(p + 2);
+	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> img->blkszbits)
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "LZ4 max_pclusterblks %u exceeds 1 MiB", blks);
+	zs->cfg.lz4_max_pclusterblks = blks ? blks : 1;
+	return 0;
+}
+
+static int cfg_lzma(struct imgfs_zstate *zs, const uint8_t *p, uint32_t len)
+{
+	uint32_t dict;
+
+	if (len < sizeof(struct imgfs_lzma_cfgs))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "LZMA config record is %u bytes, not 14", len);
+	dict = imgfs_get_le32(p);
+	if (imgfs_get_le16(p + 4))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "LZMA config format %u (must be 0)",
+			       imgfs_get_le16(p + 4));
+	if (dict < 4096 || dict > 8u << 20)
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "LZMA dictionary size %u outside 4 KiB..8 MiB",
+			       dict);
+	zs->cfg.lzma_dict_size = dict;
+	return 0;
+}
+
+static int cfg_deflate(struct imgfs_zstate *zs, const uint8_t *p,
+		       uint32_t len)
+{
+	if (len < sizeof(struct imgfs_deflate_cfgs))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "DEFLATE config record is %u bytes, not 6", len);
+	if (p[0] > 15)
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "DEFLATE windowbits %u above 15", p[0]);
+	zs->cfg.deflate_windowbits = p[0];
+	return 0;
+}
+
+static int cfg_zstd(struct imgfs_zstate *zs, const uint8_t *p, uint32_t len)
+{
+	if (len < sizeof(struct imgfs_zstd_cfgs))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "Zstandard config record is %u bytes, not 6",
+			       len);
+	if (p[0])
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "Zstandard config format %u (must be 0)", p[0]);
+	if (p[1] > 10)
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "Zstandard window log %u above 1 MiB", p[1] + 10);
+	zs->cfg.zstd_windowlog = p[1] + 10u;
+	return 0;
+}
+
+static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
+		      unsigned int alg, uint64_t *pos)
+{
+	struct imgfs_error e = { 0 };
+	uint8_t p[16];
+	uint32_t len;
+
+	*pos = (*pos + 3) & ~3ull;
+	if (imgfs_img_read(img, p, 2, *pos, "compression config", 0, &e))
+		return cfg_bad(zs, e.code, "%s config record: %s",
+			       imgfs_zalg_name(alg), e.msg);
+	len = imgfs_get_le16(p);
+	if (!len)
+		len = 65536; /* as the kernel reads it */
+	if (!imgfs_img_range_ok(img, *pos + 2, len))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
+			       "%s config record (%u bytes at %llu) is beyond the end of the image",
+			       imgfs_zalg_name(alg), len,
+			       (unsigned long long)*pos);
+	memset(p, 0, sizeof(p));
+	if (imgfs_img_read(img, p, len < sizeof(p) ? len : sizeof(p),
+			   *pos + 2, "compression config", 0, &e))
+		return cfg_bad(zs, e.code, "%s config record: %s",
+			       imgfs_zalg_name(alg), e.msg);
+	*pos += 2 + len;
+	switch (alg) {
+	case IMGFS_COMPR_LZ4:
+		return cfg_lz4(img, zs, p, len);
+	case IMGFS_COMPR_LZMA:
+		return cfg_lzma(zs, p, len);
+	case IMGFS_COMPR_DEFLATE:
+		return cfg_deflate(zs, p, len);
+	default:
+		return cfg_zstd(zs, p, len);
+	}
+}
+
+static void parse_cfgs(struct imgfs_image *img, struct imgfs_zstate *zs)
+{
+	const struct imgfs_sb_info *sb = &img->sb;
+	uint64_t pos = IMGFS_SUPER_OFFSET + sb->sb_size;
+	unsigned int alg;
+
+	zs->cfg.zero_padding = sb->feature_incompat &
+			       IMGFS_FEATURE_INCOMPAT_ZERO_PADDING;
+	zs->cfg.lz4_max_pclusterblks = 1;
+	zs->cfg.deflate_windowbits = 15;
+	zs->cfg.zstd_windowlog = 20;
+	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_COMPR_CFGS)) {
+		zs->cfg.algs = 1u << IMGFS_COMPR_LZ4;
+		return;
+	}
+	zs->cfg.algs = sb->compr_algs;
+	if (sb->compr_algs >> IMGFS_COMPR_MAX) {
+		cfg_bad(zs, -EOPNOTSUPP,
+			"unknown compression algorithms in bitmap 0x%x",
+			sb->compr_algs);
+		return;
+	}
+	for (alg = 0; alg < IMGFS_COMPR_MAX && !zs->cfg_err; alg++)
+		if (sb->compr_algs & (1u << alg))
+			cfg_record(img, zs, alg, &pos);
+}
+
+/* The packed inode is loaded once; a failure only affects fragments. */
+static void load_packed(struct imgfs_image *img, struct imgfs_zstate *zs)
+{
+	const struct imgfs_sb_info *sb = &img->sb;
+	struct imgfs_error e = { 0 };
+	int ret;
+
+	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_FRAGMENTS) ||
+	    !sb->packed_nid)
+		return;
+	ret = imgfs_inode_read(img, sb->packed_nid, &zs->packed, &e);
+	if (ret) {
+		zs->packed_err = ret;
+		snprintf(zs->packed_msg, sizeof(zs->packed_msg), "%.200s", e.msg);
+		return;
+	}
+	if (!imgfs_inode_is_reg(&zs->packed)) {
+		zs->packed_err = -IMGFS_EFSCORRUPTED;
+		snprintf(zs->packed_msg, sizeof(zs->packed_msg),
+			 "packed inode %llu is not a regular file",
+			 (unsigned long long)sb->packed_nid);
+		return;
+	}
+	zs->have_packed = true;
+}
+
+int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err)
+{
+	struct imgfs_zstate *zs = calloc(1, sizeof(*zs));
+
+	if (!zs)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	if (pthread_mutex_init(&zs->lock, NULL)) {
+		free(zs);
+		return imgfs_error_set(err, -ENOMEM, "cannot create a mutex");
+	}
+	img->zpriv = zs;
+	parse_cfgs(img, zs);
+	load_packed(img, zs);
+	return 0;
+}
+
+void imgfs_z_image_free(struct imgfs_image *img)
+{
+	struct imgfs_zstate *zs = img->zpriv;
+
+	if (!zs)
+		return;
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		imgfs_zcache_free(&zs->cache[i]);
+	imgfs_zwork_free(zs->idle);
+	pthread_mutex_destroy(&zs->lock);
+	free(zs);
+	img->zpriv = NULL;
+}

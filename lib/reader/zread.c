@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: MIT
+/*
+ * decompress_read.c - reading extents of compressed inodes (docs/format.md
+ * §9.8, §9.9, §9.11).
+ *
+ * Decoded pclusters go through a small LRU cache in the image handle, so a
+ * file read sequentially in small pieces decodes each pcluster once. The
+ * cache is filled outside the lock: concurrent readers of one handle decode
+ * in parallel, each with its own buffers (one set is pooled for reuse).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/zdata.h"
+
+/* Granularity of buffer growth, to avoid a realloc per pcluster size. */
+#define BUF_STEP (64u * 1024u)
+
+void imgfs_zwork_free(struct imgfs_zwork *w)
+{
+	if (!w)
+		return;
+	free(w->in);
+	free(w->out);
+	imgfs_zdecoder_free(w->dec);
+	free(w);
+}
+
+void imgfs_zcache_free(struct imgfs_zcache *c)
+{
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+}
+
+uint64_t imgfs_z_decoded_count(struct imgfs_image *img)
+{
+	struct imgfs_zstate *zs = img->zpriv;
+	uint64_t n;
+
+	if (!zs)
+		return 0;
+	pthread_mutex_lock(&zs->lock);
+	n = zs->decoded;
+	pthread_mutex_unlock(&zs->lock);
+	return n;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t *p;
+	size_t n;
+
+	if (*cap >= need)
+		return 0;
+	n = (need + BUF_STEP - 1) / BUF_STEP * BUF_STEP;
+	p = realloc(*buf, n);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+static bool cache_match(const struct imgfs_zcache *c,
+			const struct imgfs_extent *ext)
+{
+	return c->valid && c->pos == ext->pos && c->plen == ext->plen &&
+	       c->outlen == ext->length && c->alg == ext->algorithm &&
+	       c->partial == !!(ext->flags & IMGFS_EXTENT_F_PARTIAL);
+}
+
+/* The slot holding @ext, or NULL. Called with the lock held. */
+static struct imgfs_zcache *cache_find(struct imgfs_zstate *zs,
+				       const struct imgfs_extent *ext)
+{
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		if (cache_match(&zs->cache[i], ext))
+			return &zs->cache[i];
+	return NULL;
+}
+
+/*
+ * The slot a new pcluster of @len decoded bytes goes to: a free one, else
+ * the least recently used. Older entries are dropped (their buffers freed)
+ * while the cache would hold more than IMGFS_ZCACHE_BYTES. Lock held.
+ */
+static struct imgfs_zcache *cache_victim(struct imgfs_zstate *zs, size_t len)
+{
+	struct imgfs_zcache *v = NULL;
+	size_t total = len;
+
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++) {
+		struct imgfs_zcache *c = &zs->cache[i];
+
+		if (!v || !c->valid || (v->valid && c->used < v->used))
+			v = c;
+	}
+	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
+		if (zs->cache[i].valid && &zs->cache[i] != v)
+			total += zs->cache[i].cap;
+	while (total > IMGFS_ZCACHE_BYTES) {
+		struct imgfs_zcache *old = NULL;
+
+		for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++) {
+			struct imgfs_zcache *c = &zs->cache[i];
+
+			if (c != v && c->valid && (!old || c->used < old->used))
+				old = c;
+		}
+		if (!old)
+			break;
+		total -= old->cap;
+		imgfs_zcache_free(old);
+	}
+	return v;
+}
+
+/* Take the pooled work area, or make one. */
+static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
+{
+	struct imgfs_zwork *w;
+
+	pthread_mutex_lock(&zs->lock);
+	w = zs->idle;
+	zs->idle = NULL;
+	pthread_mutex_unlock(&zs->lock);
+	if (w)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (w && !(w->dec = imgfs_zdecoder_new())) {
+		free(w);
+		w = NULL;
+	}
+	return w;
+}
+
+/* Return @w to the pool (caller holds the lock). */
+static void work_put_locked(struct imgfs_zstate *zs, struct imgfs_zwork *w)
+{
+	if (!zs->idle)
+		zs->idle = w;
+	else
+		imgfs_zwork_free(w);
+}
+
+static void work_put(struct imgfs_zstate *zs, struct imgfs_zwork *w)
+{
+	pthread_mutex_lock(&zs->lock);
+	work_put_locked(zs, w);
+	pthread_mutex_unlock(&zs->lock);
+}
+
+static int zerr(struct imgfs_error *err, int code,
+		const struct imgfs_inode *inode, const struct imgfs_extent *ext,
+		const char *why)
+{
+	return imgfs_error_set(err, code,
+			       "nid %llu: file bytes %llu..%llu: %s%s pcluster at byte %llu (%llu bytes): %s",
+			       (unsigned long long)inode->nid,
+			       (unsigned long long)ext->logical,
+			       (unsigned long long)(ext->logical + ext->length),
+			       (ext->flags & IMGFS_EXTENT_F_INLINE) ? "inline " :
+								      "",
+			       imgfs_zalg_name(ext->algorithm),
+			       (unsigned long long)ext->pos,
+			       (unsigned long long)ext->plen, why);
+}
+
+/*
+ * The stream starts at the first non-zero byte, searched only within the
+ * first block as the kernel does (docs/format.md §9.8). LZ4 without zero
+ * padding is left-aligned instead.
+ */
+static int stream_start(const struct imgfs_image *img,
+			const struct imgfs_zstate *zs,
+			const struct imgfs_extent *ext, const uint8_t *in,
+			size_t *skip, bool *exact)
+{
+	size_t lim = img->blksz - (size_t)(ext->pos & (img->blksz - 1));
+
+	*skip = 0;
+	*exact = ext->algorithm != IMGFS_COMPR_LZ4 || zs->cfg.zero_padding;
+	if (!*exact)
+		return 0;
+	if (lim > ext->plen)
+		lim = (size_t)ext->plen;
+	while (*skip < lim && !in[*skip])
+		++*skip;
+	return *skip < lim ? 0 : -IMGFS_EFSCORRUPTED;
+}
+
+static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
+		  struct imgfs_zwork *w, const struct imgfs_inode *inode,
+		  const struct imgfs_extent *ext, struct imgfs_error *err)
+{
+	char why[256];
+	bool exact;
+	size_t skip;
+	int ret;
+
+	if (ext->plen > IMGFS_MAX_PCLUSTER_SIZE || !ext->plen ||
+	    ext->length > IMGFS_MAX_EXTENT_SIZE)
+		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
+			    "pcluster or extent size out of bounds");
+	if (grow(&w->in, &w->in_cap, (size_t)ext->plen) ||
+	    grow(&w->out, &w->out_cap, (size_t)ext->length))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = imgfs_img_read(img, w->in, (size_t)ext->plen, ext->pos,
+			     "compressed data", inode->nid, err);
+	if (ret)
+		return ret;
+	if (stream_start(img, zs, ext, w->in, &skip, &exact))
+		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
+			    "compressed data start not found (the first block is all zeros)");
+	ret = imgfs_zdecode(w->dec, &zs->cfg, ext->algorithm, w->in + skip,
+			    (size_t)ext->plen - skip, w->out,
+			    (size_t)ext->length,
+			    ext->flags & IMGFS_EXTENT_F_PARTIAL, exact, why,
+			    sizeof(why));
+	if (ret == -ENOMEM)
+		return imgfs_error_set(err, ret, "out of memory");
+	if (ret)
+		return zerr(err, ret, inode, ext, why);
+	return 0;
+}
+
+static ssize_t read_decoded(struct imgfs_image *img,
+			    const struct imgfs_inode *inode,
+			    const struct imgfs_extent *ext, uint64_t offset,
+			    void *buf, size_t n, struct imgfs_error *err)
+{
+	struct imgfs_zstate *zs = img->zpriv;
+	struct imgfs_zcache *c;
+	struct imgfs_zwork *w;
+	uint8_t *tmp;
+	size_t tcap;
+	int ret;
+
+	pthread_mutex_lock(&zs->lock);
+	c = cache_find(zs, ext);
+	if (c) {
+		c->used = ++zs->clock;
+		memcpy(buf, c->buf + (offset - ext->logical), n);
+		pthread_mutex_unlock(&zs->lock);
+		return (ssize_t)n;
+	}
+	pthread_mutex_unlock(&zs->lock);
+
+	w = work_get(zs);
+	if (!w)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = decode(img, zs, w, inode, ext, err);
+	if (ret) {
+		work_put(zs, w);
+		return ret;
+	}
+	memcpy(buf, w->out + (offset - ext->logical), n);
+
+	/* Publish the result: the fresh buffer becomes the cache's (unless
+	 * another reader published the same pcluster meanwhile). */
+	pthread_mutex_lock(&zs->lock);
+	c = cache_find(zs, ext);
+	if (!c)
+		c = cache_victim(zs, w->out_cap);
+	tmp = c->buf;
+	tcap = c->cap;
+	c->buf = w->out;
+	c->cap = w->out_cap;
+	w->out = tmp;
+	w->out_cap = tcap;
+	c->valid = true;
+	c->pos = ext->pos;
+	c->plen = ext->plen;
+	c->outlen = ext->length;
+	c->alg = ext->algorithm;
+	c->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
+	c->used = ++zs->clock;
+	zs->decoded++;
+	work_put_locked(zs, w);
+	pthread_mutex_unlock(&zs->lock);
+	return (ssize_t)n;
+}
+
+/*
+ * Uncompressed pcluster. Shifted: extent byte j is pcluster byte j.
+ * Interlaced: it is pcluster byte (c + j) mod plen, c being the extent's
+ * offset inside its block, so every byte keeps its in-block position.
+ */
+static ssize_t read_raw(struct imgfs_image *img,
+			const struct imgfs_inode *inode,
+			const struct imgfs_extent *ext, uint64_t offset,
+			void *buf, size_t n, struct imgfs_error *err)
+{
+	uint64_t j = offset - ext->logical, c, start;
+	size_t first;
+	int ret;
+
+	if (!(ext->flags & IMGFS_EXTENT_F_INTERLACED)) {
+		ret = imgfs_img_read(img, buf, n, ext->pos + j, "file data",
+				     inode->nid, err);
+		return ret ? ret : (ssize_t)n;
+	}
+	c = ext->logical & (img->blksz - 1);
+	if (!ext->plen || c >= ext->plen || ext->length > ext->plen)
+		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
+			    "interlaced pcluster smaller than its extent");
+	start = (c + j) % ext->plen;
+	first = ext->plen - start < n ? (size_t)(ext->plen - start) : n;
+	ret = imgfs_img_read(img, buf, first, ext->pos + start, "file data",
+			     inode->nid, err);
+	if (!ret && first < n)
+		ret = imgfs_img_read(img, (uint8_t *)buf + first, n - first,
+				     ext->pos, "file data", inode->nid, err);
+	return ret ? ret : (ssize_t)n;
+}
+
+/*
+ * Tail or whole-file fragment: bytes of the packed inode
+ * (docs/format.md §9.11).
+ */
+static ssize_t read_fragment(struct imgfs_image *img,
+			     const struct imgfs_inode *inode,
+			     const struct imgfs_extent *ext, uint64_t offset,
+			     void *buf, size_t n, struct imgfs_error *err)
+{
+	struct imgfs_zstate *zs = img->zpriv;
+	ssize_t got;
+
+	if (!zs->have_packed || zs->packed.nid == inode->nid)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: fragment without a usable packed inode",
+				       (unsigned long long)inode->nid);
+	got = imgfs_read(img, &zs->packed, ext->pos + (offset - ext->logical),
+			 buf, n, err);
+	if (got < 0)
+		return got;
+	if ((size_t)got != n)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
+				       (unsigned long long)inode->nid,
+				       (unsigned long long)ext->logical,
+				       (unsigned long long)(ext->logical +
+							    ext->length),
+				       (unsigned long long)zs->packed.nid);
+	return got;
+}
+
+ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
+		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
+		     size_t len, struct imgfs_error *err)
+{
+	uint64_t avail;
+	size_t n;
+
+	if (!img->zpriv || offset < ext->logical ||
+	    offset - ext->logical >= ext->length)
+		return imgfs_error_set(err, -EINVAL,
+				       "nid %llu: offset %llu is outside the extent given",
+				       (unsigned long long)inode->nid,
+				       (unsigned long long)offset);
+	avail = ext->logical + ext->length - offset;
+	n = avail < len ? (size_t)avail : len;
+	if (ext->kind == IMGFS_EXTENT_FRAGMENT)
+		return read_fragment(img, inode, ext, offset, buf, n, err);
+	if (ext->kind != IMGFS_EXTENT_COMPRESSED)
+		return imgfs_error_set(err, -EINVAL,
+				       "nid %llu: extent kind %u is not compressed data",
+				       (unsigned long long)inode->nid, ext->kind);
+	if (ext->flags & IMGFS_EXTENT_F_RAW)
+		return read_raw(img, inode, ext, offset, buf, n, err);
+	return read_decoded(img, inode, ext, offset, buf, n, err);
+}

@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tar streams: the raw input (gzip decoded here, other compressions through
+ * libarchive's filters) and libarchive's tar reader over it, with the rules
+ * every user of a layer shares: entries end at the end-of-archive marker,
+ * the rest of the input is drained and checked, damage names the entry.
+ * The writer and the comparison both read tars through this file.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <zlib.h>
+
+#include "imgfs/source.h"
+
+bool imgfs_source_is_dir(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* "1f 8b 00 ..." of up to 8 bytes, for messages naming unexpected data. */
+static void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && i < 8 && used + 4 < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%02x",
+					 i ? " " : "", p[i]);
+}
+
+/*
+ * The raw input. gzip layers are decoded here with zlib rather than by
+ * libarchive's gzip filter, which does not check the members' CRC-32 and
+ * length trailers: a corrupt layer must fail the conversion. Other
+ * compressions are decoded by libarchive's filters, whose libraries verify
+ * their own checksums; their bytes are handed through unchanged.
+ */
+#define SRC_IN (256u * 1024u)
+#define SRC_OUT (256u * 1024u)
+
+struct stream_source {
+	int fd;
+	bool own_fd;
+	bool gzip;
+	bool eof; /* no more raw input */
+	bool done; /* all gzip members decoded */
+	bool in_member;
+	uint64_t raw_pos; /* raw bytes read from fd */
+	uint64_t in_start; /* raw offset of in[0] */
+	uint64_t handed; /* raw bytes handed to libarchive */
+	z_stream zs;
+	uint8_t in[SRC_IN];
+	uint8_t out[SRC_OUT];
+};
+
+static int src_fill_raw(struct stream_source *g)
+{
+	ssize_t n;
+
+	do
+		n = read(g->fd, g->in, sizeof(g->in));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	g->eof = n == 0;
+	g->zs.avail_in = (uInt)n;
+	if (!n)
+		return 0; /* in[] keeps the last bytes, for messages */
+	g->in_start = g->raw_pos;
+	g->raw_pos += (uint64_t)n;
+	g->zs.next_in = g->in;
+	return 0;
+}
+
+static ssize_t src_fill(struct archive *a, struct stream_source *g)
+{
+	int ret;
+
+	if (g->zs.avail_in || g->eof)
+		return 0;
+	ret = src_fill_raw(g);
+	if (ret) {
+		archive_set_error(a, -ret, "read error: %s", strerror(-ret));
+		return -1;
+	}
+	return (ssize_t)g->zs.avail_in;
+}
+
+/* Between members: only another gzip member (or the end) may follow. */
+static int gz_next_member(struct archive *a, struct stream_source *g)
+{
+	char hex[40], msg[128];
+
+	if (src_fill(a, g) < 0)
+		return -1;
+	if (!g->zs.avail_in) {
+		g->done = true;
+		return 0;
+	}
+	if (g->zs.next_in[0] != 0x1f) {
+		hex_bytes(hex, sizeof(hex), g->zs.next_in, g->zs.avail_in);
+		/* libarchive's own formatter knows no %llu */
+		snprintf(msg, sizeof(msg),
+			 "trailing garbage after the gzip data at byte %llu of the input: %s",
+			 (unsigned long long)(g->in_start +
+					      (uint64_t)(g->zs.next_in - g->in)),
+			 hex);
+		archive_set_error(a, EINVAL, "%s", msg);
+		return -1;
+	}
+	inflateReset(&g->zs);
+	g->in_member = true;
+	return 0;
+}
+
+static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
+			  const void **buf)
+{
+	*buf = g->out;
+	while (!g->done) {
+		int r;
+
+		if (!g->in_member) {
+			if (gz_next_member(a, g))
+				return -1;
+			continue;
+		}
+		if (src_fill(a, g) < 0)
+			return -1;
+		if (!g->zs.avail_in && g->eof) {
+			archive_set_error(a, EINVAL, "truncated gzip input");
+			return -1;
+		}
+		g->zs.next_out = g->out;
+		g->zs.avail_out = sizeof(g->out);
+		r = inflate(&g->zs, Z_NO_FLUSH);
+		if (r == Z_STREAM_END) {
+			g->in_member = false;
+		} else if (r != Z_OK && r != Z_BUF_ERROR) {
+			archive_set_error(a, EINVAL, "corrupt gzip data: %s",
+					  g->zs.msg ? g->zs.msg : "inflate failed");
+			return -1;
+		}
+		if (g->zs.avail_out != sizeof(g->out))
+			return (la_ssize_t)(sizeof(g->out) - g->zs.avail_out);
+	}
+	return 0;
+}
+
+static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
+{
+	struct stream_source *g = arg;
+	la_ssize_t n;
+
+	if (g->gzip)
+		return gz_read(a, g, buf);
+	if (src_fill(a, g) < 0)
+		return -1;
+	*buf = g->zs.next_in;
+	n = (la_ssize_t)g->zs.avail_in;
+	g->zs.avail_in = 0;
+	g->handed += (uint64_t)n;
+	return n;
+}
+
+static int src_close(struct archive *a, void *arg)
+{
+	struct stream_source *g = arg;
+
+	(void)a;
+	inflateEnd(&g->zs);
+	if (g->own_fd)
+		close(g->fd);
+	free(g);
+	return ARCHIVE_OK;
+}
+
+static struct stream_source *src_new(int fd, bool own_fd, const char *path,
+				     struct imgfs_error *err)
+{
+	struct stream_source *g = calloc(1, sizeof(*g));
+	int ret;
+
+	if (!g || inflateInit2(&g->zs, 15 + 16) != Z_OK) {
+		free(g);
+		if (own_fd)
+			close(fd);
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	g->fd = fd;
+	g->own_fd = own_fd;
+	g->in_member = true;
+	/* peek at the first bytes: gzip or not */
+	ret = src_fill_raw(g);
+	if (ret) {
+		imgfs_error_set(err, ret, "%s: %s", path, strerror(-ret));
+		src_close(NULL, g);
+		return NULL;
+	}
+	g->gzip = g->zs.avail_in >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b;
+	return g;
+}
+
+/*
+ * A tar stream is read by two libarchive handles: @outer detects and
+ * decodes the compression (its "raw" format yields the plain stream), and
+ * @a parses that stream as tar. The plain stream passes through two
+ * buffers whose lengths are multiples of the tar block, so a block is
+ * always whole in one of them: the last two stay readable, which is what
+ * telling the end-of-archive marker from the end of the input needs
+ * (libarchive reports ARCHIVE_EOF for both), and the rest of the stream
+ * can be drained and examined after the marker.
+ */
+#define TAR_BLOCK 512u
+#define FEED_SIZE (128u * TAR_BLOCK)
+
+enum tar_state { TAR_READING, TAR_DONE, TAR_FAILED };
+
+struct imgfs_tar {
+	char *path;
+	struct stream_source *src; /* owned by @outer once it is open */
+	struct archive *outer;
+	struct archive *a; /* NULL for an empty plain stream */
+	uint8_t *buf[2];
+	size_t len[2];
+	uint64_t start[2]; /* plain-stream offset of buf[i][0] */
+	unsigned int cur; /* buffer handed out last */
+	bool primed; /* buf[cur] filled but not handed out yet */
+	bool plain_end; /* @outer has no more plain bytes */
+	uint64_t delivered; /* plain bytes read from @outer */
+	enum tar_state state;
+	unsigned long long entries;
+	char *last; /* path of the last entry, for messages */
+	locale_t utf8; /* (locale_t)0 when the system has none */
+};
+
+/* Fill buf[@i] with the next plain bytes, up to FEED_SIZE. */
+static int feed_fill(struct imgfs_tar *t, unsigned int i)
+{
+	size_t n = 0;
+
+	while (n < FEED_SIZE && !t->plain_end) {
+		la_ssize_t r = archive_read_data(t->outer, t->buf[i] + n,
+						 FEED_SIZE - n);
+
+		if (r < 0)
+			return -1;
+		t->plain_end = r == 0;
+		n += (size_t)r;
+	}
+	t->start[i] = t->delivered;
+	t->len[i] = n;
+	t->delivered += n;
+	t->cur = i;
+	return 0;
+}
+
+static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
+{
+	struct imgfs_tar *t = arg;
+
+	if (!t->primed && feed_fill(t, t->cur ^ 1)) {
+		const char *msg = archive_error_string(t->outer);
+
+		archive_set_error(a, archive_errno(t->outer) ?
+					     archive_errno(t->outer) : EIO,
+				  "%s", msg ? msg : "read error");
+		return -1;
+	}
+	t->primed = false;
+	*buf = t->buf[t->cur];
+	return (la_ssize_t)t->len[t->cur];
+}
+
+/*
+ * Whether the plain bytes [@off, @off + @n) are all zeros; -1 when they are
+ * no longer (or not yet) in the buffers.
+ */
+static int plain_is_zero(const struct imgfs_tar *t, uint64_t off, size_t n)
+{
+	size_t found = 0;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		uint64_t s = t->start[i], e = s + t->len[i];
+		uint64_t lo = off > s ? off : s, hi = off + n < e ? off + n : e;
+
+		for (uint64_t p = lo; p < hi; p++) {
+			if (t->buf[i][p - s])
+				return 0;
+			found++;
+		}
+	}
+	return found == n ? 1 : -1;
+}
+
+static void tar_free(struct imgfs_tar *t)
+{
+	if (t->a)
+		archive_read_free(t->a);
+	if (t->outer)
+		archive_read_free(t->outer);
+	else if (t->src)
+		src_close(NULL, t->src);
+	free(t->buf[0]);
+	free(t->buf[1]);
+	free(t->last);
+	free(t->path);
+	if (t->utf8)
+		freelocale(t->utf8);
+	free(t);
+}
+
+/* The plain stream: decoded by @outer, its start read into buf[0]. */
+static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
+{
+	struct archive_entry *oe;
+	const char *msg;
+	int r;
+
+	t->outer = archive_read_new();
+	if (!t->outer)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	archive_read_support_filter_all(t->outer);
+	archive_read_support_format_raw(t->outer);
+	/* compressed empty input then reads as no bytes */
+	archive_read_support_format_empty(t->outer);
+	r = archive_read_open(t->outer, t->src, NULL, src_read, src_close);
+	if (r != ARCHIVE_OK) {
+		t->src = NULL; /* libarchive has closed it */
+		goto fail;
+	}
+	/* the empty format also wins when decoding fails at once */
+	if (archive_format(t->outer) == ARCHIVE_FORMAT_EMPTY &&
+	    archive_errno(t->outer))
+		goto fail;
+	r = archive_read_next_header(t->outer, &oe);
+	if (r == ARCHIVE_EOF)
+		t->plain_end = true;
+	else if (r != ARCHIVE_OK)
+		goto fail;
+	if (feed_fill(t, 0))
+		goto fail;
+	t->primed = true;
+	return 0;
+fail:
+	msg = archive_error_string(t->outer);
+	return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+			       msg ? msg : "cannot open");
+}
+
+static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
+{
+	const char *msg;
+
+	t->a = archive_read_new();
+	if (!t->a)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	/* tar only: a stray zip or cpio file must not pass as a layer */
+	archive_read_support_format_tar(t->a);
+	archive_read_support_format_gnutar(t->a);
+	if (archive_read_open(t->a, t, NULL, feed_read, NULL) == ARCHIVE_OK)
+		return 0;
+	msg = archive_error_string(t->a);
+	return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+			       msg ? msg : "cannot open");
+}
+
+struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err)
+{
+	struct imgfs_tar *t = calloc(1, sizeof(*t));
+	int fd = 0;
+
+	if (!t || !(t->path = strdup(path)) ||
+	    !(t->buf[0] = malloc(FEED_SIZE)) ||
+	    !(t->buf[1] = malloc(FEED_SIZE))) {
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* pax names are UTF-8: read in the "C" locale, libarchive reports
+	 * every non-ASCII one as unconvertible (see imgfs_tar_next) */
+	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			imgfs_error_set(err, -errno, "%s: %s", path,
+					strerror(errno));
+			goto fail;
+		}
+	}
+	t->src = src_new(fd, fd != 0, path, err);
+	if (!t->src || open_outer(t, err))
+		goto fail;
+	/* an empty plain stream is not tar at all: imgfs_tar_next decides */
+	if (t->len[0] && open_inner(t, err))
+		goto fail;
+	return t;
+fail:
+	if (t)
+		tar_free(t);
+	return NULL;
+}
+
+struct archive *imgfs_tar_archive(struct imgfs_tar *t)
+{
+	return t->a;
+}
+
+unsigned long long imgfs_tar_entries(const struct imgfs_tar *t)
+{
+	return t->entries;
+}
+
+void imgfs_tar_close(struct imgfs_tar *t)
+{
+	if (t)
+		tar_free(t);
+}
+
+static void warnf(const struct imgfs_tar_options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warnf(const struct imgfs_tar_options *o, const char *fmt, ...)
+{
+	char msg[IMGFS_ERROR_MSG_MAX];
+	va_list ap;
+
+	if (!o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o->warn(msg, o->warn_arg);
+}
+
+/* "after entry 12 ("usr/bin/x")" or "before the first entry" */
+static const char *where(const struct imgfs_tar *t, char *buf, size_t size)
+{
+	if (!t->entries)
+		snprintf(buf, size, "before the first entry");
+	else
+		snprintf(buf, size, "after entry %llu (\"%s\")", t->entries,
+			 t->last ? t->last : "?");
+	return buf;
+}
+
+/*
+ * After the decoder reported the end of its data, nothing may follow in
+ * the raw input: gzip is checked as it is decoded, the others here (the
+ * bzip2 and lz4 decoders stop quietly before bytes that do not start
+ * another stream).
+ */
+static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
+{
+	struct stream_source *g = t->src;
+	int64_t used = archive_filter_bytes(t->outer, -1);
+	const uint8_t *p = NULL;
+	size_t avail = 0;
+	char hex[40];
+	int ret;
+
+	if (g->gzip || archive_filter_count(t->outer) < 2 || used < 0)
+		return 0;
+	if (g->handed > (uint64_t)used) {
+		if ((uint64_t)used >= g->in_start) {
+			p = g->in + ((uint64_t)used - g->in_start);
+			avail = (size_t)(g->handed - (uint64_t)used);
+		}
+	} else {
+		ret = src_fill_raw(g);
+		if (ret)
+			return imgfs_error_set(err, ret, "%s: %s", t->path,
+					       strerror(-ret));
+		if (!g->zs.avail_in)
+			return 0;
+		p = g->in;
+		avail = g->zs.avail_in;
+	}
+	hex[0] = '\0';
+	if (p)
+		hex_bytes(hex, sizeof(hex), p, avail);
+	return imgfs_error_set(err, -EINVAL,
+			       "%s: trailing garbage after the %s data at byte %lld of the input%s%s",
+			       t->path, archive_filter_name(t->outer, 0),
+			       (long long)used, p ? ": " : "", hex);
+}
+
+/*
+ * Read the plain stream from @off to its end: compression trailers get
+ * checked, and non-zero bytes after the marker are reported.
+ */
+static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+		 uint64_t off, struct imgfs_error *err)
+{
+	uint64_t nonzero = UINT64_MAX, total = t->delivered - off;
+	const char *msg;
+
+	for (uint64_t p = off; p < t->delivered && nonzero == UINT64_MAX;
+	     p++)
+		if (plain_is_zero(t, p, 1) == 0)
+			nonzero = p;
+	while (!t->plain_end) {
+		la_ssize_t r = archive_read_data(t->outer, t->buf[0],
+						 FEED_SIZE);
+
+		if (r < 0) {
+			msg = archive_error_string(t->outer);
+			return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+					       msg ? msg : "read error");
+		}
+		t->plain_end = r == 0;
+		for (la_ssize_t i = 0; i < r && nonzero == UINT64_MAX; i++)
+			if (t->buf[0][i])
+				nonzero = t->delivered + (uint64_t)i;
+		t->delivered += (uint64_t)r;
+		total += (uint64_t)r;
+	}
+	t->len[0] = t->len[1] = 0;
+	if (check_raw_end(t, err))
+		return err->code;
+	if (nonzero != UINT64_MAX)
+		warnf(o, "%s: %llu bytes follow the end-of-archive marker (which ends at byte %llu) and are not all zeros (the first non-zero one is at byte %llu): they were not read as entries (another archive appended?)",
+		      t->path, (unsigned long long)total,
+		      (unsigned long long)off, (unsigned long long)nonzero);
+	return 0;
+}
+
+/* The input ended at an entry boundary (or held nothing at all). */
+static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+		       struct imgfs_error *err)
+{
+	char at[IMGFS_ERROR_MSG_MAX / 2];
+
+	if (!t->delivered) {
+		const char *how = t->src->gzip ||
+					  archive_filter_count(t->outer) > 1 ?
+					  " once decompressed" :
+					  "";
+
+		if (!o->allow_missing_end)
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: empty input (0 bytes%s) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
+					       t->path, how);
+		warnf(o, "%s: empty input (0 bytes%s) read as an empty layer",
+		      t->path, how);
+		return 0;
+	}
+	where(t, at, sizeof(at));
+	if (!o->allow_missing_end)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: the input ends %s without an end-of-archive marker: truncated? (--allow-missing-end accepts it)",
+				       t->path, at);
+	warnf(o, "%s: no end-of-archive marker: the input ends %s", t->path,
+	      at);
+	return 0;
+}
+
+/*
+ * libarchive reported ARCHIVE_EOF, which the marker and the end of the
+ * input both give: what it consumed since @before tells them apart.
+ */
+static int tar_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+		   uint64_t before, struct imgfs_error *err)
+{
+	int64_t end = archive_filter_bytes(t->a, 0);
+	char at[IMGFS_ERROR_MSG_MAX / 2];
+	int ret = 0;
+
+	if (end < 0 || (uint64_t)end < before)
+		return imgfs_error_set(err, -EIO,
+				       "%s: lost track of the tar stream",
+				       t->path);
+	if ((uint64_t)end == before)
+		ret = missing_end(t, o, err);
+	else if ((uint64_t)end - before < TAR_BLOCK ||
+		 plain_is_zero(t, (uint64_t)end - TAR_BLOCK, TAR_BLOCK) != 1)
+		/* headers (pax, long name) and then the end of the input */
+		ret = imgfs_error_set(err, -EIO,
+				      "%s: the input ends inside the headers of the entry %s: truncated",
+				      t->path, where(t, at, sizeof(at)));
+	return ret ? ret : drain(t, o, (uint64_t)end, err);
+}
+
+static int header_error(struct imgfs_tar *t, int r, struct archive_entry *e,
+			uint64_t before, struct imgfs_error *err)
+{
+	const char *msg = archive_error_string(t->a);
+	const char *name = r == ARCHIVE_WARN && e ? archive_entry_pathname(e) :
+						     NULL;
+	char at[IMGFS_ERROR_MSG_MAX / 2];
+
+	if (!msg)
+		msg = "unknown error";
+	where(t, at, sizeof(at));
+	/* a warning means libarchive dropped or could not convert part of
+	 * the entry: taking it as it is would store something else */
+	if (r == ARCHIVE_WARN && name)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: entry %llu cannot be read as archived: %s",
+				       name, t->entries + 1, msg);
+	if (r == ARCHIVE_WARN)
+		return imgfs_error_set(err, -EINVAL,
+				       "entry %llu (%s) cannot be read as archived: %s",
+				       t->entries + 1, at, msg);
+	if (r == ARCHIVE_RETRY)
+		return imgfs_error_set(err, -EIO,
+				       "damaged tar header at byte %llu of the tar stream, %s: %s",
+				       (unsigned long long)before, at, msg);
+	return imgfs_error_set(err, -EIO, "reading the archive %s: %s", at,
+			       msg);
+}
+
+static int remember(struct imgfs_tar *t, struct archive_entry *e,
+		    struct imgfs_error *err)
+{
+	const char *p = archive_entry_pathname(e);
+
+	free(t->last);
+	t->last = strdup(p ? p : "?");
+	if (!t->last) {
+		t->state = TAR_FAILED;
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	t->entries++;
+	return 1;
+}
+
+/*
+ * Header fields are converted to this thread's locale charset: under a
+ * UTF-8 one, names stay the archived bytes, and only what is not valid
+ * UTF-8 (against the pax rules) is reported. The locale is per thread and
+ * restored at once, so the caller's settings are left alone.
+ */
+static int next_header(struct imgfs_tar *t, struct archive_entry **e)
+{
+	locale_t old = t->utf8 ? uselocale(t->utf8) : (locale_t)0;
+	int r = archive_read_next_header(t->a, e);
+
+	if (old)
+		uselocale(old);
+	return r;
+}
+
+int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+		   struct archive_entry **e, struct imgfs_error *err)
+{
+	uint64_t before;
+	int r;
+
+	*e = NULL;
+	if (t->state == TAR_DONE)
+		return 0;
+	if (t->state == TAR_FAILED)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: reading already failed", t->path);
+	if (!t->a) {
+		r = missing_end(t, o, err);
+		if (!r)
+			r = drain(t, o, 0, err);
+	} else if (t->entries && archive_read_data_skip(t->a) != ARCHIVE_OK) {
+		/* the rest of the previous entry, padding included: the
+		 * position below is then where the next header starts */
+		r = imgfs_error_set(err, -EIO, "%s: reading data: %s", t->last,
+				    archive_error_string(t->a));
+	} else {
+		before = (uint64_t)archive_filter_bytes(t->a, 0);
+		r = next_header(t, e);
+		/* some decoding failures (a malformed pax ACL) only leave
+		 * their message behind: they count as the warning they are */
+		if (r == ARCHIVE_OK && archive_error_string(t->a))
+			r = ARCHIVE_WARN;
+		if (r == ARCHIVE_OK)
+			return remember(t, *e, err);
+		r = r == ARCHIVE_EOF ? tar_end(t, o, before, err) :
+				       header_error(t, r, *e, before, err);
+		*e = NULL;
+	}
+	t->state = r ? TAR_FAILED : TAR_DONE;
+	return r;
+}

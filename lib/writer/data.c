@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File data: streamed from libarchive straight into the image, block
+ * aligned. Sparse files become chunk-based inodes whose hole chunks are
+ * NULL, so holes cost nothing in the image. The chunk size of each sparse
+ * file is chosen from its sparse map (known from the header, before any
+ * data) to make the chunk index plus the zeros written inside partly
+ * filled chunks as small as possible.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "imgfs/format.h"
+#include "writer/compress.h"
+#include "writer/internal.h"
+
+/*
+ * Largest chunk: block size << 31 (docs/format.md §5.3). It is also the largest
+ * apparent size of a sparse file (documented in mkfs.img(1)):
+ * below every kernel's s_maxbytes (2^63 - 1 on 64-bit machines, 16 TiB -
+ * 4 KiB on 32-bit ones), and it bounds what a few bytes of tar can make
+ * us write (one data byte in the largest file: about 12 MiB of index and
+ * zeros at 4 KiB blocks).
+ */
+#define CHUNKBITS_MAX 31u
+#define CHUNK_REC_SIZE 4u
+
+struct sparse_ext {
+	uint64_t off, len;
+};
+
+struct chunk_state {
+	uint32_t *map;
+	uint64_t nchunks;
+	unsigned int shift; /* log2(chunk size) */
+	int64_t cur; /* open chunk, -1 if none */
+	uint64_t cur_written;
+};
+
+static int archive_fail(struct archive *a, const char *path,
+			struct imgfs_error *err)
+{
+	const char *msg = archive_error_string(a);
+
+	return imgfs_error_set(err, -EIO, "%s: reading data: %s", path,
+			       msg ? msg : "unknown error");
+}
+
+static void account(struct imgfs_writer *w, size_t len)
+{
+	w->data_bytes += len;
+}
+
+static uint64_t chunk_len(const struct imgfs_writer *w,
+			  const struct imgfs_node *inode,
+			  const struct chunk_state *cs, uint64_t c)
+{
+	uint64_t start = c << cs->shift;
+	uint64_t left = inode->size - start;
+	uint64_t chunk = 1ull << cs->shift;
+	uint64_t rounded = (left + w->bs - 1) & ~(uint64_t)(w->bs - 1);
+
+	return rounded < chunk ? rounded : chunk;
+}
+
+static int chunk_close(struct imgfs_writer *w, struct imgfs_node *inode,
+		       struct chunk_state *cs, struct imgfs_error *err)
+{
+	uint64_t len;
+
+	if (cs->cur < 0)
+		return 0;
+	len = chunk_len(w, inode, cs, (uint64_t)cs->cur);
+	cs->cur = -1;
+	return imgfs_blkout_zero(&w->out, len - cs->cur_written, err);
+}
+
+static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
+		       struct chunk_state *cs, const uint8_t *p, size_t len,
+		       uint64_t off, const char *path, struct imgfs_error *err)
+{
+	int ret;
+
+	while (len) {
+		uint64_t c = off >> cs->shift;
+		uint64_t in = off - (c << cs->shift);
+		uint64_t room = (1ull << cs->shift) - in;
+		size_t n = len < room ? len : (size_t)room;
+
+		if (c >= cs->nchunks)
+			return imgfs_error_set(err, -EIO,
+					       "%s: sparse data beyond the file size",
+					       path);
+		if ((int64_t)c != cs->cur) {
+			ret = chunk_close(w, inode, cs, err);
+			if (ret)
+				return ret;
+			if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+				return imgfs_error_set(err, -EFBIG,
+						       "%s: image exceeds 2^32 blocks",
+						       path);
+			cs->map[c] = (uint32_t)imgfs_blkout_blk(&w->out);
+			cs->cur = (int64_t)c;
+			cs->cur_written = 0;
+		}
+		if (in < cs->cur_written)
+			return imgfs_error_set(err, -EIO,
+					       "%s: sparse data out of order",
+					       path);
+		ret = imgfs_blkout_zero(&w->out, in - cs->cur_written, err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, p, n, err);
+		if (ret)
+			return ret;
+		cs->cur_written = in + n;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static int ext_cmp(const void *a, const void *b)
+{
+	const struct sparse_ext *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return 0;
+}
+
+/* Bytes the file costs at chunk size 1 << @shift: index plus chunks. */
+static uint64_t layout_cost(const struct sparse_ext *x, size_t n,
+			    uint64_t size, uint32_t bs, unsigned int shift)
+{
+	uint64_t nchunks = ((size - 1) >> shift) + 1;
+	uint64_t cost = nchunks * CHUNK_REC_SIZE, done = 0;
+	uint64_t last_len = ((size - ((nchunks - 1) << shift)) + bs - 1) &
+			    ~(uint64_t)(bs - 1);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t first = x[i].off >> shift;
+		uint64_t end = ((x[i].off + x[i].len - 1) >> shift) + 1;
+
+		if (first < done)
+			first = done; /* that chunk is already counted */
+		if (first >= end)
+			continue;
+		cost += (end - first) << shift;
+		if (end == nchunks)
+			cost -= (1ull << shift) - last_len;
+		done = end;
+	}
+	return cost;
+}
+
+/*
+ * The chunk bits for a sparse file from its map: the smallest cost, the
+ * smaller chunk on ties (more of the holes stay holes).
+ */
+static int choose_chunkbits(struct imgfs_writer *w, struct archive_entry *e,
+			    uint64_t size, const char *path,
+			    unsigned int *chunkbits, struct imgfs_error *err)
+{
+	uint64_t max = (uint64_t)w->bs << CHUNKBITS_MAX, best = UINT64_MAX;
+	int count = archive_entry_sparse_reset(e);
+	struct sparse_ext *x;
+	la_int64_t off, len;
+	size_t n = 0;
+
+	if (size > max)
+		return imgfs_error_set(err, -EFBIG,
+				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
+				       path, (unsigned long long)size,
+				       (unsigned long long)max);
+	x = calloc(count > 0 ? (size_t)count : 1, sizeof(*x));
+	if (!x)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	while (n < (size_t)count &&
+	       archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+		if (off < 0 || len < 0 || (uint64_t)off > size ||
+		    (uint64_t)len > size - (uint64_t)off) {
+			free(x);
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
+					       path, (long long)off,
+					       (long long)len,
+					       (unsigned long long)size);
+		}
+		if (len) {
+			x[n].off = (uint64_t)off;
+			x[n++].len = (uint64_t)len;
+		}
+	}
+	qsort(x, n, sizeof(*x), ext_cmp);
+	*chunkbits = 0;
+	for (unsigned int c = 0; c <= CHUNKBITS_MAX; c++) {
+		unsigned int shift = w->blkszbits + c;
+		uint64_t cost;
+
+		/* the index lives after the inode: its length is 32-bit */
+		if ((((size - 1) >> shift) + 1) * CHUNK_REC_SIZE > UINT32_MAX)
+			continue;
+		cost = layout_cost(x, n, size, w->bs, shift);
+		if (cost < best) {
+			best = cost;
+			*chunkbits = c;
+		}
+	}
+	free(x);
+	return 0;
+}
+
+/*
+ * libarchive hands a sparse map out as it was archived: its blocks must
+ * come in increasing order, apart, and inside the file, or the file would
+ * be stored as something else than it reads back as.
+ */
+static int check_sparse_block(const struct imgfs_node *inode, int64_t off,
+			      size_t len, uint64_t *end, const char *path,
+			      struct imgfs_error *err)
+{
+	if (off < 0 || (uint64_t)off < *end)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
+				       path, (long long)off,
+				       (unsigned long long)*end);
+	if (len > inode->size || (uint64_t)off > inode->size - len)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
+				       path, (unsigned long long)inode->size,
+				       len, (long long)off);
+	*end = (uint64_t)off + len;
+	return 0;
+}
+
+static int write_sparse(struct imgfs_writer *w, struct archive *a,
+			struct archive_entry *e, struct imgfs_node *inode,
+			const char *path, struct imgfs_error *err)
+{
+	struct chunk_state cs = { .cur = -1 };
+	unsigned int chunkbits = 0;
+	uint64_t end = 0;
+	const void *buf;
+	size_t len;
+	int64_t off;
+	int r, ret;
+
+	ret = choose_chunkbits(w, e, inode->size, path, &chunkbits, err);
+	if (ret)
+		return ret;
+	cs.shift = w->blkszbits + chunkbits;
+	cs.nchunks = (inode->size + (1ull << cs.shift) - 1) >> cs.shift;
+	cs.map = malloc(cs.nchunks * CHUNK_REC_SIZE);
+	if (!cs.map)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	memset(cs.map, 0xFF, cs.nchunks * CHUNK_REC_SIZE);
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		account(w, len);
+		ret = check_sparse_block(inode, off, len, &end, path, err);
+		if (!ret)
+			ret = chunk_write(w, inode, &cs, buf, len,
+					  (uint64_t)off, path, err);
+		if (ret)
+			goto fail;
+	}
+	if (r != ARCHIVE_EOF) {
+		ret = archive_fail(a, path, err);
+		goto fail;
+	}
+	ret = chunk_close(w, inode, &cs, err);
+	if (ret)
+		goto fail;
+	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
+	inode->i_u = chunkbits;
+	inode->i_u_set = true;
+	inode->extra_len = (uint32_t)(cs.nchunks * CHUNK_REC_SIZE);
+	inode->extra_align = CHUNK_REC_SIZE;
+	for (uint64_t i = 0; i < cs.nchunks; i++)
+		imgfs_put_le32(&cs.map[i], cs.map[i]);
+	inode->extra = (uint8_t *)cs.map;
+	w->has_chunks = true;
+	return 0;
+fail:
+	free(cs.map);
+	return ret;
+}
+
+struct flat_state {
+	uint64_t written; /* bytes of file data emitted (incl. zero gaps) */
+	uint64_t tail_start; /* where the inline tail begins, or size */
+};
+
+static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
+		    struct flat_state *fs, const uint8_t *p, size_t len,
+		    uint64_t off, const char *path, struct imgfs_error *err)
+{
+	int ret;
+
+	if (off < fs->written || off + len > inode->size)
+		return imgfs_error_set(err, -EIO,
+				       "%s: data block at offset %llu out of order or beyond the file size",
+				       path, (unsigned long long)off);
+	while (len) {
+		if (fs->written < off) {
+			/* a gap libarchive reported: it reads back as zeros */
+			uint64_t gap = off - fs->written;
+
+			if (fs->written >= fs->tail_start) {
+				fs->written += gap;
+				continue;
+			}
+			if (gap > fs->tail_start - fs->written)
+				gap = fs->tail_start - fs->written;
+			ret = imgfs_blkout_zero(&w->out, gap, err);
+			if (ret)
+				return ret;
+			fs->written += gap;
+			continue;
+		}
+		if (fs->written >= fs->tail_start) {
+			memcpy(inode->tail + (fs->written - fs->tail_start), p,
+			       len);
+			fs->written += len;
+			return 0;
+		}
+		size_t n = len;
+
+		if (n > fs->tail_start - fs->written)
+			n = (size_t)(fs->tail_start - fs->written);
+		ret = imgfs_blkout_write(&w->out, p, n, err);
+		if (ret)
+			return ret;
+		fs->written += n;
+		off += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_flat(struct imgfs_writer *w, struct archive *a,
+		      struct imgfs_node *inode, uint32_t room,
+		      const char *path, struct imgfs_error *err)
+{
+	struct flat_state fs = { 0, inode->size };
+	uint32_t tail = (uint32_t)(inode->size & (w->bs - 1));
+	const void *buf;
+	size_t len;
+	int64_t off;
+	int r, ret;
+
+	if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+		return imgfs_error_set(err, -EFBIG,
+				       "%s: image exceeds 2^32 blocks", path);
+	inode->startblk = imgfs_blkout_blk(&w->out);
+	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+	if (tail && tail <= room) {
+		inode->tail = calloc(1, tail);
+		if (!inode->tail)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		inode->tail_len = tail;
+		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
+		fs.tail_start = inode->size - tail;
+		if (!fs.tail_start)
+			inode->startblk = IMGFS_NULL_ADDR;
+	}
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		account(w, len);
+		ret = flat_put(w, inode, &fs, buf, len, (uint64_t)off, path,
+			       err);
+		if (ret)
+			return ret;
+	}
+	if (r != ARCHIVE_EOF)
+		return archive_fail(a, path, err);
+	if (fs.written < fs.tail_start) {
+		ret = imgfs_blkout_zero(&w->out, fs.tail_start - fs.written,
+					err);
+		if (ret)
+			return ret;
+	}
+	return imgfs_blkout_pad(&w->out, err);
+}
+
+int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
+			  struct imgfs_node *inode, struct archive_entry *sparse,
+			  uint32_t inline_room, const char *path,
+			  struct imgfs_error *err)
+{
+	if (!inode->size) {
+		inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+		inode->startblk = 0;
+		return 0;
+	}
+	if (sparse) {
+		/* chunks go straight to the image: queued files first */
+		int ret = imgfs_compressor_flush(w, err);
+
+		return ret ? ret : write_sparse(w, a, sparse, inode, path, err);
+	}
+	if (w->compressor)
+		return imgfs_compress_file(w, a, inode, path, err);
+	return write_flat(w, a, inode, inline_room, path, err);
+}

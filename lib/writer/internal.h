@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer_internal.h - state shared by the writer's stages: entry intake
+ * (entry.c, data.c), layout (layout.c) and the encoders.
+ */
+#ifndef IMGFS_WRITER_INTERNAL_H
+#define IMGFS_WRITER_INTERNAL_H
+
+#include "imgfs/writer.h"
+#include "writer/blkout.h"
+#include "writer/tree.h"
+#include "writer/xattr.h"
+
+struct archive_entry;
+struct imgfs_pending_link;
+struct imgfs_compressor;
+
+struct imgfs_file_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+struct imgfs_writer {
+	struct imgfs_mkfs_options opts;
+	unsigned int blkszbits;
+	uint32_t bs;
+	int fd;
+	bool failed;
+	int64_t build_time;
+	int64_t epoch; /* compact inodes' mtime (superblock epoch) */
+	uint32_t epoch_nsec;
+	/* libarchive's reading of negative fractional pax times:
+	 * 0 not probed yet, 1 truncated (see entry.c), -1 exact */
+	int8_t pax_time_truncated;
+	struct imgfs_tree tree;
+	struct imgfs_xattr_table xattrs;
+	struct imgfs_blkout out;
+	struct imgfs_pending_link *pending;
+	uint64_t nr_pending;
+	uint64_t entries;
+	uint64_t data_bytes;
+	uint64_t next_progress;
+	uint8_t *iobuf; /* scratch for tails */
+	bool has_chunks;
+	struct imgfs_compressor *compressor; /* NULL when not compressing */
+	uint32_t feature_incompat; /* features the data stage needed */
+	uint16_t available_algs;
+	/* files left out of directory sources: the output, a replaced image */
+	struct imgfs_file_id *excluded;
+	size_t nr_excluded;
+};
+
+/* entry.c: consume one archive's entries into the tree. */
+int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
+			      struct imgfs_error *err);
+/* entry.c: the same from a tar stream, with its end-of-archive rules. */
+int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			  struct imgfs_error *err);
+int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
+			       struct archive_entry *e, struct imgfs_error *err);
+int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err);
+void imgfs_writer_free_links(struct imgfs_writer *w);
+void imgfs_writer_report_progress(struct imgfs_writer *w);
+
+/* source.c: feed a directory tree through libarchive's disk reader. */
+int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,
+			  struct imgfs_error *err);
+
+/*
+ * data.c: stream a regular file's data from @a into the image; @sparse is
+ * the entry when it has a sparse map, else NULL.
+ */
+int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
+			  struct imgfs_node *inode, struct archive_entry *sparse,
+			  uint32_t inline_room, const char *path,
+			  struct imgfs_error *err);
+
+/* dir.c: directory encoding. */
+uint64_t imgfs_dir_size(struct imgfs_dentry *dir, uint32_t bs);
+int imgfs_dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
+		     uint64_t size);
+int imgfs_dir_sort(struct imgfs_dentry *dir);
+
+/* inode.c: encode one inode header into @buf (32 or 64 bytes). */
+void imgfs_inode_encode(const struct imgfs_writer *w,
+			const struct imgfs_node *inode, uint8_t *buf);
+bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
+				const struct imgfs_node *inode);
+
+/* superblock.c */
+struct imgfs_sb_layout {
+	uint64_t root_nid;
+	uint64_t packed_nid; /* compressed fragments, 0 if none */
+	uint64_t inos;
+	uint64_t blocks;
+	uint32_t meta_blkaddr;
+	uint32_t xattr_blkaddr;
+	uint32_t feature_compat;
+	uint32_t feature_incompat;
+	uint16_t u1;
+	const uint8_t *compr_cfgs; /* records after the superblock */
+	uint32_t compr_cfgs_len;
+};
+int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
+		      struct imgfs_error *err);
+
+/* layout.c: place and write all metadata. */
+int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+		       struct imgfs_error *err);
+
+#endif /* IMGFS_WRITER_INTERNAL_H */

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Metadata layout, run once all file data is in the image:
+ *
+ *   [sb][file data ...][inodes + inline xattrs/tails][shared xattrs]
+ *   [directory and symlink blocks]
+ *
+ * meta_blkaddr points at the inode area so NIDs stay small (the root is
+ * the first inode, NID 1: NID 0 reads as "unset" to some tools).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "imgfs/format.h"
+#include "writer/compress.h"
+#include "writer/internal.h"
+
+struct layout {
+	struct imgfs_node **order; /* placement order, root first */
+	size_t nr;
+	size_t cap;
+	uint64_t meta_start; /* byte offset of block meta_blkaddr */
+	uint64_t meta_end;
+	uint64_t next_blk; /* allocator for blocks after the meta area */
+	uint32_t xattr_blkaddr;
+	bool any_xattrs;
+};
+
+static int order_add(struct layout *l, struct imgfs_node *inode)
+{
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		void *p = realloc(l->order, cap * sizeof(*l->order));
+
+		if (!p)
+			return -ENOMEM;
+		l->order = p;
+		l->cap = cap;
+	}
+	l->order[l->nr++] = inode;
+	return 0;
+}
+
+static int add_dots(struct imgfs_writer *w, struct imgfs_dentry *dir)
+{
+	struct imgfs_dentry *dot, *dotdot;
+	struct imgfs_dentry *parent = dir->parent ? dir->parent : dir;
+
+	dot = imgfs_arena_alloc(&w->tree.arena, sizeof(*dot));
+	dotdot = imgfs_arena_alloc(&w->tree.arena, sizeof(*dotdot));
+	if (!dot || !dotdot)
+		return -ENOMEM;
+	dot->name = ".";
+	dot->name_len = 1;
+	dot->inode = dir->inode;
+	dotdot->name = "..";
+	dotdot->name_len = 2;
+	dotdot->inode = parent->inode;
+	/* reuse the child vector; both are unhashed and never looked up */
+	if (dir->nr_children + 2 > dir->cap_children) {
+		uint32_t cap = dir->nr_children + 2;
+		void *p = realloc(dir->children, cap * sizeof(*dir->children));
+
+		if (!p)
+			return -ENOMEM;
+		dir->children = p;
+		dir->cap_children = cap;
+	}
+	dir->children[dir->nr_children++] = dot;
+	dir->children[dir->nr_children++] = dotdot;
+	return 0;
+}
+
+/* "a/b/c" for error messages ("/" for the root), cut to fit @size. */
+static const char *dentry_path(const struct imgfs_dentry *d, char *buf,
+			       size_t size)
+{
+	size_t pos = size - 1;
+
+	buf[pos] = '\0';
+	for (; d && d->parent && d->parent != d; d = d->parent) {
+		size_t n = d->name_len + (pos < size - 1);
+
+		if (n > pos)
+			break;
+		pos -= n;
+		memcpy(buf + pos, d->name, d->name_len);
+		if (n > d->name_len)
+			buf[pos + d->name_len] = '/';
+	}
+	return buf[pos] ? buf + pos : "/";
+}
+
+static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
+			  struct imgfs_error *err)
+{
+	char path[1024];
+	int ret = 0;
+
+	if (dir->opaque)
+		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
+				      "trusted.overlay.opaque", "y", 1,
+				      dir->name, err);
+	if (!ret && dir->has_whiteouts)
+		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
+				      "trusted.overlay.origin", "", 0,
+				      dir->name, err);
+	if (!ret && (dir->opaque || dir->has_whiteouts))
+		ret = imgfs_xattr_check_inode(dir->inode,
+					      w->opts.shared_xattr_min,
+					      dentry_path(dir, path,
+							  sizeof(path)),
+					      err);
+	return ret;
+}
+
+/* Breadth-first walk: fixes the order, link counts and directory lists. */
+static int collect(struct imgfs_writer *w, struct layout *l,
+		   struct imgfs_error *err)
+{
+	struct imgfs_node *root = w->tree.root->inode;
+	struct imgfs_node *packed;
+	int ret;
+
+	root->placed = 1;
+	root->nlink = 0;
+	if (order_add(l, root))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+		struct imgfs_dentry *dir = inode->dir;
+		uint32_t subdirs = 0;
+
+		if (!imgfs_node_is_dir(inode))
+			continue;
+		ret = overlay_xattrs(w, dir, err);
+		if (ret)
+			return ret;
+		imgfs_dir_sort(dir);
+		for (uint32_t k = 0; k < dir->nr_children; k++) {
+			struct imgfs_node *child = dir->children[k]->inode;
+
+			if (imgfs_node_is_dir(child)) {
+				subdirs++;
+			} else if (child->placed) {
+				child->nlink++;
+				continue;
+			} else {
+				child->nlink = 1;
+			}
+			child->placed = 1;
+			if (order_add(l, child))
+				return imgfs_error_set(err, -ENOMEM,
+						       "out of memory");
+		}
+		inode->nlink = 2 + subdirs;
+		if (add_dots(w, dir))
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		imgfs_dir_sort(dir);
+	}
+	/* compressed fragments: an inode no directory names */
+	packed = imgfs_compressor_packed_inode(w->compressor);
+	if (packed && order_add(l, packed))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+struct mtime_key {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+static int mtime_cmp(const void *a, const void *b)
+{
+	const struct mtime_key *x = a, *y = b;
+
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
+}
+
+/*
+ * The superblock records the build time only as an unsigned 32-bit offset
+ * from the epoch, so an epoch is usable only in [build - UINT32_MAX, build].
+ */
+static bool epoch_keeps_build_time(int64_t epoch, int64_t build)
+{
+	return epoch <= build &&
+	       (uint64_t)build - (uint64_t)epoch <= UINT32_MAX;
+}
+
+/*
+ * Compact inodes carry no mtime of their own, only the superblock epoch:
+ * pick the most common mtime as the epoch so that layers with uniform
+ * timestamps (reproducible builds) get 32-byte inodes throughout. Only
+ * mtimes that still let the superblock record the build time qualify;
+ * when none does, the build time itself is the epoch and inodes with
+ * other mtimes are extended.
+ */
+static int choose_epoch(struct imgfs_writer *w, struct layout *l)
+{
+	struct mtime_key *keys = malloc(l->nr * sizeof(*keys));
+	size_t best = 0, run = 0, n = 0;
+
+	w->epoch = w->build_time;
+	w->epoch_nsec = 0;
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nr; i++) {
+		if (!epoch_keeps_build_time(l->order[i]->mtime, w->build_time))
+			continue;
+		keys[n].sec = l->order[i]->mtime;
+		keys[n].nsec = l->order[i]->mtime_nsec;
+		n++;
+	}
+	qsort(keys, n, sizeof(*keys), mtime_cmp);
+	for (size_t i = 0; i < n; i++) {
+		run = (i && !mtime_cmp(&keys[i], &keys[i - 1])) ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			w->epoch = keys[i].sec;
+			w->epoch_nsec = keys[i].nsec;
+		}
+	}
+	free(keys);
+	return 0;
+}
+
+static uint32_t inode_size(const struct imgfs_node *inode)
+{
+	return inode->extended ? IMGFS_INODE_EXTENDED_SIZE :
+				 IMGFS_INODE_COMPACT_SIZE;
+}
+
+/* Decide directory and symlink layouts: their tail goes inline if it can. */
+static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
+			 struct imgfs_error *err)
+{
+	uint64_t size;
+	int ret;
+
+	imgfs_xattr_layout_inode(inode);
+	/* entries were checked at intake: never write an overflowed count */
+	if (inode->xattr_isize > IMGFS_XATTR_IBODY_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "internal: xattr area of %u bytes exceeds i_xattr_icount",
+				       inode->xattr_isize);
+	inode->extended = imgfs_inode_needs_extended(w, inode);
+	ret = imgfs_compress_layout_inode(w->compressor, inode, err);
+	if (ret)
+		return ret;
+	if ((inode->mode & 0170000) == 0120000) {
+		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
+		inode->tail_len = (uint32_t)inode->size;
+		inode->dir_nblocks = 0;
+		return 0;
+	}
+	if (!imgfs_node_is_dir(inode))
+		return 0;
+	size = imgfs_dir_size(inode->dir, w->bs);
+	if (size > UINT32_MAX && !inode->extended)
+		inode->extended = 1;
+	inode->size = size;
+	if (size % w->bs == 0) {
+		inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+		inode->dir_nblocks = (uint32_t)(size / w->bs);
+		inode->tail_len = 0;
+	} else {
+		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
+		inode->dir_nblocks = (uint32_t)(size / w->bs);
+		inode->tail_len = (uint32_t)(size % w->bs);
+	}
+	return 0;
+}
+
+/* Fall back from an inline tail to a whole extra block. */
+static void uninline(struct imgfs_writer *w, struct imgfs_node *inode)
+{
+	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
+	inode->dir_nblocks = (uint32_t)((inode->size + w->bs - 1) / w->bs);
+	inode->tail_len = 0;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* Byte length from the inode start to the end of its inline tail. */
+static uint64_t inode_span(const struct imgfs_node *inode, uint64_t pos)
+{
+	uint64_t end = pos + inode_size(inode) + inode->xattr_isize;
+
+	if (inode->extra_len)
+		end = align_up(end, inode->extra_align) + inode->extra_len;
+	return end + inode->tail_len - pos;
+}
+
+static bool tail_fits(const struct imgfs_node *inode, uint64_t pos,
+		      uint32_t bs)
+{
+	uint64_t tail_start = pos + inode_span(inode, pos) - inode->tail_len;
+
+	return !inode->tail_len || (tail_start % bs) + inode->tail_len <= bs;
+}
+
+static int place(struct imgfs_writer *w, struct layout *l,
+		 struct imgfs_error *err)
+{
+	uint64_t pos = l->meta_start + 32;
+
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+
+		pos = align_up(pos, 32);
+		if (!tail_fits(inode, pos, w->bs)) {
+			uint64_t next = align_up(pos + 1, w->bs);
+
+			if (tail_fits(inode, next, w->bs))
+				pos = next;
+			else if (inode->tail)
+				/* file tails are sized to fit at intake */
+				return imgfs_error_set(err, -EINVAL,
+						       "internal: inline tail of inode %zu cannot be placed",
+						       i);
+			else
+				uninline(w, inode);
+		}
+		inode->nid = (pos - l->meta_start) >> IMGFS_ISLOTBITS;
+		inode->ino = (uint32_t)(i + 1);
+		pos += inode_span(inode, pos);
+		if (inode->xattr_isize)
+			l->any_xattrs = true;
+	}
+	if (w->tree.root->inode->nid > UINT16_MAX)
+		return imgfs_error_set(err, -EFBIG, "root NID too large");
+	l->meta_end = pos;
+	return 0;
+}
+
+/* Blocks after the meta area: the shared xattrs, then dir/symlink blocks. */
+static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
+			   struct imgfs_error *err)
+{
+	uint64_t blk = align_up(l->meta_end, w->bs) >> w->blkszbits;
+
+	l->xattr_blkaddr = (uint32_t)blk;
+	blk += align_up(w->xattrs.shared_size, w->bs) >> w->blkszbits;
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+		bool dir_or_link = imgfs_node_is_dir(inode) ||
+				   (inode->mode & 0170000) == 0120000;
+
+		if (!dir_or_link)
+			continue;
+		if (!inode->dir_nblocks) {
+			inode->startblk = IMGFS_NULL_ADDR;
+			continue;
+		}
+		inode->startblk = blk;
+		blk += inode->dir_nblocks;
+	}
+	if (blk >= IMGFS_NULL_ADDR)
+		return imgfs_error_set(err, -EFBIG,
+				       "image exceeds 2^32 blocks");
+	l->next_blk = blk;
+	return 0;
+}
+
+/* The full content of a directory or symlink, for blocks and tail. */
+static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_node *inode,
+			   struct imgfs_error *err)
+{
+	uint8_t *buf = malloc(inode->size ? inode->size : 1);
+
+	if (!buf) {
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!imgfs_node_is_dir(inode)) {
+		memcpy(buf, inode->symlink, inode->size);
+		return buf;
+	}
+	if (imgfs_dir_encode(inode->dir, w->bs, buf, inode->size)) {
+		free(buf);
+		imgfs_error_set(err, -EINVAL, "internal: directory size mismatch");
+		return NULL;
+	}
+	return buf;
+}
+
+static int emit_inode(struct imgfs_writer *w, struct layout *l,
+		      struct imgfs_node *inode, struct imgfs_error *err)
+{
+	uint64_t pos = l->meta_start + (inode->nid << IMGFS_ISLOTBITS);
+	uint8_t hdr[IMGFS_INODE_EXTENDED_SIZE];
+	uint8_t *xbuf = NULL;
+	int ret;
+
+	ret = imgfs_blkout_zero(&w->out, pos - w->out.pos, err);
+	if (ret)
+		return ret;
+	imgfs_inode_encode(w, inode, hdr);
+	ret = imgfs_blkout_write(&w->out, hdr, inode_size(inode), err);
+	if (!ret && inode->xattr_isize) {
+		xbuf = malloc(inode->xattr_isize);
+		if (!xbuf)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = imgfs_xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, xbuf,
+						 inode->xattr_isize, err);
+		free(xbuf);
+	}
+	if (!ret && inode->extra_len) {
+		ret = imgfs_blkout_zero(&w->out,
+					align_up(w->out.pos, inode->extra_align) -
+						w->out.pos,
+					err);
+		if (!ret)
+			ret = imgfs_blkout_write(&w->out, inode->extra,
+						 inode->extra_len, err);
+	}
+	if (ret || !inode->tail_len)
+		return ret;
+	if (inode->tail)
+		return imgfs_blkout_write(&w->out, inode->tail, inode->tail_len,
+					  err);
+	/* directory or symlink: the tail is the end of its content */
+	xbuf = content_of(w, inode, err);
+	if (!xbuf)
+		return err ? err->code : -ENOMEM;
+	ret = imgfs_blkout_write(&w->out, xbuf + inode->size - inode->tail_len,
+				 inode->tail_len, err);
+	free(xbuf);
+	return ret;
+}
+
+static int emit_blocks(struct imgfs_writer *w, struct layout *l,
+		       struct imgfs_error *err)
+{
+	uint8_t *buf;
+	int ret;
+
+	ret = imgfs_blkout_pad(&w->out, err);
+	if (ret)
+		return ret;
+	if (w->xattrs.shared_size) {
+		/* entry by entry: values may come back from the spill file */
+		buf = malloc(IMGFS_XATTR_ENTRY_MAX);
+		if (!buf)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < w->xattrs.nr_shared && !ret; i++) {
+			long n = imgfs_xattr_encode_entry(&w->xattrs,
+							  w->xattrs.shared[i],
+							  buf, err);
+
+			ret = n < 0 ? (int)n :
+				      imgfs_blkout_write(&w->out, buf,
+							 (size_t)n, err);
+		}
+		free(buf);
+		if (!ret)
+			ret = imgfs_blkout_pad(&w->out, err);
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+		uint64_t len = (uint64_t)inode->dir_nblocks << w->blkszbits;
+
+		if (!inode->dir_nblocks)
+			continue;
+		if (imgfs_blkout_blk(&w->out) != inode->startblk)
+			return imgfs_error_set(err, -EINVAL,
+					       "internal: block allocation mismatch");
+		buf = content_of(w, inode, err);
+		if (!buf)
+			return err ? err->code : -ENOMEM;
+		if (len > inode->size)
+			len = inode->size;
+		ret = imgfs_blkout_write(&w->out, buf, len, err);
+		free(buf);
+		if (!ret)
+			ret = imgfs_blkout_pad(&w->out, err);
+		if (ret)
+			return ret;
+	}
+	return imgfs_blkout_flush(&w->out, err);
+}
+
+int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+		       struct imgfs_error *err)
+{
+	struct imgfs_sb_layout sbl = { 0 };
+	struct layout l = { 0 };
+	int ret;
+
+	ret = imgfs_compressor_finish(w, err);
+	if (!ret)
+		ret = imgfs_blkout_pad(&w->out, err);
+	if (ret)
+		return ret;
+	l.meta_start = w->out.pos;
+	ret = collect(w, &l, err);
+	if (ret)
+		goto out;
+	if (choose_epoch(w, &l)) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
+	if (ret) {
+		ret = imgfs_error_set(err, ret,
+				      ret == -EFBIG ?
+					      "shared xattrs exceed 4 GiB" :
+					      "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < l.nr && !ret; i++)
+		ret = prepare_inode(w, l.order[i], err);
+	if (!ret)
+		ret = place(w, &l, err);
+	if (!ret)
+		ret = allocate_blocks(w, &l, err);
+	for (size_t i = 0; i < l.nr && !ret; i++)
+		ret = emit_inode(w, &l, l.order[i], err);
+	if (!ret)
+		ret = emit_blocks(w, &l, err);
+	if (ret)
+		goto out;
+	sbl.root_nid = w->tree.root->inode->nid;
+	if (imgfs_compressor_packed_inode(w->compressor))
+		sbl.packed_nid =
+			imgfs_compressor_packed_inode(w->compressor)->nid;
+	sbl.inos = l.nr;
+	sbl.blocks = imgfs_blkout_blk(&w->out);
+	sbl.meta_blkaddr = (uint32_t)(l.meta_start >> w->blkszbits);
+	sbl.xattr_blkaddr = l.xattr_blkaddr;
+	sbl.feature_compat = l.any_xattrs ? IMGFS_FEATURE_COMPAT_XATTR_FILTER : 0;
+	sbl.feature_incompat = w->feature_incompat;
+	if (w->has_chunks)
+		sbl.feature_incompat |= IMGFS_FEATURE_INCOMPAT_CHUNKED_FILE;
+	if (w->compressor)
+		ret = imgfs_compressor_super(w->compressor, &sbl, err);
+	if (!ret)
+		ret = imgfs_super_write(w, &sbl, err);
+	if (ret)
+		goto out;
+	if (ftruncate(w->fd, (off_t)w->out.pos) < 0) {
+		ret = imgfs_error_set(err, -errno, "sizing image: %s",
+				      strerror(errno));
+		goto out;
+	}
+	if (stats) {
+		stats->inodes = l.nr;
+		stats->image_bytes = w->out.pos;
+	}
+out:
+	free(l.order);
+	return ret;
+}

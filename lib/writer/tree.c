@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The writer's in-memory tree: dentries in an arena, a (parent, name) hash
+ * table, and per-directory child vectors sorted only once at layout time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer/tree.h"
+#include "writer/xattr.h"
+
+#define ARENA_CHUNK (256u * 1024u)
+
+struct imgfs_arena_chunk {
+	struct imgfs_arena_chunk *next;
+	size_t size;
+	uint8_t data[];
+};
+
+void *imgfs_arena_alloc(struct imgfs_arena *a, size_t size)
+{
+	struct imgfs_arena_chunk *c = a->head;
+	void *p;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!c || a->used + size > c->size) {
+		size_t csize = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + csize);
+		if (!c)
+			return NULL;
+		c->next = a->head;
+		c->size = csize;
+		a->head = c;
+		a->used = 0;
+	}
+	p = c->data + a->used;
+	a->used += size;
+	a->bytes += size;
+	memset(p, 0, size);
+	return p;
+}
+
+void imgfs_arena_free(struct imgfs_arena *a)
+{
+	while (a->head) {
+		struct imgfs_arena_chunk *next = a->head->next;
+
+		free(a->head);
+		a->head = next;
+	}
+	a->used = 0;
+	a->bytes = 0;
+}
+
+/* FNV-1a over the parent pointer and the name. */
+static size_t dentry_hash(const struct imgfs_dentry *parent, const char *name,
+			  size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)parent;
+
+	h *= 0x100000001b3ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= 0x100000001b3ull;
+	}
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int tree_grow(struct imgfs_tree *t)
+{
+	size_t n = t->nr_buckets ? t->nr_buckets * 2 : 1024;
+	struct imgfs_dentry **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr_buckets; i++) {
+		struct imgfs_dentry *d = t->buckets[i];
+
+		while (d) {
+			struct imgfs_dentry *next = d->hash_next;
+			size_t h = dentry_hash(d->parent, d->name, d->name_len);
+
+			d->hash_next = b[h & (n - 1)];
+			b[h & (n - 1)] = d;
+			d = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nr_buckets = n;
+	return 0;
+}
+
+struct imgfs_node *imgfs_node_new(struct imgfs_tree *t)
+{
+	struct imgfs_node *inode = calloc(1, sizeof(*inode));
+
+	if (!inode)
+		return NULL;
+	inode->next_all = t->all_inodes;
+	t->all_inodes = inode;
+	t->nr_inodes++;
+	return inode;
+}
+
+static void inode_free(struct imgfs_node *inode)
+{
+	free(inode->tail);
+	free(inode->extra);
+	free(inode->symlink);
+	free(inode->xattrs.items);
+	free(inode);
+}
+
+int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err)
+{
+	struct imgfs_node *inode;
+
+	memset(t, 0, sizeof(*t));
+	if (tree_grow(t))
+		goto nomem;
+	inode = imgfs_node_new(t);
+	if (!inode)
+		goto nomem;
+	inode->mode = 0040755;
+	t->root = imgfs_arena_alloc(&t->arena, sizeof(*t->root));
+	if (!t->root)
+		goto nomem;
+	t->root->inode = inode;
+	t->root->implied = true;
+	t->root->name = "";
+	inode->dir = t->root;
+	return 0;
+nomem:
+	imgfs_tree_free(t);
+	return imgfs_error_set(err, -ENOMEM, "out of memory");
+}
+
+void imgfs_tree_free(struct imgfs_tree *t)
+{
+	struct imgfs_node *inode = t->all_inodes;
+
+	while (inode) {
+		struct imgfs_node *next = inode->next_all;
+
+		if (inode->dir)
+			free(inode->dir->children);
+		inode_free(inode);
+		inode = next;
+	}
+	free(t->buckets);
+	imgfs_arena_free(&t->arena);
+	memset(t, 0, sizeof(*t));
+}
+
+struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
+				       struct imgfs_dentry *dir,
+				       const char *name, size_t len)
+{
+	size_t h = dentry_hash(dir, name, len) & (t->nr_buckets - 1);
+
+	for (struct imgfs_dentry *d = t->buckets[h]; d; d = d->hash_next) {
+		if (d->parent == dir && d->name_len == len && !d->dead &&
+		    !memcmp(d->name, name, len))
+			return d;
+	}
+	return NULL;
+}
+
+static int dir_add_child(struct imgfs_dentry *dir, struct imgfs_dentry *d)
+{
+	if (dir->nr_children == dir->cap_children) {
+		uint32_t cap = dir->cap_children ? dir->cap_children * 2 : 8;
+		void *p = realloc(dir->children, cap * sizeof(*dir->children));
+
+		if (!p)
+			return -ENOMEM;
+		dir->children = p;
+		dir->cap_children = cap;
+	}
+	dir->children[dir->nr_children++] = d;
+	return 0;
+}
+
+struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
+				    struct imgfs_dentry *dir, const char *name,
+				    size_t len, struct imgfs_node *inode)
+{
+	struct imgfs_dentry *d;
+	size_t h;
+
+	if (t->nr_dentries * 4 >= t->nr_buckets * 3 && tree_grow(t))
+		return NULL;
+	d = imgfs_arena_alloc(&t->arena, sizeof(*d) + len + 1);
+	if (!d)
+		return NULL;
+	d->name = (char *)(d + 1);
+	memcpy(d->name, name, len);
+	d->name_len = (uint16_t)len;
+	d->parent = dir;
+	d->inode = inode;
+	if (dir_add_child(dir, d))
+		return NULL;
+	h = dentry_hash(dir, name, len) & (t->nr_buckets - 1);
+	d->hash_next = t->buckets[h];
+	t->buckets[h] = d;
+	t->nr_dentries++;
+	return d;
+}
+
+void imgfs_tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d)
+{
+	/*
+	 * Children stay in the hash but can no longer be reached: lookups
+	 * start from live parents only, and layout skips dead dentries.
+	 */
+	d->dead = true;
+}

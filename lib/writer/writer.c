@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writer life cycle: options, entry intake (from tar streams or from a
+ * directory through libarchive's disk reader), and finishing the image.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <uuid/uuid.h>
+
+#include "imgfs/format.h"
+#include "writer/compress.h"
+#include "writer/internal.h"
+
+void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->struct_size = sizeof(*opts);
+	opts->blkszbits = 12;
+	opts->force_uid = -1;
+	opts->force_gid = -1;
+	opts->shared_xattr_min = 2;
+	opts->compress_level = -1;
+}
+
+static int check_options(const struct imgfs_mkfs_options *o,
+			 struct imgfs_error *err)
+{
+	if (o->struct_size != sizeof(*o))
+		return imgfs_error_set(err, -EINVAL,
+				       "options structure size mismatch");
+	if (o->blkszbits < IMGFS_MIN_BLKSZBITS ||
+	    o->blkszbits > IMGFS_MAX_BLKSZBITS)
+		return imgfs_error_set(err, -EINVAL,
+				       "block size %u is not one of 512, 1024, 2048, 4096",
+				       1u << o->blkszbits);
+	if (strnlen(o->label, sizeof(o->label)) > 16)
+		return imgfs_error_set(err, -EINVAL,
+				       "label longer than 16 bytes");
+	return 0;
+}
+
+static int exclude(struct imgfs_writer *w, const struct stat *st,
+		   struct imgfs_error *err)
+{
+	struct imgfs_file_id *n;
+
+	n = realloc(w->excluded, (w->nr_excluded + 1) * sizeof(*n));
+	if (!n)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	w->excluded = n;
+	n[w->nr_excluded].dev = st->st_dev;
+	n[w->nr_excluded].ino = st->st_ino;
+	w->nr_excluded++;
+	return 0;
+}
+
+int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
+			      struct imgfs_error *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return imgfs_error_set(err, -errno, "%s: %s", path,
+				       strerror(errno));
+	}
+	return S_ISDIR(st.st_mode) ? 0 : exclude(w, &st, err);
+}
+
+struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
+					 int fd, struct imgfs_error *err)
+{
+	struct imgfs_writer *w;
+	struct stat st;
+	uint64_t start;
+
+	if (check_options(opts, err))
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	w->opts = *opts;
+	w->fd = fd;
+	w->blkszbits = opts->blkszbits;
+	w->bs = 1u << opts->blkszbits;
+	w->build_time = opts->have_build_time ? opts->build_time :
+						(int64_t)time(NULL);
+	if (!opts->have_uuid)
+		uuid_generate(w->opts.uuid);
+	/* data starts at the first block after the superblock */
+	start = (IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE + w->bs - 1) &
+		~(uint64_t)(w->bs - 1);
+	if (imgfs_tree_init(&w->tree, err) ||
+	    imgfs_blkout_init(&w->out, fd, w->blkszbits, start, err)) {
+		imgfs_writer_destroy(w);
+		return NULL;
+	}
+	w->tree.root->inode->mtime = w->build_time;
+	if (opts->compress != IMGFS_COMPRESS_NONE) {
+		w->compressor = imgfs_compressor_create(opts, w->blkszbits,
+							err);
+		if (!w->compressor) {
+			imgfs_writer_destroy(w);
+			return NULL;
+		}
+	}
+	if (ftruncate(fd, 0) < 0) {
+		imgfs_error_set(err, -errno, "truncating output: %s",
+				strerror(errno));
+		imgfs_writer_destroy(w);
+		return NULL;
+	}
+	/* the image must not swallow itself when written inside a source */
+	if (fstat(fd, &st) < 0)
+		imgfs_error_set(err, -errno, "output: %s", strerror(errno));
+	else if (!exclude(w, &st, err))
+		return w;
+	imgfs_writer_destroy(w);
+	return NULL;
+}
+
+int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
+			     struct imgfs_error *err)
+{
+	int ret;
+
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	ret = imgfs_writer_read_entries(w, a, err);
+	if (ret)
+		w->failed = true;
+	return ret;
+}
+
+int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			 struct imgfs_error *err)
+{
+	int ret;
+
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	ret = imgfs_writer_read_tar(w, t, err);
+	if (ret)
+		w->failed = true;
+	return ret;
+}
+
+int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
+			       struct imgfs_error *err)
+{
+	int ret;
+
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	ret = imgfs_source_read_dir(w, path, err);
+	if (ret)
+		w->failed = true;
+	return ret;
+}
+
+int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+			struct imgfs_error *err)
+{
+	struct imgfs_mkfs_stats st = { 0 };
+	int ret;
+
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	ret = imgfs_writer_resolve_links(w, err);
+	if (!ret)
+		ret = imgfs_layout_write(w, &st, err);
+	if (ret) {
+		w->failed = true;
+		return ret;
+	}
+	st.entries = w->entries;
+	st.data_bytes = w->data_bytes;
+	if (stats)
+		*stats = st;
+	return 0;
+}
+
+void imgfs_writer_destroy(struct imgfs_writer *w)
+{
+	if (!w)
+		return;
+	imgfs_writer_free_links(w);
+	imgfs_compressor_destroy(w->compressor);
+	imgfs_tree_free(&w->tree);
+	imgfs_xattr_table_free(&w->xattrs);
+	imgfs_blkout_free(&w->out);
+	free(w->excluded);
+	free(w->iobuf);
+	free(w);
+}
