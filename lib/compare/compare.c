@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * compare/compare.c - the public calls: options, the comparison's life
+ * cycle, and the one-call imgfs_compare_tar().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare/internal.h"
+
+void imgfs_compare_options_init(struct imgfs_compare_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+	o->force_uid = -1;
+	o->force_gid = -1;
+}
+
+/* Copy what the caller's (possibly older, smaller) struct holds. */
+static void copy_options(struct imgfs_compare_options *dst,
+			 const struct imgfs_compare_options *src)
+{
+	size_t n;
+
+	imgfs_compare_options_init(dst);
+	if (!src)
+		return;
+	n = src->struct_size && src->struct_size < sizeof(*dst) ?
+		    src->struct_size :
+		    sizeof(*dst);
+	memcpy(dst, src, n);
+	dst->struct_size = sizeof(*dst);
+}
+
+int imgfs_compare_new(struct imgfs_image *img,
+		      const struct imgfs_compare_options *o,
+		      struct imgfs_compare **cp, struct imgfs_error *err)
+{
+	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
+	struct imgfs_compare *c = calloc(1, sizeof(*c));
+
+	*cp = NULL;
+	if (!c)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	c->img = img;
+	c->itail = &c->iall;
+	copy_options(&c->o, o);
+	/* implied directories get the build time, as mkfs.img gives them */
+	c->build_time = sb->epoch + (int64_t)sb->build_time;
+	if (cmp_expect_init(c)) {
+		imgfs_compare_free(c);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	*cp = c;
+	return 0;
+}
+
+int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
+		      struct imgfs_compare_result *res,
+		      struct imgfs_error *err)
+{
+	int ret;
+
+	if (c->ran)
+		return imgfs_error_set(err, -EINVAL,
+				       "a comparison runs only once");
+	c->ran = true;
+	ret = c->iroot ? 0 : cmp_image_walk(c, err);
+	if (!ret)
+		ret = cmp_replay_tar(c, tar_path, err);
+	if (!ret) {
+		cmp_match_tree(c);
+		cmp_report_extra(c);
+		if (c->oom)
+			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	c->res.image_entries = c->nr_ientries;
+	if (res)
+		*res = c->res;
+	return ret;
+}
+
+void imgfs_compare_free(struct imgfs_compare *c)
+{
+	if (!c)
+		return;
+	cmp_expect_free(c);
+	cmp_image_free(c);
+	free(c->pbuf);
+	free(c->pbuf2);
+	free(c->msg);
+	free(c);
+}
+
+int imgfs_compare_tar(struct imgfs_image *img, const char *tar_path,
+		      const struct imgfs_compare_options *o,
+		      struct imgfs_compare_result *res,
+		      struct imgfs_error *err)
+{
+	struct imgfs_compare *c;
+	int ret;
+
+	if (res)
+		memset(res, 0, sizeof(*res));
+	ret = imgfs_compare_new(img, o, &c, err);
+	if (ret)
+		return ret;
+	ret = imgfs_compare_run(c, tar_path, res, err);
+	imgfs_compare_free(c);
+	return ret;
+}

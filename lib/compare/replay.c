@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/*
+ * compare/replay.c - the tar replayed into the expected tree with the
+ * rules mkfs.img documents (README "How a layer is converted"), written
+ * independently of the writer so that a bug there shows up here:
+ * - paths: leading "/" and "./" dropped, empty and "." components ignored,
+ *   ".." removes the previous component but never climbs above the root;
+ *   a path ending in "/", "." or ".." must be a directory's, and no
+ *   whiteout's ("a/.wh.." would whiteout "." and is refused);
+ * - a later entry for a path replaces the earlier one (and its subtree),
+ *   except that a directory over a directory only updates its metadata;
+ * - missing parents are implied directories: 0755, owner 0:0, mtime = the
+ *   image build time;
+ * - OCI whiteouts (unless IMGFS_COMPARE_F_KEEP_WHITEOUTS): ".wh.NAME"
+ *   becomes a char device 0:0 (mode 0, owner and mtime of the entry) named
+ *   NAME, and its directory gets trusted.overlay.origin = "";
+ *   ".wh..wh..opq" gives its directory trusted.overlay.opaque = "y";
+ * - hard links point at the inode the target path holds when the link is
+ *   read, or, for forward references, at the end of the archive.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "compare/internal.h"
+#include "imgfs/format.h"
+#include "imgfs/source.h"
+
+#define WH_PREFIX ".wh."
+#define WH_OPAQUE ".wh..wh..opq"
+#define WH_META ".wh..wh."
+
+/* Returns true when the link is settled (resolved or reported). */
+static bool try_link(struct imgfs_compare *c, struct exp_dentry *d,
+		     bool final)
+{
+	struct exp_dentry *t = cmp_find_path(c, d->link_target);
+
+	if (!t || !t->inode) {
+		if (final)
+			cmp_unrepresentable(c, d->entry_path,
+					    "hard link target does not exist in the archive");
+		return final;
+	}
+	if (cmp_is_dir(t)) {
+		cmp_unrepresentable(c, d->entry_path,
+				    "hard link to a directory");
+		d->dead = true;
+		return true;
+	}
+	d->inode = t->inode;
+	return true;
+}
+
+/*
+ * A path whose last element is empty, "." or ".." (as written, before the
+ * path rules) can only mean a directory: mkfs.img refuses it for anything
+ * else, and for whiteouts.
+ */
+static bool dir_only_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (!n || path[n - 1] == '/')
+		return true;
+	if (path[n - 1] != '.')
+		return false;
+	if (n == 1 || path[n - 2] == '/')
+		return true;
+	return path[n - 2] == '.' && (n == 2 || path[n - 3] == '/');
+}
+
+/* Returns 0 when @name is no whiteout, 1 when handled, or -ENOMEM. */
+static int whiteout(struct imgfs_compare *c, struct exp_dentry *dir,
+		    const char *name, struct archive_entry *ae,
+		    const char *path)
+{
+	struct exp_inode *in;
+	struct exp_dentry *d;
+
+	if ((c->o.flags & IMGFS_COMPARE_F_KEEP_WHITEOUTS) ||
+	    strncmp(name, WH_PREFIX, strlen(WH_PREFIX)))
+		return 0;
+	if (dir_only_path(path)) {
+		cmp_unrepresentable(c, path,
+				    "whiteout path ending in \"/\", \".\" or \"..\"");
+		return 1;
+	}
+	if (!strcmp(name, WH_OPAQUE)) {
+		dir->opaque = true;
+		return 1;
+	}
+	if (!strncmp(name, WH_META, strlen(WH_META)) ||
+	    !name[strlen(WH_PREFIX)]) {
+		cmp_unrepresentable(c, path,
+				    "unknown whiteout meta-entry or empty whiteout");
+		return 1;
+	}
+	name += strlen(WH_PREFIX);
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		cmp_unrepresentable(c, path, "whiteout for \".\" or \"..\"");
+		return 1;
+	}
+	d = cmp_dlookup(c, dir, name, strlen(name));
+	if (d)
+		d->dead = true;
+	in = cmp_inode_new(c);
+	if (!in || !cmp_dadd(c, dir, name, strlen(name), in))
+		return -ENOMEM;
+	in->mode = 0020000;
+	cmp_set_owner_time(c, in, ae, path);
+	dir->whiteouts = true;
+	return 1;
+}
+
+static int update_dir(struct imgfs_compare *c, struct exp_dentry *d,
+		      struct archive_entry *ae, const char *path)
+{
+	struct exp_inode *in = d->inode;
+
+	in->mode = cmp_tar_mode(ae);
+	cmp_set_owner_time(c, in, ae, path);
+	cmp_kv_clear(in);
+	return cmp_set_xattrs(c, in, ae, path);
+}
+
+static int add_link(struct imgfs_compare *c, struct exp_dentry *dir,
+		    const char *name, struct archive_entry *ae,
+		    const char *path)
+{
+	struct exp_dentry *d = cmp_dadd(c, dir, name, strlen(name), NULL);
+
+	if (!d || !(d->link_target = strdup(archive_entry_hardlink(ae))) ||
+	    !(d->entry_path = strdup(path)))
+		return -ENOMEM;
+	if (archive_entry_size_is_set(ae) && archive_entry_size(ae))
+		cmp_unrepresentable(c, path, "hard link entry carrying data");
+	try_link(c, d, false);
+	return 0;
+}
+
+/* The entry named @name in @dir, the tar's @path (its last component). */
+static int add_named(struct imgfs_compare *c, struct archive *a,
+		     struct archive_entry *ae, struct exp_dentry *dir,
+		     const char *name, const char *path)
+{
+	bool dir_entry = archive_entry_filetype(ae) == AE_IFDIR;
+	const char *hardlink = archive_entry_hardlink(ae);
+	struct exp_dentry *d;
+	struct exp_inode *in;
+	int ret;
+
+	ret = whiteout(c, dir, name, ae, path);
+	if (ret)
+		return ret;
+	d = cmp_dlookup(c, dir, name, strlen(name));
+	if (d && cmp_is_dir(d) && dir_entry && !hardlink)
+		return update_dir(c, d, ae, path);
+	if (d)
+		d->dead = true;
+	if (hardlink)
+		return add_link(c, dir, name, ae, path);
+	in = cmp_inode_new(c);
+	if (!in || !cmp_dadd(c, dir, name, strlen(name), in))
+		return -ENOMEM;
+	return cmp_fill_inode(c, a, ae, in, path);
+}
+
+static int add_entry(struct imgfs_compare *c, struct archive *a,
+		     struct archive_entry *ae, const char *path)
+{
+	const char *flags = archive_entry_fflags_text(ae);
+	bool dir_entry = archive_entry_filetype(ae) == AE_IFDIR;
+	struct exp_dentry *dir;
+	struct cmp_comps cp;
+	const char *name;
+	int ret = 0;
+
+	/* as mkfs.img refuses every such entry; the rest is still compared */
+	if (flags && *flags &&
+	    !(c->o.flags & IMGFS_COMPARE_F_IGNORE_FILE_FLAGS))
+		cmp_unrepresentable(c, path, "file flags cannot be stored");
+	if (cmp_split_path(path, &cp)) {
+		cmp_comps_free(&cp);
+		return -ENOMEM;
+	}
+	if (!cp.n) {
+		cmp_comps_free(&cp);
+		if (!dir_entry) {
+			cmp_unrepresentable(c, path,
+					    "entry for the root is not a directory");
+			return 0;
+		}
+		return update_dir(c, c->root, ae, path);
+	}
+	if (dir_only_path(path) && (!dir_entry || archive_entry_hardlink(ae))) {
+		cmp_comps_free(&cp);
+		cmp_unrepresentable(c, path,
+				    "path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
+		return 0;
+	}
+	dir = cmp_walk_parent(c, &cp, true, path);
+	name = cp.v[cp.n - 1];
+	if (!dir)
+		ret = c->oom;
+	else if (strlen(name) > IMGFS_NAME_MAX) {
+		cmp_unrepresentable(c, path, "name longer than 255 bytes");
+		ret = c->oom;
+	} else
+		ret = add_named(c, a, ae, dir, name, path);
+	cmp_comps_free(&cp);
+	return ret < 0 ? ret : 0;
+}
+
+static void resolve_links(struct imgfs_compare *c)
+{
+	bool progress = true, left = true;
+	struct exp_dentry *d;
+
+	while (progress && left) {
+		progress = left = false;
+		for (d = c->all_dentries; d; d = d->next_all) {
+			if (!d->link_target || d->inode || d->dead)
+				continue;
+			if (try_link(c, d, false))
+				progress = true;
+			else
+				left = true;
+		}
+	}
+	for (d = c->all_dentries; d; d = d->next_all)
+		if (d->link_target && !d->inode && !d->dead) {
+			try_link(c, d, true);
+			d->dead = true;
+		}
+}
+
+static int overlay_xattrs(struct exp_dentry *d)
+{
+	int ret = 0;
+
+	if (d->opaque)
+		ret = cmp_kv_set(d->inode, "trusted.overlay.opaque", "y", 1);
+	if (!ret && d->whiteouts)
+		ret = cmp_kv_set(d->inode, "trusted.overlay.origin", "", 0);
+	return ret;
+}
+
+/* After the last entry: forward links, then the overlayfs xattrs. */
+static int finish(struct imgfs_compare *c)
+{
+	struct exp_dentry *d;
+	int ret = 0;
+
+	resolve_links(c);
+	for (d = c->all_dentries; d && !ret; d = d->next_all)
+		if (!d->dead && cmp_is_dir(d))
+			ret = overlay_xattrs(d);
+	return ret ? ret : overlay_xattrs(c->root);
+}
+
+/* The tar is read through the library's tar reader, as mkfs.img reads it:
+ * where it ends, and what it refuses, are the same. */
+int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
+		   struct imgfs_error *err)
+{
+	struct imgfs_tar_options to = {
+		.allow_missing_end =
+			c->o.flags & IMGFS_COMPARE_F_ALLOW_MISSING_END,
+		.warn = c->o.warn,
+		.warn_arg = c->o.warn_arg,
+	};
+	struct imgfs_tar *t = imgfs_tar_open(tar, err);
+	struct archive_entry *ae;
+	int r, ret = 0;
+
+	if (!t)
+		return err->code ? err->code : -EIO;
+	c->pax_trunc = cmp_pax_sign_lost();
+	while ((r = imgfs_tar_next(t, &to, &ae, err)) > 0) {
+		const char *path = archive_entry_pathname(ae);
+
+		if (!path) {
+			cmp_unrepresentable(c, "?",
+					    "path name cannot be decoded");
+			continue;
+		}
+		ret = add_entry(c, imgfs_tar_archive(t), ae, path);
+		if (ret) {
+			imgfs_error_set(err, ret, "%s: %s", tar,
+					ret == -EIO ?
+						archive_error_string(imgfs_tar_archive(t)) :
+						strerror(-ret));
+			break;
+		}
+	}
+	if (r < 0)
+		ret = r;
+	c->res.archive_entries = imgfs_tar_entries(t);
+	imgfs_tar_close(t);
+	if (!ret && (finish(c) || c->oom))
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	return ret;
+}
