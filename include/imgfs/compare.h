@@ -144,8 +144,7 @@ int imgfs_compare_new(struct imgfs_image *img,
  * unreadable) is reported as a content difference if the tar has it with
  * the same size. Returns 0 or a negative errno.
  */
-int imgfs_compare_check_entry(void *compare,
-			      const struct imgfs_check_entry *e);
+int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e);
 
 /*
  * Read the tar at @tar_path ("-": standard input) and report every

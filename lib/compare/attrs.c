@@ -149,9 +149,9 @@ static int acl_bad_tag(struct archive_entry *ae, int type)
 	int etype, permset, tag, id;
 	const char *name;
 
-	while (n-- > 0 && archive_entry_acl_next(ae, type, &etype, &permset,
-						 &tag, &id,
-						 &name) == ARCHIVE_OK)
+	while (n-- > 0 &&
+	       archive_entry_acl_next(ae, type, &etype, &permset, &tag, &id,
+				      &name) == ARCHIVE_OK)
 		if (!acl_tag_storable(tag))
 			return tag ? tag : -1;
 	return 0;
@@ -252,8 +252,9 @@ static int read_content(struct imgfs_compare *c, struct archive *a,
 		if (off < 0 || (uint64_t)off < pos || len > in->size ||
 		    (uint64_t)off > in->size - len) {
 			EVP_MD_CTX_free(md);
-			cmp_unrepresentable(c, path,
-					    "sparse map out of order, overlapping or beyond the file size");
+			cmp_unrepresentable(
+				c, path,
+				"sparse map out of order, overlapping or beyond the file size");
 			return 1;
 		}
 		hash_zeros(md, (uint64_t)off - pos);
@@ -290,8 +291,9 @@ static int fill_type(struct imgfs_compare *c, struct archive *a,
 	case 0120000:
 		target = archive_entry_symlink(ae);
 		if (!target || !*target || strlen(target) > IMGFS_SYMLINK_MAX) {
-			cmp_unrepresentable(c, path,
-					    "symlink target length not in 1..4095");
+			cmp_unrepresentable(
+				c, path,
+				"symlink target length not in 1..4095");
 			return 1;
 		}
 		in->symlink = strdup(target);

@@ -26,9 +26,9 @@ static void copy_options(struct imgfs_compare_options *dst,
 	imgfs_compare_options_init(dst);
 	if (!src)
 		return;
-	n = src->struct_size && src->struct_size < sizeof(*dst) ?
-		    src->struct_size :
-		    sizeof(*dst);
+	n = src->struct_size && src->struct_size < sizeof(*dst)
+		    ? src->struct_size
+		    : sizeof(*dst);
 	memcpy(dst, src, n);
 	dst->struct_size = sizeof(*dst);
 }
@@ -57,8 +57,7 @@ int imgfs_compare_new(struct imgfs_image *img,
 }
 
 int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
-		      struct imgfs_compare_result *res,
-		      struct imgfs_error *err)
+		      struct imgfs_compare_result *res, struct imgfs_error *err)
 {
 	int ret;
 
@@ -95,8 +94,7 @@ void imgfs_compare_free(struct imgfs_compare *c)
 
 int imgfs_compare_tar(struct imgfs_image *img, const char *tar_path,
 		      const struct imgfs_compare_options *o,
-		      struct imgfs_compare_result *res,
-		      struct imgfs_error *err)
+		      struct imgfs_compare_result *res, struct imgfs_error *err)
 {
 	struct imgfs_compare *c;
 	int ret;

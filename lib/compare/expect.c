@@ -69,8 +69,8 @@ static int add_child(struct exp_dentry *dir, struct exp_dentry *d)
 {
 	if (dir->nr_children == dir->cap_children) {
 		size_t cap = dir->cap_children ? dir->cap_children * 2 : 8;
-		struct exp_dentry **ch = realloc(dir->children,
-						 cap * sizeof(*ch));
+		struct exp_dentry **ch =
+			realloc(dir->children, cap * sizeof(*ch));
 
 		if (!ch)
 			return -ENOMEM;
@@ -231,8 +231,9 @@ struct exp_dentry *cmp_walk_parent(struct imgfs_compare *c,
 		d = cmp_dlookup(c, dir, cp->v[i], strlen(cp->v[i]));
 		if (d && !cmp_is_dir(d)) {
 			if (create)
-				cmp_unrepresentable(c, path,
-						    "a parent is not a directory (mkfs.img refuses the archive)");
+				cmp_unrepresentable(
+					c, path,
+					"a parent is not a directory (mkfs.img refuses the archive)");
 			return NULL;
 		}
 		if (!d && !create)

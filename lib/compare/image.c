@@ -232,8 +232,8 @@ int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e)
 
 static int walk_entry(void *arg, const struct imgfs_walk_entry *e)
 {
-	return cmp_image_add(arg, e->parent_nid, e->name, e->name_len,
-			     e->inode, e->first, IMG_DIGEST_LATER, NULL);
+	return cmp_image_add(arg, e->parent_nid, e->name, e->name_len, e->inode,
+			     e->first, IMG_DIGEST_LATER, NULL);
 }
 
 /* Our own walk, when the checker's was not handed in. */
@@ -276,7 +276,8 @@ static int digest_file(struct imgfs_compare *c, struct img_entry *ie,
 	while (!r && pos < ie->inode.size) {
 		r = imgfs_read(c->img, &ie->inode, pos, buf, DIGEST_CHUNK, err);
 		if (r == 0)
-			r = imgfs_error_set(err, -EUCLEAN, "file data ends early");
+			r = imgfs_error_set(err, -EUCLEAN,
+					    "file data ends early");
 		if (r > 0) {
 			EVP_DigestUpdate(md, buf, (size_t)r);
 			pos += (uint64_t)r;

@@ -46,8 +46,10 @@ static void diff_xattrs(struct imgfs_compare *c, const char *path,
 	size_t i = 0, j = 0;
 
 	while (i < in->nr_xattrs || j < ix->n) {
-		int r = i == in->nr_xattrs ? 1 : j == ix->n ? -1 :
-			strcmp(in->xattrs[i].name, ix->v[j].name);
+		int r = i == in->nr_xattrs ? 1
+			: j == ix->n
+				? -1
+				: strcmp(in->xattrs[i].name, ix->v[j].name);
 
 		if (r < 0) {
 			cmp_diff(c, path, IMGFS_COMPARE_XATTR,
@@ -61,10 +63,11 @@ static void diff_xattrs(struct imgfs_compare *c, const char *path,
 			if (in->xattrs[i].len != ix->v[j].len ||
 			    memcmp(in->xattrs[i].value, ix->v[j].value,
 				   ix->v[j].len))
-				cmp_diff(c, path, IMGFS_COMPARE_XATTR,
-					 "%s value differs (%zu bytes in the archive, %zu in the image)",
-					 ix->v[j].name, in->xattrs[i].len,
-					 ix->v[j].len);
+				cmp_diff(
+					c, path, IMGFS_COMPARE_XATTR,
+					"%s value differs (%zu bytes in the archive, %zu in the image)",
+					ix->v[j].name, in->xattrs[i].len,
+					ix->v[j].len);
 			i++;
 			j++;
 		}
@@ -109,16 +112,18 @@ static void compare_links(struct imgfs_compare *c, const char *path,
 		in->nid = ie->inode.nid;
 		in->first = ie;
 	} else if (in->nid != ie->inode.nid) {
-		cmp_diff(c, path, IMGFS_COMPARE_HARDLINK,
-			 "should be a hard link to %s, but is a separate inode in the image",
-			 cmp_image_path(c, in->first, &c->pbuf2, &c->pbuf2_cap));
+		cmp_diff(
+			c, path, IMGFS_COMPARE_HARDLINK,
+			"should be a hard link to %s, but is a separate inode in the image",
+			cmp_image_path(c, in->first, &c->pbuf2, &c->pbuf2_cap));
 	}
 	ie->bound = in;
 	first = cmp_image_bind_nid(c, ie);
 	if (first && first->bound != in)
-		cmp_diff(c, path, IMGFS_COMPARE_HARDLINK,
-			 "is a hard link to %s in the image, but not in the archive",
-			 cmp_image_path(c, first, &c->pbuf2, &c->pbuf2_cap));
+		cmp_diff(
+			c, path, IMGFS_COMPARE_HARDLINK,
+			"is a hard link to %s in the image, but not in the archive",
+			cmp_image_path(c, first, &c->pbuf2, &c->pbuf2_cap));
 }
 
 static void compare_content(struct imgfs_compare *c, const char *path,
@@ -129,7 +134,8 @@ static void compare_content(struct imgfs_compare *c, const char *path,
 
 	if (in->size != ie->inode.size) {
 		cmp_diff(c, path, IMGFS_COMPARE_SIZE,
-			 "%" PRIu64 " bytes in the archive, %" PRIu64 " in the image",
+			 "%" PRIu64 " bytes in the archive, %" PRIu64
+			 " in the image",
 			 in->size, ie->inode.size);
 		return;
 	}
@@ -328,7 +334,8 @@ void cmp_report_extra(struct imgfs_compare *c)
 
 	for (e = c->iall; e; e = e->next_all)
 		if (!e->seen && (!e->parent || e->parent->seen))
-			cmp_diff(c, cmp_image_path(c, e, &c->pbuf2, &c->pbuf2_cap),
+			cmp_diff(c,
+				 cmp_image_path(c, e, &c->pbuf2, &c->pbuf2_cap),
 				 IMGFS_COMPARE_EXTRA,
 				 "%s in the image, absent from the archive",
 				 cmp_type_words(e->inode.mode));

@@ -34,15 +34,15 @@
 #define WH_META ".wh..wh."
 
 /* Returns true when the link is settled (resolved or reported). */
-static bool try_link(struct imgfs_compare *c, struct exp_dentry *d,
-		     bool final)
+static bool try_link(struct imgfs_compare *c, struct exp_dentry *d, bool final)
 {
 	struct exp_dentry *t = cmp_find_path(c, d->link_target);
 
 	if (!t || !t->inode) {
 		if (final)
-			cmp_unrepresentable(c, d->entry_path,
-					    "hard link target does not exist in the archive");
+			cmp_unrepresentable(
+				c, d->entry_path,
+				"hard link target does not exist in the archive");
 		return final;
 	}
 	if (cmp_is_dir(t)) {
@@ -85,8 +85,9 @@ static int whiteout(struct imgfs_compare *c, struct exp_dentry *dir,
 	    strncmp(name, WH_PREFIX, strlen(WH_PREFIX)))
 		return 0;
 	if (dir_only_path(path)) {
-		cmp_unrepresentable(c, path,
-				    "whiteout path ending in \"/\", \".\" or \"..\"");
+		cmp_unrepresentable(
+			c, path,
+			"whiteout path ending in \"/\", \".\" or \"..\"");
 		return 1;
 	}
 	if (!strcmp(name, WH_OPAQUE)) {
@@ -95,8 +96,9 @@ static int whiteout(struct imgfs_compare *c, struct exp_dentry *dir,
 	}
 	if (!strncmp(name, WH_META, strlen(WH_META)) ||
 	    !name[strlen(WH_PREFIX)]) {
-		cmp_unrepresentable(c, path,
-				    "unknown whiteout meta-entry or empty whiteout");
+		cmp_unrepresentable(
+			c, path,
+			"unknown whiteout meta-entry or empty whiteout");
 		return 1;
 	}
 	name += strlen(WH_PREFIX);
@@ -190,16 +192,18 @@ static int add_entry(struct imgfs_compare *c, struct archive *a,
 	if (!cp.n) {
 		cmp_comps_free(&cp);
 		if (!dir_entry) {
-			cmp_unrepresentable(c, path,
-					    "entry for the root is not a directory");
+			cmp_unrepresentable(
+				c, path,
+				"entry for the root is not a directory");
 			return 0;
 		}
 		return update_dir(c, c->root, ae, path);
 	}
 	if (dir_only_path(path) && (!dir_entry || archive_entry_hardlink(ae))) {
 		cmp_comps_free(&cp);
-		cmp_unrepresentable(c, path,
-				    "path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
+		cmp_unrepresentable(
+			c, path,
+			"path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
 		return 0;
 	}
 	dir = cmp_walk_parent(c, &cp, true, path);
@@ -268,8 +272,8 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		   struct imgfs_error *err)
 {
 	struct imgfs_tar_options to = {
-		.allow_missing_end =
-			c->o.flags & IMGFS_COMPARE_F_ALLOW_MISSING_END,
+		.allow_missing_end = c->o.flags &
+				     IMGFS_COMPARE_F_ALLOW_MISSING_END,
 		.warn = c->o.warn,
 		.warn_arg = c->o.warn_arg,
 	};
@@ -291,9 +295,10 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		ret = add_entry(c, imgfs_tar_archive(t), ae, path);
 		if (ret) {
 			imgfs_error_set(err, ret, "%s: %s", tar,
-					ret == -EIO ?
-						archive_error_string(imgfs_tar_archive(t)) :
-						strerror(-ret));
+					ret == -EIO
+						? archive_error_string(
+							  imgfs_tar_archive(t))
+						: strerror(-ret));
 			break;
 		}
 	}
