@@ -65,11 +65,13 @@ int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e);
 int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
 			uint64_t *failures, struct imgfs_error *err);
 
-/* --compare */
+/* --compare: the library's comparison (imgfs/compare.h), fed with the
+ * checker's walk; differences go to fsck_difference(). */
 struct fsck_compare;
 struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
 				      const struct fsck_compare_opts *o,
 				      struct fsck_out *out);
+/* Entry callback of the check: hands each image path to the comparison. */
 int fsck_compare_entry(void *arg, const struct imgfs_check_entry *e);
 /* Read @tar and report every difference. Returns 0 or -errno (cannot read
  * the archive / the image). */
