@@ -142,7 +142,10 @@ static void compare_content(struct imgfs_compare *c, const char *path,
 	ret = cmp_image_digest(c, ie, &err);
 	if (ret == -ENOMEM)
 		c->oom = ret;
-	else if (ret)
+	else if (ret && err.code) /* our own read */
+		cmp_diff(c, path, IMGFS_COMPARE_CONTENT,
+			 "image data could not be read: %s", err.msg);
+	else if (ret) /* the checker's */
 		cmp_diff(c, path, IMGFS_COMPARE_CONTENT,
 			 "image data could not be read");
 	else if (memcmp(in->sha256, ie->sha256, sizeof(in->sha256)))
