@@ -30,6 +30,7 @@ enum variant {
 	V_CHANGED, /* other content, other mode, symlink dropped, one more */
 	V_FLAGS, /* the base and a file with file flags */
 	V_NO_END, /* the base without its end-of-archive marker */
+	V_LONG_LINK, /* the symlink's target longer than 4095 bytes */
 };
 
 static void add(struct archive *a, const char *path, unsigned int mode,
@@ -85,8 +86,15 @@ static void write_tar(const char *path, enum variant v)
 	add(a, "dir/file", S_IFREG | 0644,
 	    changed ? "the content, changed!" : "the content, original", NULL);
 	add(a, "exec", S_IFREG | (changed ? 0700 : 0755), "#!/bin/sh\n", NULL);
-	if (!changed)
+	if (v == V_LONG_LINK) {
+		char target[5001];
+
+		memset(target, 'x', sizeof(target) - 1);
+		target[sizeof(target) - 1] = '\0';
+		add(a, "sym", S_IFLNK | 0777, NULL, target);
+	} else if (!changed) {
 		add(a, "sym", S_IFLNK | 0777, NULL, "dir/file");
+	}
 	if (changed)
 		add(a, "dir/new", S_IFREG | 0644, "only in the changed tar",
 		    NULL);
@@ -320,6 +328,25 @@ static void test_missing_end(const char *img_path, const char *no_end_tar)
 	imgfs_image_close(img);
 }
 
+/*
+ * A symlink mkfs.img would refuse, where the image has one: reported
+ * once as unrepresentable (this used to compare a NULL target).
+ */
+static void test_refused_symlink(const char *img_path, const char *tar)
+{
+	struct imgfs_image *img = open_image(img_path);
+	struct imgfs_compare_options o;
+	struct imgfs_compare_result res;
+	struct seen s;
+
+	if (!img)
+		return;
+	options(&o, &s, 0);
+	CHECK(compare(img, tar, &o, &res) == 0);
+	CHECK(!strcmp(s.text, "sym:unrepresentable\n"));
+	imgfs_image_close(img);
+}
+
 static void test_names(void)
 {
 	CHECK(!strcmp(imgfs_compare_kind_name(IMGFS_COMPARE_CONTENT),
@@ -337,7 +364,7 @@ static void path(char *buf, const char *name)
 
 int main(void)
 {
-	char base[4096], changed[4096], flags[4096], no_end[4096];
+	char base[4096], changed[4096], flags[4096], no_end[4096], llink[4096];
 	char img[4096], own[4096], fimg[4096];
 	const char *top = getenv("top_builddir");
 
@@ -352,6 +379,7 @@ int main(void)
 	path(changed, "changed.tar");
 	path(flags, "flags.tar");
 	path(no_end, "no-end.tar");
+	path(llink, "long-link.tar");
 	path(img, "base.img");
 	path(own, "own.img");
 	path(fimg, "flags.img");
@@ -359,6 +387,7 @@ int main(void)
 	write_tar(changed, V_CHANGED);
 	write_tar(flags, V_FLAGS);
 	write_tar(no_end, V_NO_END);
+	write_tar(llink, V_LONG_LINK);
 	CHECK(run_mkfs(base, img, NULL, NULL) == 0);
 	CHECK(run_mkfs(base, own, "--uid-offset=5", "--force-gid=7") == 0);
 	CHECK(run_mkfs(flags, fimg, "--ignore-file-flags", NULL) == 0);
@@ -367,11 +396,11 @@ int main(void)
 	test_with_checker(img, changed);
 	test_missing_end(img, no_end);
 	test_file_flags(flags, fimg);
+	test_refused_symlink(img, llink);
 	test_owner_options(base, own);
 	if (!unit_failures) {
-		const char *f[] = {
-			base, changed, flags, no_end, img, own, fimg
-		};
+		const char *f[] = { base,  changed, flags, no_end,
+				    llink, img,	    own,   fimg };
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++)
 			unlink(f[i]);
