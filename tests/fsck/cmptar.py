@@ -5,7 +5,8 @@
 usage: cmptar.py VARIANT OUT.tar
 
 VARIANT is "base" or a deliberate change of it: "content" (same size,
-other bytes), "drop" (the symlink is left out), "mode" (a file's mode).
+other bytes), "drop" (the symlink is left out), "mode" (a file's mode),
+"longlink" (the symlink's target is 5000 bytes: mkfs.img refuses it).
 The base layer exercises the transformations mkfs.img applies: root
 entry, implied parents, "/", "./" and ".." in paths, duplicates (later
 wins), hard links (also forward), OCI whiteouts and opaque markers, pax
@@ -64,7 +65,8 @@ def main(variant, out):
         add(tf, 'fwd', tarfile.LNKTYPE, linkname='later')
         add(tf, 'later', data=b'later target')
         if variant != 'drop':
-            add(tf, 'sym', tarfile.SYMTYPE, linkname='dir/file',
+            add(tf, 'sym', tarfile.SYMTYPE,
+                linkname='x' * 5000 if variant == 'longlink' else 'dir/file',
                 mode=0o777)
         add(tf, 'fifo', tarfile.FIFOTYPE)
         add(tf, 'cdev', tarfile.CHRTYPE, devmajor=1, devminor=3)
