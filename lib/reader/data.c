@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_data.c - mapping and reading file data (docs/format.md §5).
+ * data.c - mapping and reading file data (docs/format.md §5).
  *
  * Every layout is reduced to imgfs_map(): byte offset -> extent. Reading,
  * extent iteration and readlink are written once on top of it; compressed

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * decompress_read.c - reading extents of compressed inodes (docs/format.md
+ * zread.c - reading extents of compressed inodes (docs/format.md
  * §9.8, §9.9, §9.11).
  *
  * Decoded pclusters go through a small LRU cache in the image handle, so a
