@@ -93,9 +93,9 @@ struct imgfs_zalg {
 	unsigned int (*cfg_record)(const struct imgfs_zcfg *cfg, uint8_t *buf);
 
 	/*
-	 * Decode the configuration record payload @rec of @len bytes (the
-	 * reader reads at most 16 of them, zero-filled) of an image of
-	 * 2^@blkszbits-byte blocks into @zc. Returns 0, or
+	 * Decode the payload of a configuration record of @len bytes, whose
+	 * first 16 bytes (zero-filled past @len) are at @rec, for an image
+	 * of 2^@blkszbits-byte blocks into @zc. Returns 0, or
 	 * -IMGFS_EFSCORRUPTED with the reason in @why.
 	 */
 	int (*cfg_parse)(struct imgfs_zconfig *zc, const uint8_t *rec,

@@ -9,8 +9,8 @@
  * themselves, and the decoding of their configuration records, are in
  * lib/codec/ (codec/codec.h).
  */
-#ifndef IMGFS_DECOMPRESS_H
-#define IMGFS_DECOMPRESS_H
+#ifndef IMGFS_READER_ZDATA_H
+#define IMGFS_READER_ZDATA_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -95,4 +95,4 @@ void imgfs_zcache_free(struct imgfs_zcache *c);
  */
 uint64_t imgfs_z_decoded_count(struct imgfs_image *img);
 
-#endif /* IMGFS_DECOMPRESS_H */
+#endif /* IMGFS_READER_ZDATA_H */
