@@ -1,29 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compressor.h - the compression algorithms behind the writer's engine.
+ * codec.h - the compression algorithms, one file each (lib/codec/<alg>.c):
+ * the writer's encoder, the reader's decoder and both sides of the
+ * algorithm's configuration record (docs/format.md §3.5, §9.14).
  *
  * EROFS wants fixed-size OUTPUT: each physical cluster is filled with as
  * much input as its compressed form fits in (docs/format.md §9.1). Every
- * backend therefore offers one operation, "destsize": compress the longest
+ * encoder therefore offers one operation, "destsize": compress the longest
  * prefix of the input that fits in a given number of bytes.
  *
- * Contexts belong to one thread. Their output must depend only on the
- * configuration and the input of the current call (never on what the
+ * Encoder contexts belong to one thread. Their output must depend only on
+ * the configuration and the input of the current call (never on what the
  * context compressed before), so images do not depend on which worker
  * thread compressed what.
+ *
+ * Decoders check that a stream produces exactly the extent's bytes, as the
+ * kernel does when it reads a whole extent, so that the checker can rely
+ * on "decodes without error" meaning "the kernel reads it the same".
  */
-#ifndef IMGFS_COMPRESSOR_H
-#define IMGFS_COMPRESSOR_H
+#ifndef IMGFS_CODEC_H
+#define IMGFS_CODEC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "imgfs/error.h"
+#include "imgfs/format.h"
+#include "imgfs/reader.h"
 #include "imgfs/writer.h"
 
-/* Validated settings shared by the engine and the backends. */
+/* Validated settings shared by the writer's engine and the encoders. */
 struct imgfs_zcfg {
 	enum imgfs_compr_kind kind;
 	unsigned int alg; /* on-disk algorithm id (enum imgfs_compr_alg) */
@@ -33,6 +43,22 @@ struct imgfs_zcfg {
 	unsigned int blkszbits;
 };
 
+/* Compression settings of an image as the reader decodes them (§3.5). */
+struct imgfs_zconfig {
+	uint16_t algs; /* algorithms inodes may use (bit n = id n) */
+	bool zero_padding; /* LZ4_0PADDING: streams are right-aligned */
+	unsigned int lz4_max_pclusterblks;
+	uint32_t lzma_dict_size;
+	unsigned int deflate_windowbits;
+	unsigned int zstd_windowlog; /* log2 of the window in bytes */
+};
+
+/*
+ * One algorithm: its encoder (one table per encoder, so lz4 and lz4hc
+ * each have one) and its decoder (the same for every encoder of an
+ * on-disk algorithm id). A member is NULL when the library was built
+ * without what it needs.
+ */
 struct imgfs_zalg {
 	const char *name;
 	unsigned int alg;
@@ -65,6 +91,26 @@ struct imgfs_zalg {
 	 * returns its length.
 	 */
 	unsigned int (*cfg_record)(const struct imgfs_zcfg *cfg, uint8_t *buf);
+
+	/*
+	 * Decode the payload of a configuration record of @len bytes, whose
+	 * first 16 bytes (zero-filled past @len) are at @rec, for an image
+	 * of 2^@blkszbits-byte blocks into @zc. Returns 0, or
+	 * -IMGFS_EFSCORRUPTED with the reason in @why.
+	 */
+	int (*cfg_parse)(struct imgfs_zconfig *zc, const uint8_t *rec,
+			 uint32_t len, unsigned int blkszbits, char *why,
+			 size_t whylen);
+	/*
+	 * Decode the @inlen-byte stream at @in into @out, as imgfs_zdecode()
+	 * describes. *@dctx is this algorithm's reusable decoder state: NULL
+	 * the first time, set up by the call, released by dctx_free().
+	 */
+	int (*decode)(void **dctx, const struct imgfs_zconfig *zc,
+		      const uint8_t *in, size_t inlen, uint8_t *out,
+		      size_t outlen, bool partial, bool exact_input, char *why,
+		      size_t whylen);
+	void (*dctx_free)(void *dctx);
 };
 
 extern const struct imgfs_zalg imgfs_zalg_lz4;
@@ -88,4 +134,44 @@ ssize_t imgfs_zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
 			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
 			       size_t scratch_cap, const char **why);
 
-#endif /* IMGFS_COMPRESSOR_H */
+/* The table holding the decoder of on-disk algorithm @alg, or NULL. */
+const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg);
+
+/* Name of algorithm @alg ("lz4", ...), "?" if unknown. */
+const char *imgfs_zalg_name(unsigned int alg);
+
+/* Reusable decoder state of every algorithm; one thread at a time. */
+struct imgfs_zdecoder;
+
+struct imgfs_zdecoder *imgfs_zdecoder_new(void);
+void imgfs_zdecoder_free(struct imgfs_zdecoder *d);
+
+/*
+ * Decode the @inlen-byte stream at @in, compressed with @alg, into @out.
+ * The stream must produce exactly @outlen bytes, or at least @outlen bytes
+ * when @partial (only the first @outlen are produced then). @exact_input
+ * false means the stream may be followed by garbage (LZ4 without zero
+ * padding). Returns 0, -IMGFS_EFSCORRUPTED with the reason in @why,
+ * -EOPNOTSUPP if the algorithm is not built in, -ENOMEM.
+ */
+int imgfs_zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
+		  unsigned int alg, const uint8_t *in, size_t inlen,
+		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
+		  char *why, size_t whylen);
+
+/* Decoders' failures: the reason into @why, -IMGFS_EFSCORRUPTED back. */
+static inline int imgfs_zcorrupt(char *why, size_t whylen, const char *fmt,
+				 ...) __attribute__((format(printf, 3, 4)));
+
+static inline int imgfs_zcorrupt(char *why, size_t whylen, const char *fmt,
+				 ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -IMGFS_EFSCORRUPTED;
+}
+
+#endif /* IMGFS_CODEC_H */

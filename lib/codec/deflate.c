@@ -11,6 +11,21 @@
 #include "imgfs/format.h"
 #include "codec/codec.h"
 
+static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
+			     uint32_t len, unsigned int blkszbits, char *why,
+			     size_t whylen)
+{
+	if (len < sizeof(struct imgfs_deflate_cfgs))
+		return imgfs_zcorrupt(why, whylen,
+				      "DEFLATE config record is %u bytes, not 6",
+				      len);
+	if (rec[0] > 15)
+		return imgfs_zcorrupt(why, whylen,
+				      "DEFLATE windowbits %u above 15", rec[0]);
+	zc->deflate_windowbits = rec[0];
+	return 0;
+}
+
 #ifdef HAVE_ZLIB
 #include <zlib.h>
 
@@ -140,6 +155,96 @@ static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
 	return sizeof(struct imgfs_deflate_cfgs);
 }
 
+/* The inflate state, set up once and reset per pcluster. */
+static z_stream *inflate_stream(void **dctx, char *why, size_t whylen,
+				int *ret)
+{
+	z_stream *z = *dctx;
+	int r;
+
+	*ret = 0;
+	if (z) {
+		if (inflateReset(z) != Z_OK)
+			*ret = imgfs_zcorrupt(why, whylen, "zlib reset failed");
+		return *ret ? NULL : z;
+	}
+	z = calloc(1, sizeof(*z));
+	if (!z) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
+	r = inflateInit2(z, -15);
+	if (r != Z_OK) {
+		free(z);
+		*ret = r == Z_MEM_ERROR ? -ENOMEM :
+					  imgfs_zcorrupt(why, whylen,
+							 "zlib setup failed (%d)",
+							 r);
+		return NULL;
+	}
+	*dctx = z;
+	return z;
+}
+
+static void inflate_free(void *dctx)
+{
+	z_stream *z = dctx;
+
+	if (!z)
+		return;
+	inflateEnd(z);
+	free(z);
+}
+
+/* Is the stream finished once @outlen bytes are out? Probe for one more. */
+static int inflate_more(z_stream *z)
+{
+	uint8_t extra;
+	int r;
+
+	z->next_out = &extra;
+	z->avail_out = 1;
+	r = inflate(z, Z_SYNC_FLUSH);
+	if (r == Z_STREAM_END && z->avail_out)
+		return 0;
+	return 1;
+}
+
+/* Raw DEFLATE; the kernel always inflates with a 32 KiB window. */
+static int deflate_decode(void **dctx, const struct imgfs_zconfig *zc,
+			  const uint8_t *in, size_t inlen, uint8_t *out,
+			  size_t outlen, bool partial, bool exact_input,
+			  char *why, size_t whylen)
+{
+	z_stream *z;
+	int r;
+
+	z = inflate_stream(dctx, why, whylen, &r);
+	if (!z)
+		return r;
+	z->next_in = (uint8_t *)in;
+	z->avail_in = (uInt)inlen;
+	z->next_out = out;
+	z->avail_out = (uInt)outlen;
+	r = inflate(z, Z_SYNC_FLUSH);
+	if (r == Z_MEM_ERROR)
+		return -ENOMEM;
+	if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
+		return imgfs_zcorrupt(why, whylen,
+				      "corrupt DEFLATE stream (%zu bytes): %s",
+				      inlen, z->msg ? z->msg : "inflate error");
+	if (z->total_out != outlen)
+		return imgfs_zcorrupt(why, whylen,
+				      "DEFLATE stream (%zu bytes) ends after %lu bytes instead of %zu",
+				      inlen, (unsigned long)z->total_out,
+				      outlen);
+	if (!partial && r != Z_STREAM_END && inflate_more(z))
+		return imgfs_zcorrupt(why, whylen,
+				      "DEFLATE stream (%zu bytes) does not end with the extent (%zu bytes)",
+				      inlen, outlen);
+	return 0;
+}
+
 const struct imgfs_zalg imgfs_zalg_deflate = {
 	.name = "deflate",
 	.alg = IMGFS_COMPR_DEFLATE,
@@ -148,6 +253,9 @@ const struct imgfs_zalg imgfs_zalg_deflate = {
 	.ctx_free = deflate_ctx_free,
 	.destsize = deflate_destsize,
 	.cfg_record = deflate_cfg_record,
+	.cfg_parse = deflate_cfg_parse,
+	.decode = deflate_decode,
+	.dctx_free = inflate_free,
 };
 #else
 static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -160,5 +268,6 @@ const struct imgfs_zalg imgfs_zalg_deflate = {
 	.name = "deflate",
 	.alg = IMGFS_COMPR_DEFLATE,
 	.setup = deflate_setup,
+	.cfg_parse = deflate_cfg_parse,
 };
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * LZ4 and LZ4HC through liblz4's native destsize functions. A pcluster
- * holds one raw LZ4 block (docs/format.md §9.14.1).
+ * LZ4: one raw LZ4 block per pcluster (docs/format.md §9.14.1). The
+ * encoders (LZ4 and LZ4HC) use liblz4's native destsize functions; both
+ * write the same configuration record and share one decoder.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +24,56 @@ static unsigned int lz4_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 	imgfs_put_le16(buf + 2,
 		       (uint16_t)(cfg->pclustersize >> cfg->blkszbits));
 	return sizeof(struct imgfs_lz4_cfgs);
+}
+
+static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
+			 uint32_t len, unsigned int blkszbits, char *why,
+			 size_t whylen)
+{
+	unsigned int blks;
+
+	if (len < sizeof(struct imgfs_lz4_cfgs))
+		return imgfs_zcorrupt(why, whylen,
+				      "LZ4 config record is %u bytes, not 14",
+				      len);
+	blks = imgfs_get_le16(rec + 2);
+	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> blkszbits)
+		return imgfs_zcorrupt(why, whylen,
+				      "LZ4 max_pclusterblks %u exceeds 1 MiB",
+				      blks);
+	zc->lz4_max_pclusterblks = blks ? blks : 1;
+	return 0;
+}
+
+/*
+ * With zero padding the stream is exactly the pcluster's tail and must
+ * decode to exactly the extent (LZ4_decompress_safe); without it the
+ * stream is left-aligned and followed by garbage, so only a prefix decode
+ * is possible, as in the kernel. No state to keep between calls.
+ */
+static int lz4_decode(void **dctx, const struct imgfs_zconfig *zc,
+		      const uint8_t *in, size_t inlen, uint8_t *out,
+		      size_t outlen, bool partial, bool exact_input, char *why,
+		      size_t whylen)
+{
+	int n;
+
+	if (partial || !exact_input)
+		n = LZ4_decompress_safe_partial((const char *)in, (char *)out,
+						(int)inlen, (int)outlen,
+						(int)outlen);
+	else
+		n = LZ4_decompress_safe((const char *)in, (char *)out,
+					(int)inlen, (int)outlen);
+	if (n < 0)
+		return imgfs_zcorrupt(why, whylen,
+				      "corrupt LZ4 stream (%zu bytes), or it decodes to more than %zu bytes",
+				      inlen, outlen);
+	if ((size_t)n != outlen)
+		return imgfs_zcorrupt(why, whylen,
+				      "LZ4 stream decodes to %d bytes instead of %zu",
+				      n, outlen);
+	return 0;
 }
 
 /*
@@ -87,6 +138,8 @@ const struct imgfs_zalg imgfs_zalg_lz4 = {
 	.ctx_free = lz4_ctx_free,
 	.destsize = lz4_destsize,
 	.cfg_record = lz4_cfg_record,
+	.cfg_parse = lz4_cfg_parse,
+	.decode = lz4_decode,
 };
 
 struct lz4hc_ctx {
@@ -165,4 +218,6 @@ const struct imgfs_zalg imgfs_zalg_lz4hc = {
 	.ctx_free = lz4hc_ctx_free,
 	.destsize = lz4hc_destsize,
 	.cfg_record = lz4_cfg_record,
+	.cfg_parse = lz4_cfg_parse,
+	.decode = lz4_decode,
 };

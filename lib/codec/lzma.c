@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * LZMA as MicroLZMA (docs/format.md §9.14.2): liblzma's MicroLZMA encoder
- * fills a given output size with as much input as fits, which is exactly
- * the fixed-output mode EROFS needs.
+ * LZMA as MicroLZMA (docs/format.md §9.14.2; liblzma >= 5.3): liblzma's
+ * MicroLZMA encoder fills a given output size with as much input as fits,
+ * which is exactly the fixed-output mode EROFS needs; its decoder is the
+ * kernel's LZMA pcluster format.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -105,6 +106,116 @@ static unsigned int lzma_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 	return sizeof(struct imgfs_lzma_cfgs);
 }
 
+static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
+			  uint32_t len, unsigned int blkszbits, char *why,
+			  size_t whylen)
+{
+	uint32_t dict;
+
+	if (len < sizeof(struct imgfs_lzma_cfgs))
+		return imgfs_zcorrupt(why, whylen,
+				      "LZMA config record is %u bytes, not 14",
+				      len);
+	dict = imgfs_get_le32(rec);
+	if (imgfs_get_le16(rec + 4))
+		return imgfs_zcorrupt(why, whylen,
+				      "LZMA config format %u (must be 0)",
+				      imgfs_get_le16(rec + 4));
+	if (dict < LZMA_DICT_MIN || dict > LZMA_DICT_MAX)
+		return imgfs_zcorrupt(why, whylen,
+				      "LZMA dictionary size %u outside 4 KiB..8 MiB",
+				      dict);
+	zc->lzma_dict_size = dict;
+	return 0;
+}
+
+static const char *lzma_ret_str(lzma_ret r)
+{
+	switch (r) {
+	case LZMA_MEM_ERROR:
+		return "out of memory";
+	case LZMA_OPTIONS_ERROR:
+		return "unsupported properties";
+	case LZMA_DATA_ERROR:
+		return "corrupt data";
+	case LZMA_BUF_ERROR:
+		return "truncated stream";
+	default:
+		return "decoder error";
+	}
+}
+
+/* One stream for every pcluster: liblzma keeps its window allocated. */
+static lzma_stream *lzma_dstream(void **dctx)
+{
+	const lzma_stream init = LZMA_STREAM_INIT;
+	lzma_stream *s = *dctx;
+
+	if (!s) {
+		s = malloc(sizeof(*s));
+		if (s)
+			*s = init;
+		*dctx = s;
+	}
+	return s;
+}
+
+static void lzma_dctx_free(void *dctx)
+{
+	lzma_stream *s = dctx;
+
+	if (!s)
+		return;
+	lzma_end(s);
+	free(s);
+}
+
+static int lzma_decode(void **dctx, const struct imgfs_zconfig *zc,
+		       const uint8_t *in, size_t inlen, uint8_t *out,
+		       size_t outlen, bool partial, bool exact_input, char *why,
+		       size_t whylen)
+{
+	lzma_stream *s = lzma_dstream(dctx);
+	lzma_ret r;
+	int i;
+
+	if (!s)
+		return -ENOMEM;
+	r = lzma_microlzma_decoder(s, inlen, outlen, !partial,
+				   zc->lzma_dict_size);
+	if (r == LZMA_MEM_ERROR)
+		return -ENOMEM;
+	if (r != LZMA_OK)
+		return imgfs_zcorrupt(why, whylen,
+				      "MicroLZMA decoder setup: %s",
+				      lzma_ret_str(r));
+	s->next_in = in;
+	s->avail_in = inlen;
+	s->next_out = out;
+	s->avail_out = outlen;
+	/* All input is there: a few calls settle it (liblzma reports
+	 * LZMA_BUF_ERROR once no progress is possible). */
+	for (i = 0; i < 4 && r == LZMA_OK; i++)
+		r = lzma_code(s, LZMA_RUN);
+	if (r == LZMA_MEM_ERROR)
+		return -ENOMEM;
+	if (r != LZMA_OK && r != LZMA_STREAM_END)
+		return imgfs_zcorrupt(why, whylen,
+				      "MicroLZMA stream (%zu bytes): %s after %llu of %zu bytes",
+				      inlen, lzma_ret_str(r),
+				      (unsigned long long)s->total_out, outlen);
+	if (s->total_out != outlen)
+		return imgfs_zcorrupt(why, whylen,
+				      "MicroLZMA stream (%zu bytes) ends after %llu bytes instead of %zu",
+				      inlen, (unsigned long long)s->total_out,
+				      outlen);
+	if (!partial && r != LZMA_STREAM_END)
+		return imgfs_zcorrupt(why, whylen,
+				      "MicroLZMA stream (%zu bytes) does not end with the extent",
+				      inlen);
+	return 0;
+}
+
 const struct imgfs_zalg imgfs_zalg_lzma = {
 	.name = "lzma",
 	.alg = IMGFS_COMPR_LZMA,
@@ -113,4 +224,7 @@ const struct imgfs_zalg imgfs_zalg_lzma = {
 	.ctx_free = lzma_ctx_free,
 	.destsize = lzma_destsize,
 	.cfg_record = lzma_cfg_record,
+	.cfg_parse = lzma_cfg_parse,
+	.decode = lzma_decode,
+	.dctx_free = lzma_dctx_free,
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Zstandard: one frame per pcluster (docs/format.md §9.14.4), window no larger
- * than the configuration record announces (at most 1 MiB for the kernel).
- * libzstd has no fixed-output mode, so the prefix is searched for.
+ * than the configuration record announces (at most 1 MiB for the kernel),
+ * which the decoder enforces. libzstd has no fixed-output mode, so the
+ * encoder searches for the prefix.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +30,26 @@ static unsigned int zstd_cfg_record(const struct imgfs_zcfg *cfg,
 	memset(buf, 0, sizeof(struct imgfs_zstd_cfgs));
 	buf[1] = (uint8_t)(ilog2_u32(cfg->dictsize) - 10);
 	return sizeof(struct imgfs_zstd_cfgs);
+}
+
+static int zstd_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
+			  uint32_t len, unsigned int blkszbits, char *why,
+			  size_t whylen)
+{
+	if (len < sizeof(struct imgfs_zstd_cfgs))
+		return imgfs_zcorrupt(why, whylen,
+				      "Zstandard config record is %u bytes, not 6",
+				      len);
+	if (rec[0])
+		return imgfs_zcorrupt(why, whylen,
+				      "Zstandard config format %u (must be 0)",
+				      rec[0]);
+	if (rec[1] > 10)
+		return imgfs_zcorrupt(why, whylen,
+				      "Zstandard window log %u above 1 MiB",
+				      rec[1] + 10);
+	zc->zstd_windowlog = rec[1] + 10u;
+	return 0;
 }
 
 #ifdef HAVE_ZSTD
@@ -121,6 +142,78 @@ static ssize_t zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 				      dstcap, c->scratch, c->scratch_cap, why);
 }
 
+/* After a full output buffer: does the frame end without more output? */
+static int zstd_more(ZSTD_DCtx *dc, ZSTD_inBuffer *ib)
+{
+	uint8_t extra;
+	int i;
+
+	/* Each call consumes input or produces output, so this terminates
+	 * quickly; the bound is only a guard. */
+	for (i = 0; i < 64; i++) {
+		ZSTD_outBuffer ob = { &extra, 1, 0 };
+		size_t r = ZSTD_decompressStream(dc, &ob, ib);
+
+		if (ZSTD_isError(r) || ob.pos)
+			return 1;
+		if (!r)
+			return 0;
+		if (ib->pos == ib->size)
+			return 1;
+	}
+	return 1;
+}
+
+static void zstd_dctx_free(void *dctx)
+{
+	ZSTD_freeDCtx(dctx);
+}
+
+static int zstd_decode(void **dctx, const struct imgfs_zconfig *zc,
+		       const uint8_t *in, size_t inlen, uint8_t *out,
+		       size_t outlen, bool partial, bool exact_input, char *why,
+		       size_t whylen)
+{
+	ZSTD_inBuffer ib = { in, inlen, 0 };
+	ZSTD_outBuffer ob = { out, outlen, 0 };
+	ZSTD_DCtx *dc = *dctx;
+	size_t r = 1;
+
+	if (!dc) {
+		dc = ZSTD_createDCtx();
+		if (!dc)
+			return -ENOMEM;
+		*dctx = dc;
+	}
+	ZSTD_DCtx_reset(dc, ZSTD_reset_session_and_parameters);
+	r = ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax,
+				   (int)zc->zstd_windowlog);
+	if (ZSTD_isError(r))
+		return imgfs_zcorrupt(why, whylen, "zstd window log %u: %s",
+				      zc->zstd_windowlog, ZSTD_getErrorName(r));
+	while (ob.pos < ob.size) {
+		size_t before = ib.pos + ob.pos;
+
+		r = ZSTD_decompressStream(dc, &ob, &ib);
+		if (ZSTD_isError(r))
+			return imgfs_zcorrupt(why, whylen,
+					      "Zstandard frame (%zu bytes): %s after %zu of %zu bytes",
+					      inlen, ZSTD_getErrorName(r),
+					      ob.pos, outlen);
+		if (!r || ib.pos + ob.pos == before)
+			break;
+	}
+	if (ob.pos != outlen)
+		return imgfs_zcorrupt(why, whylen,
+				      "Zstandard frame (%zu bytes) ends after %zu bytes instead of %zu",
+				      inlen, ob.pos, outlen);
+	if (!partial && r && zstd_more(dc, &ib))
+		return imgfs_zcorrupt(why, whylen,
+				      "Zstandard frame (%zu bytes) does not end with the extent (%zu bytes)",
+				      inlen, outlen);
+	return 0;
+}
+
 const struct imgfs_zalg imgfs_zalg_zstd = {
 	.name = "zstd",
 	.alg = IMGFS_COMPR_ZSTD,
@@ -129,6 +222,9 @@ const struct imgfs_zalg imgfs_zalg_zstd = {
 	.ctx_free = zstd_ctx_free,
 	.destsize = zstd_destsize,
 	.cfg_record = zstd_cfg_record,
+	.cfg_parse = zstd_cfg_parse,
+	.decode = zstd_decode,
+	.dctx_free = zstd_dctx_free,
 };
 #else
 static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -142,5 +238,6 @@ const struct imgfs_zalg imgfs_zalg_zstd = {
 	.alg = IMGFS_COMPR_ZSTD,
 	.setup = zstd_setup,
 	.cfg_record = zstd_cfg_record,
+	.cfg_parse = zstd_cfg_parse,
 };
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_data.c - mapping and reading file data (docs/format.md §5).
+ * data.c - mapping and reading file data (docs/format.md §5).
  *
  * Every layout is reduced to imgfs_map(): byte offset -> extent. Reading,
  * extent iteration and readlink are written once on top of it; compressed
@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "reader/internal.h"
+#include "reader/zdata.h"
 
 static uint64_t round_up_blk(const struct imgfs_image *img, uint64_t len)
 {
@@ -263,6 +263,38 @@ int imgfs_extent_iterate(struct imgfs_image *img,
 	return 0;
 }
 
+/*
+ * Tail or whole-file fragment: bytes of the packed inode
+ * (docs/format.md §9.11), read like any file's through imgfs_read(); one
+ * level deep only, as the packed inode may not point into itself.
+ */
+static ssize_t read_fragment(struct imgfs_image *img,
+			     const struct imgfs_inode *inode,
+			     const struct imgfs_extent *ext, uint64_t offset,
+			     void *buf, size_t n, struct imgfs_error *err)
+{
+	struct imgfs_zstate *zs = img->zpriv;
+	ssize_t got;
+
+	if (!zs || !zs->have_packed || zs->packed.nid == inode->nid)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: fragment without a usable packed inode",
+				       (unsigned long long)inode->nid);
+	got = imgfs_read(img, &zs->packed, ext->pos + (offset - ext->logical),
+			 buf, n, err);
+	if (got < 0)
+		return got;
+	if ((size_t)got != n)
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
+				       (unsigned long long)inode->nid,
+				       (unsigned long long)ext->logical,
+				       (unsigned long long)(ext->logical +
+							    ext->length),
+				       (unsigned long long)zs->packed.nid);
+	return got;
+}
+
 static ssize_t read_extent(struct imgfs_image *img,
 			   const struct imgfs_inode *inode,
 			   const struct imgfs_extent *ext, uint64_t offset,
@@ -282,6 +314,8 @@ static ssize_t read_extent(struct imgfs_image *img,
 				     ext->pos + (offset - ext->logical),
 				     "file data", inode->nid, err);
 		return ret ? ret : (ssize_t)n;
+	case IMGFS_EXTENT_FRAGMENT:
+		return read_fragment(img, inode, ext, offset, buf, n, err);
 	default:
 		return imgfs_z_read(img, inode, ext, offset, buf, n, err);
 	}

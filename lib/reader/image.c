@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader.c - opening an image: I/O helpers, superblock, long xattr prefixes.
+ * image.c - opening an image: superblock, long xattr prefixes, then the
+ * compressed-data state (lib/reader/zconfig.c); closing it. The reads
+ * themselves are in lib/reader/io.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,62 +19,6 @@
 
 /* sb_size limit of the kernel: the superblock must fit in a 4 KiB page. */
 #define SB_SIZE_MAX (4096u - IMGFS_SUPER_OFFSET)
-
-static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
-		     uint64_t off)
-{
-	uint8_t *p = buf;
-
-	if (img->mem) {
-		memcpy(buf, img->mem + off, len);
-		return 0;
-	}
-	while (len) {
-		ssize_t n = pread(img->fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO; /* file shrank under us */
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
-		   const char *what, uint64_t nid, struct imgfs_error *err)
-{
-	int ret;
-
-	if (!imgfs_img_range_ok(img, off, len))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
-				       (unsigned long long)nid, what,
-				       (unsigned long long)off, len,
-				       (unsigned long long)img->size);
-	ret = raw_pread(img, buf, len, off);
-	if (ret)
-		return imgfs_error_set(err, ret,
-				       "nid %llu: reading %s at offset %llu: %s",
-				       (unsigned long long)nid, what,
-				       (unsigned long long)off, strerror(-ret));
-	return 0;
-}
-
-int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
-		      uint64_t off, struct imgfs_error *err)
-{
-	if (!imgfs_img_range_ok(img, off, len))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
-				       "range %llu+%zu is beyond the end of the image (%llu bytes)",
-				       (unsigned long long)off, len,
-				       (unsigned long long)img->size);
-	return imgfs_img_read(img, buf, len, off, "data", 0, err);
-}
 
 const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img)
 {
@@ -397,16 +343,4 @@ void imgfs_image_close(struct imgfs_image *img)
 		close(img->fd);
 	free(img->prefixes);
 	free(img);
-}
-
-int imgfs_image_long_prefix(const struct imgfs_image *img, unsigned int n,
-			    unsigned int *base_index, const char **infix,
-			    size_t *infix_len)
-{
-	if (n >= img->nr_prefixes)
-		return -ENOENT;
-	*base_index = img->prefixes[n].base_index;
-	*infix = img->prefixes[n].infix;
-	*infix_len = img->prefixes[n].infix_len;
-	return 0;
 }

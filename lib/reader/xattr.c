@@ -227,3 +227,16 @@ ssize_t imgfs_getxattr(struct imgfs_image *img, const struct imgfs_inode *inode,
 		return ret;
 	return c.found;
 }
+
+/* The long prefixes were loaded at open (lib/reader/image.c). */
+int imgfs_image_long_prefix(const struct imgfs_image *img, unsigned int n,
+			    unsigned int *base_index, const char **infix,
+			    size_t *infix_len)
+{
+	if (n >= img->nr_prefixes)
+		return -ENOENT;
+	*base_index = img->prefixes[n].base_index;
+	*infix = img->prefixes[n].infix;
+	*infix_len = img->prefixes[n].infix_len;
+	return 0;
+}

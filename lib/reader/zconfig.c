@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * decompress_cfg.c - per-image compression state: the configuration
+ * zconfig.c - per-image compression state: the configuration
  * records after the superblock (docs/format.md §3.5) and the packed inode
  * (docs/format.md §9.11), set up at open through imgfs_z_image_init().
  *
@@ -33,75 +33,11 @@ static int cfg_bad(struct imgfs_zstate *zs, int code, const char *fmt, ...)
 	return 0;
 }
 
-static int cfg_lz4(struct imgfs_image *img, struct imgfs_zstate *zs,
-		   const uint8_t *p, uint32_t len)
-{
-	unsigned int blks;
-
-	if (len < sizeof(struct imgfs_lz4_cfgs))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "LZ4 config record is %u bytes, not 14", len);
-	blks = imgfs_get_le16(p + 2);
-	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> img->blkszbits)
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "LZ4 max_pclusterblks %u exceeds 1 MiB", blks);
-	zs->cfg.lz4_max_pclusterblks = blks ? blks : 1;
-	return 0;
-}
-
-static int cfg_lzma(struct imgfs_zstate *zs, const uint8_t *p, uint32_t len)
-{
-	uint32_t dict;
-
-	if (len < sizeof(struct imgfs_lzma_cfgs))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "LZMA config record is %u bytes, not 14", len);
-	dict = imgfs_get_le32(p);
-	if (imgfs_get_le16(p + 4))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "LZMA config format %u (must be 0)",
-			       imgfs_get_le16(p + 4));
-	if (dict < 4096 || dict > 8u << 20)
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "LZMA dictionary size %u outside 4 KiB..8 MiB",
-			       dict);
-	zs->cfg.lzma_dict_size = dict;
-	return 0;
-}
-
-static int cfg_deflate(struct imgfs_zstate *zs, const uint8_t *p,
-		       uint32_t len)
-{
-	if (len < sizeof(struct imgfs_deflate_cfgs))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "DEFLATE config record is %u bytes, not 6", len);
-	if (p[0] > 15)
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "DEFLATE windowbits %u above 15", p[0]);
-	zs->cfg.deflate_windowbits = p[0];
-	return 0;
-}
-
-static int cfg_zstd(struct imgfs_zstate *zs, const uint8_t *p, uint32_t len)
-{
-	if (len < sizeof(struct imgfs_zstd_cfgs))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "Zstandard config record is %u bytes, not 6",
-			       len);
-	if (p[0])
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "Zstandard config format %u (must be 0)", p[0]);
-	if (p[1] > 10)
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "Zstandard window log %u above 1 MiB", p[1] + 10);
-	zs->cfg.zstd_windowlog = p[1] + 10u;
-	return 0;
-}
-
 static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
 		      unsigned int alg, uint64_t *pos)
 {
 	struct imgfs_error e = { 0 };
+	char why[sizeof(zs->cfg_msg)];
 	uint8_t p[16];
 	uint32_t len;
 
@@ -123,16 +59,11 @@ static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
 		return cfg_bad(zs, e.code, "%s config record: %s",
 			       imgfs_zalg_name(alg), e.msg);
 	*pos += 2 + len;
-	switch (alg) {
-	case IMGFS_COMPR_LZ4:
-		return cfg_lz4(img, zs, p, len);
-	case IMGFS_COMPR_LZMA:
-		return cfg_lzma(zs, p, len);
-	case IMGFS_COMPR_DEFLATE:
-		return cfg_deflate(zs, p, len);
-	default:
-		return cfg_zstd(zs, p, len);
-	}
+	/* alg < IMGFS_COMPR_MAX: every id has a table */
+	if (imgfs_zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits,
+					     why, sizeof(why)))
+		return cfg_bad(zs, -IMGFS_EFSCORRUPTED, "%s", why);
+	return 0;
 }
 
 static void parse_cfgs(struct imgfs_image *img, struct imgfs_zstate *zs)

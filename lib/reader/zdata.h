@@ -1,54 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decompress.h - compressed file data on the reader side (not installed).
+ * zdata.h - compressed file data on the reader side (not installed).
  *
  * lib/reader/zconfig.c sets up the per-image state at open (compression
  * configuration, packed inode); lib/reader/zmap.c maps file offsets to
  * pclusters (docs/format.md §9); lib/reader/zread.c reads the mapped
  * extents through a small LRU cache of decoded pclusters; the codecs
- * themselves are in lib/codec/decode.c.
+ * themselves, and the decoding of their configuration records, are in
+ * lib/codec/ (codec/codec.h).
  */
-#ifndef IMGFS_DECOMPRESS_H
-#define IMGFS_DECOMPRESS_H
+#ifndef IMGFS_READER_ZDATA_H
+#define IMGFS_READER_ZDATA_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/codec.h"
 #include "reader/internal.h"
-
-/* Compression settings of an image (docs/format.md §3.5). */
-struct imgfs_zconfig {
-	uint16_t algs; /* algorithms inodes may use (bit n = id n) */
-	bool zero_padding; /* LZ4_0PADDING: streams are right-aligned */
-	unsigned int lz4_max_pclusterblks;
-	uint32_t lzma_dict_size;
-	unsigned int deflate_windowbits;
-	unsigned int zstd_windowlog; /* log2 of the window in bytes */
-};
-
-/* Reusable decoder state; used by one thread at a time. */
-struct imgfs_zdecoder;
-
-struct imgfs_zdecoder *imgfs_zdecoder_new(void);
-void imgfs_zdecoder_free(struct imgfs_zdecoder *d);
-
-/* Name of algorithm @alg ("lz4", ...), "?" if unknown. */
-const char *imgfs_zalg_name(unsigned int alg);
-
-/*
- * Decode the @inlen-byte stream at @in, compressed with @alg, into @out.
- * The stream must produce exactly @outlen bytes, or at least @outlen bytes
- * when @partial (only the first @outlen are produced then). @exact_input
- * false means the stream may be followed by garbage (LZ4 without zero
- * padding). Returns 0, -IMGFS_EFSCORRUPTED with the reason in @why,
- * -EOPNOTSUPP if the algorithm is not built in, -ENOMEM.
- */
-int imgfs_zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
-		  unsigned int alg, const uint8_t *in, size_t inlen,
-		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
-		  char *why, size_t whylen);
 
 /* Buffers and a decoder for one decode; pooled in struct imgfs_zstate. */
 struct imgfs_zwork {
@@ -125,4 +95,4 @@ void imgfs_zcache_free(struct imgfs_zcache *c);
  */
 uint64_t imgfs_z_decoded_count(struct imgfs_image *img);
 
-#endif /* IMGFS_DECOMPRESS_H */
+#endif /* IMGFS_READER_ZDATA_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_zmap.c - compressed layouts (COMPRESSED_FULL / COMPRESSED_COMPACT):
+ * zmap.c - compressed layouts (COMPRESSED_FULL / COMPRESSED_COMPACT):
  * mapping of file offsets to pclusters through the map header and the
  * lcluster indexes (docs/format.md §9). The per-image configuration it checks
  * against is set up in lib/reader/zconfig.c.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * decompress_read.c - reading extents of compressed inodes (docs/format.md
- * §9.8, §9.9, §9.11).
+ * zread.c - reading extents of compressed inodes (docs/format.md
+ * §9.8, §9.9); fragments (§9.11) are bytes of the packed inode, read by
+ * lib/reader/data.c.
  *
  * Decoded pclusters go through a small LRU cache in the image handle, so a
  * file read sequentially in small pieces decodes each pcluster once. The
@@ -315,37 +316,6 @@ static ssize_t read_raw(struct imgfs_image *img,
 	return ret ? ret : (ssize_t)n;
 }
 
-/*
- * Tail or whole-file fragment: bytes of the packed inode
- * (docs/format.md §9.11).
- */
-static ssize_t read_fragment(struct imgfs_image *img,
-			     const struct imgfs_inode *inode,
-			     const struct imgfs_extent *ext, uint64_t offset,
-			     void *buf, size_t n, struct imgfs_error *err)
-{
-	struct imgfs_zstate *zs = img->zpriv;
-	ssize_t got;
-
-	if (!zs->have_packed || zs->packed.nid == inode->nid)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: fragment without a usable packed inode",
-				       (unsigned long long)inode->nid);
-	got = imgfs_read(img, &zs->packed, ext->pos + (offset - ext->logical),
-			 buf, n, err);
-	if (got < 0)
-		return got;
-	if ((size_t)got != n)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)ext->logical,
-				       (unsigned long long)(ext->logical +
-							    ext->length),
-				       (unsigned long long)zs->packed.nid);
-	return got;
-}
-
 ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
 		     size_t len, struct imgfs_error *err)
@@ -361,8 +331,6 @@ ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 				       (unsigned long long)offset);
 	avail = ext->logical + ext->length - offset;
 	n = avail < len ? (size_t)avail : len;
-	if (ext->kind == IMGFS_EXTENT_FRAGMENT)
-		return read_fragment(img, inode, ext, offset, buf, n, err);
 	if (ext->kind != IMGFS_EXTENT_COMPRESSED)
 		return imgfs_error_set(err, -EINVAL,
 				       "nid %llu: extent kind %u is not compressed data",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_decode - the pcluster codecs of lib/codec/decode.c on streams made
+ * test_decode - the pcluster decoders of lib/codec/ on streams made
  * here with the same libraries: a stream must decode to exactly the
  * extent's length (shorter or longer is corruption), a partial reference
  * decodes a prefix, truncated or damaged streams fail, limits from the
@@ -19,7 +19,7 @@
 #include <zstd.h>
 #endif
 
-#include "reader/zdata.h"
+#include "codec/codec.h"
 #include "../unit/unit.h"
 
 #define N 20000

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+/*
+ * io.c - bounds-checked reads of the image, the bottom of the reader:
+ * every other file of lib/reader reads through here.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reader/internal.h"
+
+static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
+		     uint64_t off)
+{
+	uint8_t *p = buf;
+
+	if (img->mem) {
+		memcpy(buf, img->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t n = pread(img->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* file shrank under us */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
+		   const char *what, uint64_t nid, struct imgfs_error *err)
+{
+	int ret;
+
+	if (!imgfs_img_range_ok(img, off, len))
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
+				       (unsigned long long)nid, what,
+				       (unsigned long long)off, len,
+				       (unsigned long long)img->size);
+	ret = raw_pread(img, buf, len, off);
+	if (ret)
+		return imgfs_error_set(err, ret,
+				       "nid %llu: reading %s at offset %llu: %s",
+				       (unsigned long long)nid, what,
+				       (unsigned long long)off, strerror(-ret));
+	return 0;
+}
+
+int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
+		      uint64_t off, struct imgfs_error *err)
+{
+	if (!imgfs_img_range_ok(img, off, len))
+		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+				       "range %llu+%zu is beyond the end of the image (%llu bytes)",
+				       (unsigned long long)off, len,
+				       (unsigned long long)img->size);
+	return imgfs_img_read(img, buf, len, off, "data", 0, err);
+}
