@@ -318,6 +318,42 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
 /* Free @o (may be NULL); an uncommitted file is removed. */
 void imgfs_output_abort(struct imgfs_output *o);
 
+/*
+ * What a caller of imgfs_convert() may do on the way (every member may be
+ * NULL): learn the output file's temporary name, to remove it from a
+ * signal handler (NULL when the file has no name until it is committed,
+ * the usual case), and look at the complete image before it is put in
+ * place (a check; returning a negative errno with @err set discards it).
+ */
+struct imgfs_convert_hooks {
+	size_t struct_size; /* sizeof(struct imgfs_convert_hooks) */
+	void (*created)(const char *temp_path, void *arg);
+	int (*before_commit)(int fd, void *arg, struct imgfs_error *err);
+	void *arg;
+};
+
+/*
+ * Convert @source (a tar layer, plain or compressed; "-" for standard
+ * input; or a directory) into an image at @image_path with options @o:
+ * the target is checked first (imgfs_output_open()), the image is built
+ * in an unnamed file in the target's directory, synced and renamed over
+ * the target only when complete. A source that is the target itself is
+ * refused; an image being replaced inside a directory source is left out.
+ * Returns 0 with @stats (may be NULL) filled in, or a negative errno with
+ * @err set; on failure nothing new is left behind and an existing file
+ * at @image_path is untouched. @hooks may be NULL.
+ */
+int imgfs_convert(const char *source, const char *image_path,
+		  const struct imgfs_mkfs_options *o,
+		  const struct imgfs_convert_hooks *hooks,
+		  struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
+
+/* The same for the tar stream on descriptor @tar_fd (left open). */
+int imgfs_convert_fd(int tar_fd, const char *image_path,
+		     const struct imgfs_mkfs_options *o,
+		     const struct imgfs_convert_hooks *hooks,
+		     struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
+
 #ifdef __cplusplus
 }
 #endif
