@@ -157,7 +157,7 @@ int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 
 /* One extended attribute of an entry: @size bytes at @value. */
 struct imgfs_xattr_pair {
-	const char *name; /* with its namespace: "user.x", "system.posix_acl_access" */
+	const char *name; /* with its namespace: "user.x", "trusted.y" */
 	const void *value;
 	size_t size;
 };

@@ -286,7 +286,8 @@ static int data_fail(struct archive *a, const char *path,
 static int check_block(const struct imgfs_entry *ie, int64_t off, size_t len,
 		       uint64_t pos, struct imgfs_error *err)
 {
-	bool outside = len > ie->size || (off >= 0 && (uint64_t)off > ie->size - len);
+	bool outside = len > ie->size ||
+		       (off >= 0 && (uint64_t)off > ie->size - len);
 
 	if (!ie->nr_sparse) {
 		if (off < 0 || (uint64_t)off < pos || outside)

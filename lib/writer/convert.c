@@ -48,7 +48,9 @@ static int add_source(struct imgfs_writer *w, const struct convert_source *src,
 	if (src->path && imgfs_source_is_dir(src->path)) {
 		/* an image being replaced inside the tree is not part of it */
 		ret = imgfs_writer_exclude_path(w, target, err);
-		return ret ? ret : imgfs_writer_add_directory(w, src->path, err);
+		if (!ret)
+			ret = imgfs_writer_add_directory(w, src->path, err);
+		return ret;
 	}
 	t = src->path ? imgfs_tar_open(src->path, err) :
 			imgfs_tar_open_fd(src->fd, NULL, err);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * File data: streamed straight into the image as the entry calls hand it
- * over (imgfs_writer_append()), block aligned. Sparse files become chunk-based inodes whose hole chunks are
- * NULL, so holes cost nothing in the image. The chunk size of each sparse
- * file is chosen from its sparse map (known from the header, before any
- * data) to make the chunk index plus the zeros written inside partly
- * filled chunks as small as possible.
+ * over (imgfs_writer_append()), block aligned. Sparse files become
+ * chunk-based inodes whose hole chunks are NULL, so holes cost nothing in
+ * the image. The chunk size of each sparse file is chosen from its sparse
+ * map (given with the entry, before any data) to make the chunk index plus
+ * the zeros written inside partly filled chunks as small as possible.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -424,7 +424,7 @@ static bool is_dot_name(const char *name, size_t len)
 }
 
 /*
- * Does @path, as the archive spells it, end in "/", "." or ".." (or is it
+ * Does @path, as the entry spells it, end in "/", "." or ".." (or is it
  * empty)? Such a path designates a directory through the path rules
  * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
  */

@@ -191,7 +191,8 @@ static int add_others(struct imgfs_writer *w, struct imgfs_error *err)
 	e.symlink = "hello";
 	ret = imgfs_writer_add_entry(w, &e, err);
 	/* a hard link to the file above, and one to a file added later */
-	e = (struct imgfs_entry){ .path = "etc/hello2", .hardlink = "etc/hello" };
+	e = (struct imgfs_entry){ .path = "etc/hello2",
+				  .hardlink = "etc/hello" };
 	if (!ret)
 		ret = imgfs_writer_add_entry(w, &e, err);
 	e = (struct imgfs_entry){ .path = "early", .hardlink = "late" };
