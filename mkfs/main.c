@@ -2,9 +2,10 @@
 /*
  * mkfs.img - build an EROFS image from a tar layer or a directory.
  *
- * The image is written to an unnamed file in the target's directory,
- * fsynced and renamed into place (imgfs_output_*), so the target path
- * never holds a partial image and a killed run leaves nothing behind.
+ * One library call does the job (imgfs_convert()): the image is written
+ * to an unnamed file in the target's directory, fsynced and renamed into
+ * place, so the target path never holds a partial image and a killed run
+ * leaves nothing behind. This file parses options and prints.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,13 +22,11 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
-#include <archive.h>
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "imgfs/escape.h"
-#include "imgfs/source.h"
 #include "imgfs/writer.h"
 
 struct mkfs_args {
