@@ -236,10 +236,10 @@ static void build_options(struct imgfs_mkfs_options *o, bool lz4)
 		o->compress = IMGFS_COMPRESS_LZ4;
 }
 
-static int check_fd(int fd, struct imgfs_error *err)
+static int check_fd_result(int fd, struct imgfs_check_result *res,
+			   struct imgfs_error *err)
 {
 	struct imgfs_check_options co;
-	struct imgfs_check_result res;
 	struct imgfs_image *img;
 	int ret;
 
@@ -247,12 +247,19 @@ static int check_fd(int fd, struct imgfs_error *err)
 	ret = imgfs_image_open_fd(fd, 0, &img, err);
 	if (ret)
 		return ret;
-	ret = imgfs_check_image(img, &co, &res, err);
+	ret = imgfs_check_image(img, &co, res, err);
 	imgfs_image_close(img);
-	if (!ret && res.errors)
+	if (!ret && res->errors)
 		ret = imgfs_error_set(err, -EUCLEAN, "checker: %llu error(s)",
-				      (unsigned long long)res.errors);
+				      (unsigned long long)res->errors);
 	return ret;
+}
+
+static int check_fd(int fd, struct imgfs_error *err)
+{
+	struct imgfs_check_result res;
+
+	return check_fd_result(fd, &res, err);
 }
 
 static int build(const char *path, bool lz4)
@@ -581,6 +588,37 @@ static void test_convert(const char *d)
 	unlink(keep);
 }
 
+/* A directory source holding the image's own target: left out of it. */
+static void test_convert_dir(const char *d)
+{
+	char src[4096], file[4096], img[4096];
+	struct imgfs_check_result res = { 0 };
+	struct imgfs_mkfs_options o;
+	struct imgfs_error err;
+	int fd;
+
+	build_options(&o, false);
+	snprintf(src, sizeof(src), "%s/tree", d);
+	snprintf(file, sizeof(file), "%s/tree/f", d);
+	snprintf(img, sizeof(img), "%s/tree/self.img", d);
+	CHECK(mkdir(src, 0755) == 0);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "data", 4) == 4);
+	close(fd);
+	/* twice: the second run replaces an image inside the tree */
+	for (int i = 0; i < 2; i++) {
+		CHECK(imgfs_convert(src, img, &o, NULL, NULL, &err) == 0);
+		fd = open(img, O_RDONLY);
+		CHECK(fd >= 0 && check_fd_result(fd, &res, &err) == 0);
+		close(fd);
+		CHECK(res.regular == 1 && res.dirs == 1);
+	}
+	CHECK(count_files(src) == 2);
+	unlink(img);
+	unlink(file);
+	rmdir(src);
+}
+
 /* Run @step on a fresh writer; it must fail with a message holding @msg. */
 static void expect_misuse(int (*step)(struct imgfs_writer *,
 				      struct imgfs_error *),
@@ -671,6 +709,7 @@ static int errors(void)
 		return 1;
 	}
 	test_convert(dir);
+	test_convert_dir(dir);
 	CHECK(count_files(dir) == 0);
 	rmdir(dir);
 	expect_misuse(too_much, "f: more data than the 2 bytes of its size");
