@@ -2,9 +2,10 @@
 /*
  * mkfs.img - build an EROFS image from a tar layer or a directory.
  *
- * The image is written to an unnamed file in the target's directory,
- * fsynced and renamed into place (imgfs_output_*), so the target path
- * never holds a partial image and a killed run leaves nothing behind.
+ * One library call does the job (imgfs_convert()): the image is written
+ * to an unnamed file in the target's directory, fsynced and renamed into
+ * place, so the target path never holds a partial image and a killed run
+ * leaves nothing behind. This file parses options and prints.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,13 +22,11 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
-#include <archive.h>
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "imgfs/escape.h"
-#include "imgfs/source.h"
 #include "imgfs/writer.h"
 
 struct mkfs_args {
@@ -362,43 +361,6 @@ static void show_progress(const struct imgfs_progress *p, void *arg)
 }
 
 /* Refuse to write over the input we are reading (standard input too). */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (strcmp(a, "-") ? stat(a, &sa) : fstat(STDIN_FILENO, &sa))
-		return 0;
-	/* other kinds of target are refused, saying what they are */
-	if (stat(b, &sb) || !S_ISREG(sb.st_mode))
-		return 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-static int build(struct mkfs_args *a, int fd, struct imgfs_mkfs_stats *st,
-		 struct imgfs_error *err)
-{
-	struct imgfs_writer *w = imgfs_writer_create(&a->opts, fd, err);
-	struct imgfs_tar *t = NULL;
-	int ret;
-
-	if (!w)
-		return err->code;
-	if (imgfs_source_is_dir(a->source)) {
-		/* an image being replaced inside the tree is not part of it */
-		ret = imgfs_writer_exclude_path(w, a->target, err);
-		if (!ret)
-			ret = imgfs_writer_add_directory(w, a->source, err);
-	} else {
-		t = imgfs_tar_open(a->source, err);
-		ret = t ? imgfs_writer_add_tar(w, t, err) : err->code;
-	}
-	if (!ret)
-		ret = imgfs_writer_finish(w, st, err);
-	imgfs_tar_close(t);
-	imgfs_writer_destroy(w);
-	return ret;
-}
-
 static void print_problem(void *arg, const struct imgfs_check_problem *p)
 {
 	(void)arg;
@@ -455,61 +417,62 @@ static int set_immutable(const char *path)
 	return ret;
 }
 
-static struct imgfs_output *open_output(const char *target,
-					struct imgfs_error *err)
-{
-	struct imgfs_output *out = imgfs_output_open(target, err);
-	const char *name = out ? imgfs_output_temp_path(out) : NULL;
+/* imgfs_convert() hooks: the state of one run. */
+struct job {
+	struct mkfs_args *a;
+	sigset_t old; /* signal mask before the commit */
+	bool blocked;
+};
 
-	if (name && strlen(name) < sizeof(tmp_path)) {
-		strcpy(tmp_path, name);
+static void output_created(const char *temp_path, void *arg)
+{
+	(void)arg;
+	if (temp_path && strlen(temp_path) < sizeof(tmp_path)) {
+		strcpy(tmp_path, temp_path);
 		tmp_live = 1;
 	}
-	return out;
 }
 
 /*
- * Put the image in place. Signals are held meanwhile: the file briefly
- * has a temporary name before it is renamed over the target.
+ * The image is complete: verify it if asked to, then hold signals while
+ * it is put in place (the file briefly has a temporary name before it is
+ * renamed over the target).
  */
-static int commit_output(struct imgfs_output *out, struct imgfs_error *err)
+static int before_commit(int fd, void *arg, struct imgfs_error *err)
 {
-	sigset_t set, old;
+	struct job *j = arg;
+	sigset_t set;
 	int ret;
 
+	if (j->a->verify) {
+		ret = verify(fd, err);
+		if (ret)
+			return ret;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	ret = imgfs_output_commit(out, err);
-	tmp_live = 0;
-	imgfs_output_abort(out);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return ret;
-}
-
-static void discard_output(struct imgfs_output *out)
-{
-	tmp_live = 0;
-	imgfs_output_abort(out);
+	sigprocmask(SIG_BLOCK, &set, &j->old);
+	j->blocked = true;
+	return 0;
 }
 
 static int run(struct mkfs_args *a)
 {
 	struct progress_state ps = { 0 };
 	struct imgfs_mkfs_stats st = { 0 };
+	struct job j = { .a = a };
+	struct imgfs_convert_hooks hooks = {
+		.struct_size = sizeof(hooks),
+		.created = output_created,
+		.before_commit = before_commit,
+		.arg = &j,
+	};
 	struct imgfs_error err;
-	struct imgfs_output *out;
 	struct timespec end;
 	int ret;
 
-	imgfs_error_clear(&err);
-	if (same_file(a->source, a->target)) {
-		fprintf(stderr, "mkfs.img: %s: refusing to overwrite the source\n",
-			a->target);
-		return 1;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &ps.start);
 	if (!a->quiet)
 		a->opts.warn = show_warning;
@@ -517,19 +480,10 @@ static int run(struct mkfs_args *a)
 		a->opts.progress = show_progress;
 		a->opts.progress_arg = &ps;
 	}
-	/* the target is checked before the source is even opened */
-	out = open_output(a->target, &err);
-	if (!out) {
-		fprintf(stderr, "mkfs.img: %s\n", err.msg);
-		return 1;
-	}
-	ret = build(a, imgfs_output_fd(out), &st, &err);
-	if (!ret && a->verify)
-		ret = verify(imgfs_output_fd(out), &err);
-	if (!ret)
-		ret = commit_output(out, &err);
-	else
-		discard_output(out);
+	ret = imgfs_convert(a->source, a->target, &a->opts, &hooks, &st, &err);
+	tmp_live = 0;
+	if (j.blocked)
+		sigprocmask(SIG_SETMASK, &j.old, NULL);
 	if (ps.shown)
 		fputc('\n', stderr);
 	if (ret) {

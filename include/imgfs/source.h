@@ -44,6 +44,13 @@ struct imgfs_tar_options {
 struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err);
 
 /*
+ * The same for the tar stream on the open descriptor @fd, read from where
+ * it stands and left open; @name (NULL: "-") stands for it in messages.
+ */
+struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
+				    struct imgfs_error *err);
+
+/*
  * Advance to the next entry. Whatever the caller left unread of the
  * previous entry's data is skipped. Returns 1 with *@e set (owned by the
  * reader, valid until the next call; read its data with

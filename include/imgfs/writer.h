@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgfs/writer.h - building an EROFS image from libarchive entries.
+ * imgfs/writer.h - building an EROFS image from tar layers, directories
+ * or entries described one by one.
  *
- * Usage: fill a struct imgfs_mkfs_options (imgfs_mkfs_options_init() sets
- * the defaults), create a writer on an open, empty, seekable output file,
- * feed it one or more sources with imgfs_writer_add_tar(), then call
- * imgfs_writer_finish(). File data is written to the output as it is read;
- * only metadata (names, inodes, xattrs) is kept in memory until finish.
+ * One call per job: imgfs_convert() turns a tar layer (a file, standard
+ * input or a descriptor) or a directory into an image file, put in place
+ * only once it is complete.
+ *
+ * Step by step: fill a struct imgfs_mkfs_options (imgfs_mkfs_options_init()
+ * sets the defaults), create a writer on an open, empty, seekable output
+ * file, feed it entries, then call imgfs_writer_finish(). Entries come
+ * from tar streams (imgfs_writer_add_tar()), directory trees
+ * (imgfs_writer_add_directory()), or the caller itself through the entry
+ * calls (imgfs_writer_add_entry(), imgfs_writer_begin_file(),
+ * imgfs_writer_append(), imgfs_writer_end_file()), which need no
+ * libarchive; the tar and directory intakes are built on them. File data
+ * is written to the output as it arrives; only metadata (names, inodes,
+ * xattrs) is kept in memory until finish.
  *
  * Writers share nothing: several may run at once in different threads.
  */
@@ -145,6 +155,106 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 			       struct imgfs_error *err);
 
+/* One extended attribute of an entry: @size bytes at @value. */
+struct imgfs_xattr_pair {
+	const char *name; /* with its namespace: "user.x", "trusted.y" */
+	const void *value;
+	size_t size;
+};
+
+/* A range of a file that holds data (see struct imgfs_entry.sparse). */
+struct imgfs_data_range {
+	uint64_t offset;
+	uint64_t length;
+};
+
+/*
+ * One entry of the image, as the entry calls take it. Nothing is kept
+ * of the strings and arrays after the call that takes the entry returns.
+ * Everything the options say applies as for tar entries: ownership
+ * mapping (all_root, force_*, *_offset), whiteouts, ignore rules.
+ */
+struct imgfs_entry {
+	/* path in the image, with the tar path rules (README, "Paths"):
+	 * leading "/" and "./" dropped, ".." clamped at the root, a path
+	 * ending in "/", "." or ".." only for a directory; "" or "/" is the
+	 * root directory itself */
+	const char *path;
+	/* file type and permission bits as in st_mode (S_IFREG | 0644, ...);
+	 * ignored for hard links */
+	uint32_t mode;
+	/* owner before the options' mapping; after it both must lie in
+	 * 0..2^32-1 */
+	int64_t uid;
+	int64_t gid;
+	/* modification time, counted from the earlier whole second (-1.5 s
+	 * is mtime -2, mtime_nsec 500000000); without have_mtime the build
+	 * time is used */
+	bool have_mtime;
+	int64_t mtime;
+	uint32_t mtime_nsec; /* 0..999999999 */
+	/* character and block devices: at most 4095:1048575 */
+	uint64_t rdev_major;
+	uint64_t rdev_minor;
+	/* symbolic links: the target, 1 to 4095 bytes */
+	const char *symlink;
+	/* hard links: the path of an entry added before or after this one
+	 * (not a directory); the entry then takes nothing else but @path */
+	const char *hardlink;
+	/* extended attributes, POSIX ACLs as system.posix_acl_* values */
+	const struct imgfs_xattr_pair *xattrs;
+	size_t nr_xattrs;
+	/* regular files: the size; exactly this many bytes must be given
+	 * through imgfs_writer_append() and imgfs_writer_skip() */
+	uint64_t size;
+	/* regular files: the ranges that hold data, when the file has holes.
+	 * With nr_sparse > 0 the file is stored in chunks and what is
+	 * skipped with imgfs_writer_skip() stays a hole in the image (at
+	 * most block size x 2^31 bytes); without, skipped ranges are
+	 * stored as zeros. The map chooses the chunk size only. */
+	const struct imgfs_data_range *sparse;
+	size_t nr_sparse;
+};
+
+/*
+ * Add an entry that takes no data: a directory, symbolic link, device,
+ * FIFO, socket, hard link, or an empty regular file. A later entry for
+ * the same path replaces an earlier one, except that a directory entry
+ * for an existing directory only updates its metadata and keeps its
+ * children; missing parent directories are created (mode 0755, owner
+ * 0:0, the build time). With IMGFS_WHITEOUT_OVERLAY, "dir/.wh.NAME"
+ * becomes the overlayfs whiteout of NAME and "dir/.wh..wh..opq" makes
+ * dir opaque. Returns 0, or a negative errno with @err naming the entry
+ * and the reason; after a failure the writer can only be destroyed.
+ */
+int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
+			   struct imgfs_error *err);
+
+/*
+ * Add entry @e as imgfs_writer_add_entry() does and open it for its data:
+ * exactly @e->size bytes follow through imgfs_writer_append() and
+ * imgfs_writer_skip(), in file order, then imgfs_writer_end_file(). Data
+ * goes to the image (or to the compressors) as it is given: memory does
+ * not grow with it. Only one file is open at a time, and no other entry
+ * may be added meanwhile. A whiteout's data is accepted and dropped.
+ */
+int imgfs_writer_begin_file(struct imgfs_writer *w, const struct imgfs_entry *e,
+			    struct imgfs_error *err);
+
+/* The next @len bytes of the open file. */
+int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
+			struct imgfs_error *err);
+
+/*
+ * Skip the next @len bytes of the open file: they read back as zeros,
+ * and are a hole in the image when the entry has a sparse map.
+ */
+int imgfs_writer_skip(struct imgfs_writer *w, uint64_t len,
+		      struct imgfs_error *err);
+
+/* Close the open file; it is an error if fewer than its size bytes came. */
+int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err);
+
 /*
  * Lay out and write all metadata and the superblock. The image is complete
  * (but not fsynced) on success. @stats may be NULL.
@@ -207,6 +317,42 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
 
 /* Free @o (may be NULL); an uncommitted file is removed. */
 void imgfs_output_abort(struct imgfs_output *o);
+
+/*
+ * What a caller of imgfs_convert() may do on the way (every member may be
+ * NULL): learn the output file's temporary name, to remove it from a
+ * signal handler (NULL when the file has no name until it is committed,
+ * the usual case), and look at the complete image before it is put in
+ * place (a check; returning a negative errno with @err set discards it).
+ */
+struct imgfs_convert_hooks {
+	size_t struct_size; /* sizeof(struct imgfs_convert_hooks) */
+	void (*created)(const char *temp_path, void *arg);
+	int (*before_commit)(int fd, void *arg, struct imgfs_error *err);
+	void *arg;
+};
+
+/*
+ * Convert @source (a tar layer, plain or compressed; "-" for standard
+ * input; or a directory) into an image at @image_path with options @o:
+ * the target is checked first (imgfs_output_open()), the image is built
+ * in an unnamed file in the target's directory, synced and renamed over
+ * the target only when complete. A source that is the target itself is
+ * refused; an image being replaced inside a directory source is left out.
+ * Returns 0 with @stats (may be NULL) filled in, or a negative errno with
+ * @err set; on failure nothing new is left behind and an existing file
+ * at @image_path is untouched. @hooks may be NULL.
+ */
+int imgfs_convert(const char *source, const char *image_path,
+		  const struct imgfs_mkfs_options *o,
+		  const struct imgfs_convert_hooks *hooks,
+		  struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
+
+/* The same for the tar stream on descriptor @tar_fd (left open). */
+int imgfs_convert_fd(int tar_fd, const char *image_path,
+		     const struct imgfs_mkfs_options *o,
+		     const struct imgfs_convert_hooks *hooks,
+		     struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
 
 #ifdef __cplusplus
 }

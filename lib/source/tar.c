@@ -378,29 +378,24 @@ static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
 			       msg ? msg : "cannot open");
 }
 
-struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err)
+/* Read the tar stream on @fd, closed with the reader when @own_fd. */
+static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
+				  struct imgfs_error *err)
 {
 	struct imgfs_tar *t = calloc(1, sizeof(*t));
-	int fd = 0;
 
 	if (!t || !(t->path = strdup(path)) ||
 	    !(t->buf[0] = malloc(FEED_SIZE)) ||
 	    !(t->buf[1] = malloc(FEED_SIZE))) {
+		if (own_fd)
+			close(fd);
 		imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	/* pax names are UTF-8: read in the "C" locale, libarchive reports
 	 * every non-ASCII one as unconvertible (see imgfs_tar_next) */
 	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-	if (strcmp(path, "-")) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			imgfs_error_set(err, -errno, "%s: %s", path,
-					strerror(errno));
-			goto fail;
-		}
-	}
-	t->src = src_new(fd, fd != 0, path, err);
+	t->src = src_new(fd, own_fd, path, err);
 	if (!t->src || open_outer(t, err))
 		goto fail;
 	/* an empty plain stream is not tar at all: imgfs_tar_next decides */
@@ -411,6 +406,27 @@ fail:
 	if (t)
 		tar_free(t);
 	return NULL;
+}
+
+struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err)
+{
+	int fd = 0;
+
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			imgfs_error_set(err, -errno, "%s: %s", path,
+					strerror(errno));
+			return NULL;
+		}
+	}
+	return tar_open(fd, fd != 0, path, err);
+}
+
+struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
+				    struct imgfs_error *err)
+{
+	return tar_open(fd, false, name ? name : "-", err);
 }
 
 struct archive *imgfs_tar_archive(struct imgfs_tar *t)

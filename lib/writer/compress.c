@@ -36,7 +36,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <archive.h>
 #include <openssl/evp.h>
 
 #include "imgfs/format.h"
@@ -1076,73 +1075,81 @@ static uint32_t tail_room(const struct imgfs_compressor *c,
 	return need < c->p.bs ? (uint32_t)(c->p.bs - need) : 0;
 }
 
-static int read_fail(struct archive *a, const char *path,
-		     struct imgfs_error *err)
-{
-	const char *msg = archive_error_string(a);
+/* A file being fed to the compressors (see imgfs_compress_begin()). */
+struct imgfs_compress_stream {
+	struct feeder fd;
+	/* once its last job is queued, the file belongs to the jobs and
+	 * may be gone: only its size is looked at here */
+	uint64_t size;
+};
 
-	return imgfs_error_set(err, -EIO, "%s: reading data: %s", path,
-			       msg ? msg : "unknown error");
-}
-
-static int read_file(struct feeder *fd, struct archive *a, const char *path,
-		     struct imgfs_error *err)
-{
-	uint64_t size = fd->f->inode->size;
-	const void *buf;
-	size_t len;
-	int64_t off;
-	int r, ret;
-
-	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
-	       ARCHIVE_OK) {
-		fd->w->data_bytes += len;
-		if (off < 0 || (uint64_t)off < fd->pos || len > size ||
-		    (uint64_t)off > size - len)
-			return imgfs_error_set(err, -EIO,
-					       "%s: data block at offset %lld out of order or beyond the file size",
-					       path, (long long)off);
-		/* gaps read back as zeros */
-		ret = feed(fd, NULL, (uint64_t)off - fd->pos, err);
-		if (!ret)
-			ret = feed(fd, buf, len, err);
-		if (ret)
-			return ret;
-	}
-	if (r != ARCHIVE_EOF)
-		return read_fail(a, path, err);
-	return feed(fd, NULL, size - fd->pos, err);
-}
-
-int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_node *inode, const char *path,
-			struct imgfs_error *err)
+int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+			 const char *path, struct imgfs_compress_stream **out,
+			 struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
-	struct feeder fd = { .w = w, .c = c };
+	struct imgfs_compress_stream *s = calloc(1, sizeof(*s));
 	int ret;
 
-	fd.f = calloc(1, sizeof(*fd.f));
-	if (fd.f)
-		fd.f->path = strdup(path);
-	if (!fd.f || !fd.f->path) {
-		free(fd.f);
+	if (s)
+		s->fd.f = calloc(1, sizeof(*s->fd.f));
+	if (s && s->fd.f)
+		s->fd.f->path = strdup(path);
+	if (!s || !s->fd.f || !s->fd.f->path) {
+		if (s)
+			free(s->fd.f);
+		free(s);
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
-	fd.f->inode = inode;
-	fd.f->frag = c->fragments;
-	fd.f->tail_room = c->fragments ? 0 : tail_room(c, inode);
+	s->fd.w = w;
+	s->fd.c = c;
+	s->fd.f->inode = inode;
+	s->size = inode->size;
+	s->fd.f->frag = c->fragments;
+	s->fd.f->tail_room = c->fragments ? 0 : tail_room(c, inode);
 	ret = packed_queue(w, c, false, err);
-	if (!ret)
-		ret = read_file(&fd, a, path, err);
-	if (!ret)
-		return 0;
-	if (fd.cur)
-		job_free(fd.cur);
-	fd.f->aborted = true;
-	if (!fd.f->pending)
-		file_free(fd.f);
-	return ret;
+	if (ret) {
+		imgfs_compress_abort(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+int imgfs_compress_put(struct imgfs_compress_stream *s, const void *buf,
+		       uint64_t len, struct imgfs_error *err)
+{
+	return feed(&s->fd, buf, len, err);
+}
+
+int imgfs_compress_end(struct imgfs_compress_stream *s,
+		       struct imgfs_error *err)
+{
+	int ret = feed(&s->fd, NULL, s->size - s->fd.pos, err);
+
+	if (ret) {
+		imgfs_compress_abort(s);
+		return ret;
+	}
+	/* the file now belongs to its jobs */
+	free(s);
+	return 0;
+}
+
+void imgfs_compress_abort(struct imgfs_compress_stream *s)
+{
+	if (!s)
+		return;
+	if (s->fd.pos == s->size && s->size) {
+		free(s); /* every job is queued: they own the file */
+		return;
+	}
+	if (s->fd.cur)
+		job_free(s->fd.cur);
+	s->fd.f->aborted = true;
+	if (!s->fd.f->pending)
+		file_free(s->fd.f);
+	free(s);
 }
 
 int imgfs_compress_layout_inode(struct imgfs_compressor *c,

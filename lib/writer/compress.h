@@ -7,7 +7,8 @@
  * produces the inode's map (header + lcluster indexes) as the inode's
  * "extra" bytes.
  *
- * Work is asynchronous: imgfs_compress_file() reads the file, cuts it into
+ * Work is asynchronous: imgfs_compress_put() takes the file's bytes, cuts
+ * them into
  * segments of a size fixed by the options (never by the thread count) and
  * queues them; worker threads compress segments independently, and the
  * writer's thread writes results strictly in queue order. The image is
@@ -20,7 +21,6 @@
 #include "imgfs/error.h"
 #include "imgfs/writer.h"
 
-struct archive;
 struct imgfs_writer;
 struct imgfs_node;
 struct imgfs_sb_layout;
@@ -37,19 +37,32 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 /* Stop the workers and free everything. NULL is allowed. */
 void imgfs_compressor_destroy(struct imgfs_compressor *c);
 
+struct imgfs_compress_stream;
+
 /*
- * Read the data of regular file @inode (inode->size bytes) from @a and
- * queue it for compression; earlier files whose work is done are written
- * through w->out on the way. Once flushed, the inode's layout, i_u
- * (compressed block count, i_u_set), extra (map header and indexes,
- * extra_align 8) and, with ztailpacking, tail are filled in. A file that
- * does not gain from compression is stored FLAT_PLAIN (or FLAT_INLINE
- * with ztailpacking); with fragments, its end goes to the packed inode.
- * @inode must stay alive until the flush.
+ * Start queueing the data of regular file @inode (inode->size bytes, given
+ * with imgfs_compress_put(), then imgfs_compress_end()); earlier files
+ * whose work is done are written through w->out on the way. Once flushed,
+ * the inode's layout, i_u (compressed block count, i_u_set), extra (map
+ * header and indexes, extra_align 8) and, with ztailpacking, tail are
+ * filled in. A file that does not gain from compression is stored
+ * FLAT_PLAIN (or FLAT_INLINE with ztailpacking); with fragments, its end
+ * goes to the packed inode. @inode must stay alive until the flush.
  */
-int imgfs_compress_file(struct imgfs_writer *w, struct archive *a,
-			struct imgfs_node *inode, const char *path,
-			struct imgfs_error *err);
+int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+			 const char *path, struct imgfs_compress_stream **s,
+			 struct imgfs_error *err);
+
+/* The next @len bytes of the file; @buf NULL stands for zeros. */
+int imgfs_compress_put(struct imgfs_compress_stream *s, const void *buf,
+		       uint64_t len, struct imgfs_error *err);
+
+/* The rest of the file is zeros; @s is freed, also on failure. */
+int imgfs_compress_end(struct imgfs_compress_stream *s,
+		       struct imgfs_error *err);
+
+/* Drop the file (NULL is allowed). */
+void imgfs_compress_abort(struct imgfs_compress_stream *s);
 
 /*
  * Wait for all queued work and write it through w->out. Call before

@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * File data: streamed from libarchive straight into the image, block
- * aligned. Sparse files become chunk-based inodes whose hole chunks are
- * NULL, so holes cost nothing in the image. The chunk size of each sparse
- * file is chosen from its sparse map (known from the header, before any
- * data) to make the chunk index plus the zeros written inside partly
- * filled chunks as small as possible.
+ * File data: streamed straight into the image as the entry calls hand it
+ * over (imgfs_writer_append()), block aligned. Sparse files become
+ * chunk-based inodes whose hole chunks are NULL, so holes cost nothing in
+ * the image. The chunk size of each sparse file is chosen from its sparse
+ * map (given with the entry, before any data) to make the chunk index plus
+ * the zeros written inside partly filled chunks as small as possible.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <archive.h>
-#include <archive_entry.h>
 
 #include "imgfs/format.h"
 #include "writer/compress.h"
@@ -40,20 +37,6 @@ struct chunk_state {
 	int64_t cur; /* open chunk, -1 if none */
 	uint64_t cur_written;
 };
-
-static int archive_fail(struct archive *a, const char *path,
-			struct imgfs_error *err)
-{
-	const char *msg = archive_error_string(a);
-
-	return imgfs_error_set(err, -EIO, "%s: reading data: %s", path,
-			       msg ? msg : "unknown error");
-}
-
-static void account(struct imgfs_writer *w, size_t len)
-{
-	w->data_bytes += len;
-}
 
 static uint64_t chunk_len(const struct imgfs_writer *w,
 			  const struct imgfs_node *inode,
@@ -158,138 +141,6 @@ static uint64_t layout_cost(const struct sparse_ext *x, size_t n,
 	return cost;
 }
 
-/*
- * The chunk bits for a sparse file from its map: the smallest cost, the
- * smaller chunk on ties (more of the holes stay holes).
- */
-static int choose_chunkbits(struct imgfs_writer *w, struct archive_entry *e,
-			    uint64_t size, const char *path,
-			    unsigned int *chunkbits, struct imgfs_error *err)
-{
-	uint64_t max = (uint64_t)w->bs << CHUNKBITS_MAX, best = UINT64_MAX;
-	int count = archive_entry_sparse_reset(e);
-	struct sparse_ext *x;
-	la_int64_t off, len;
-	size_t n = 0;
-
-	if (size > max)
-		return imgfs_error_set(err, -EFBIG,
-				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
-				       path, (unsigned long long)size,
-				       (unsigned long long)max);
-	x = calloc(count > 0 ? (size_t)count : 1, sizeof(*x));
-	if (!x)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	while (n < (size_t)count &&
-	       archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
-		if (off < 0 || len < 0 || (uint64_t)off > size ||
-		    (uint64_t)len > size - (uint64_t)off) {
-			free(x);
-			return imgfs_error_set(err, -EINVAL,
-					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
-					       path, (long long)off,
-					       (long long)len,
-					       (unsigned long long)size);
-		}
-		if (len) {
-			x[n].off = (uint64_t)off;
-			x[n++].len = (uint64_t)len;
-		}
-	}
-	qsort(x, n, sizeof(*x), ext_cmp);
-	*chunkbits = 0;
-	for (unsigned int c = 0; c <= CHUNKBITS_MAX; c++) {
-		unsigned int shift = w->blkszbits + c;
-		uint64_t cost;
-
-		/* the index lives after the inode: its length is 32-bit */
-		if ((((size - 1) >> shift) + 1) * CHUNK_REC_SIZE > UINT32_MAX)
-			continue;
-		cost = layout_cost(x, n, size, w->bs, shift);
-		if (cost < best) {
-			best = cost;
-			*chunkbits = c;
-		}
-	}
-	free(x);
-	return 0;
-}
-
-/*
- * libarchive hands a sparse map out as it was archived: its blocks must
- * come in increasing order, apart, and inside the file, or the file would
- * be stored as something else than it reads back as.
- */
-static int check_sparse_block(const struct imgfs_node *inode, int64_t off,
-			      size_t len, uint64_t *end, const char *path,
-			      struct imgfs_error *err)
-{
-	if (off < 0 || (uint64_t)off < *end)
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
-				       path, (long long)off,
-				       (unsigned long long)*end);
-	if (len > inode->size || (uint64_t)off > inode->size - len)
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
-				       path, (unsigned long long)inode->size,
-				       len, (long long)off);
-	*end = (uint64_t)off + len;
-	return 0;
-}
-
-static int write_sparse(struct imgfs_writer *w, struct archive *a,
-			struct archive_entry *e, struct imgfs_node *inode,
-			const char *path, struct imgfs_error *err)
-{
-	struct chunk_state cs = { .cur = -1 };
-	unsigned int chunkbits = 0;
-	uint64_t end = 0;
-	const void *buf;
-	size_t len;
-	int64_t off;
-	int r, ret;
-
-	ret = choose_chunkbits(w, e, inode->size, path, &chunkbits, err);
-	if (ret)
-		return ret;
-	cs.shift = w->blkszbits + chunkbits;
-	cs.nchunks = (inode->size + (1ull << cs.shift) - 1) >> cs.shift;
-	cs.map = malloc(cs.nchunks * CHUNK_REC_SIZE);
-	if (!cs.map)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	memset(cs.map, 0xFF, cs.nchunks * CHUNK_REC_SIZE);
-	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		account(w, len);
-		ret = check_sparse_block(inode, off, len, &end, path, err);
-		if (!ret)
-			ret = chunk_write(w, inode, &cs, buf, len,
-					  (uint64_t)off, path, err);
-		if (ret)
-			goto fail;
-	}
-	if (r != ARCHIVE_EOF) {
-		ret = archive_fail(a, path, err);
-		goto fail;
-	}
-	ret = chunk_close(w, inode, &cs, err);
-	if (ret)
-		goto fail;
-	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
-	inode->i_u = chunkbits;
-	inode->i_u_set = true;
-	inode->extra_len = (uint32_t)(cs.nchunks * CHUNK_REC_SIZE);
-	inode->extra_align = CHUNK_REC_SIZE;
-	for (uint64_t i = 0; i < cs.nchunks; i++)
-		imgfs_put_le32(&cs.map[i], cs.map[i]);
-	inode->extra = (uint8_t *)cs.map;
-	w->has_chunks = true;
-	return 0;
-fail:
-	free(cs.map);
-	return ret;
-}
-
 struct flat_state {
 	uint64_t written; /* bytes of file data emitted (incl. zero gaps) */
 	uint64_t tail_start; /* where the inline tail begins, or size */
@@ -307,7 +158,7 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 				       path, (unsigned long long)off);
 	while (len) {
 		if (fs->written < off) {
-			/* a gap libarchive reported: it reads back as zeros */
+			/* a skipped range: it reads back as zeros */
 			uint64_t gap = off - fs->written;
 
 			if (fs->written >= fs->tail_start) {
@@ -343,20 +194,133 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 	return 0;
 }
 
-static int write_flat(struct imgfs_writer *w, struct archive *a,
-		      struct imgfs_node *inode, uint32_t room,
-		      const char *path, struct imgfs_error *err)
+/*
+ * The chunk bits for a sparse file from its map: the smallest cost, the
+ * smaller chunk on ties (more of the holes stay holes).
+ */
+static int choose_chunkbits(struct imgfs_writer *w,
+			    const struct imgfs_data_range *map, size_t count,
+			    uint64_t size, const char *path,
+			    unsigned int *chunkbits, struct imgfs_error *err)
 {
-	struct flat_state fs = { 0, inode->size };
+	uint64_t max = (uint64_t)w->bs << CHUNKBITS_MAX, best = UINT64_MAX;
+	struct sparse_ext *x;
+	size_t n = 0;
+
+	if (size > max)
+		return imgfs_error_set(err, -EFBIG,
+				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
+				       path, (unsigned long long)size,
+				       (unsigned long long)max);
+	x = calloc(count ? count : 1, sizeof(*x));
+	if (!x)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		uint64_t off = map[i].offset, len = map[i].length;
+
+		if (off > size || len > size - off) {
+			free(x);
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
+					       path, (long long)off,
+					       (long long)len,
+					       (unsigned long long)size);
+		}
+		if (len) {
+			x[n].off = off;
+			x[n++].len = len;
+		}
+	}
+	qsort(x, n, sizeof(*x), ext_cmp);
+	*chunkbits = 0;
+	for (unsigned int c = 0; c <= CHUNKBITS_MAX; c++) {
+		unsigned int shift = w->blkszbits + c;
+		uint64_t cost;
+
+		/* the index lives after the inode: its length is 32-bit */
+		if ((((size - 1) >> shift) + 1) * CHUNK_REC_SIZE > UINT32_MAX)
+			continue;
+		cost = layout_cost(x, n, size, w->bs, shift);
+		if (cost < best) {
+			best = cost;
+			*chunkbits = c;
+		}
+	}
+	free(x);
+	return 0;
+}
+
+enum stream_kind { STREAM_EMPTY, STREAM_FLAT, STREAM_SPARSE, STREAM_COMPRESS };
+
+/* The data of the one file being written. */
+struct imgfs_data_stream {
+	enum stream_kind kind;
+	struct imgfs_node *inode;
+	char *path;
+	uint64_t pos; /* file offset of the next byte */
+	unsigned int chunkbits;
+	struct chunk_state cs;
+	struct flat_state fs;
+	struct imgfs_compress_stream *zs;
+};
+
+static int begin_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
+			const struct imgfs_data_range *map, size_t count,
+			struct imgfs_error *err)
+{
+	struct imgfs_node *inode = s->inode;
+	int ret;
+
+	ret = choose_chunkbits(w, map, count, inode->size, s->path,
+			       &s->chunkbits, err);
+	if (ret)
+		return ret;
+	s->cs.cur = -1;
+	s->cs.shift = w->blkszbits + s->chunkbits;
+	s->cs.nchunks = (inode->size + (1ull << s->cs.shift) - 1) >>
+			s->cs.shift;
+	s->cs.map = malloc(s->cs.nchunks * CHUNK_REC_SIZE);
+	if (!s->cs.map)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	memset(s->cs.map, 0xFF, s->cs.nchunks * CHUNK_REC_SIZE);
+	s->kind = STREAM_SPARSE;
+	return 0;
+}
+
+static int end_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		      struct imgfs_error *err)
+{
+	struct imgfs_node *inode = s->inode;
+	struct chunk_state *cs = &s->cs;
+	int ret = chunk_close(w, inode, cs, err);
+
+	if (ret)
+		return ret;
+	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
+	inode->i_u = s->chunkbits;
+	inode->i_u_set = true;
+	inode->extra_len = (uint32_t)(cs->nchunks * CHUNK_REC_SIZE);
+	inode->extra_align = CHUNK_REC_SIZE;
+	for (uint64_t i = 0; i < cs->nchunks; i++)
+		imgfs_put_le32(&cs->map[i], cs->map[i]);
+	inode->extra = (uint8_t *)cs->map;
+	cs->map = NULL;
+	w->has_chunks = true;
+	return 0;
+}
+
+static int begin_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		      uint32_t room, struct imgfs_error *err)
+{
+	struct imgfs_node *inode = s->inode;
 	uint32_t tail = (uint32_t)(inode->size & (w->bs - 1));
-	const void *buf;
-	size_t len;
-	int64_t off;
-	int r, ret;
 
 	if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
 		return imgfs_error_set(err, -EFBIG,
-				       "%s: image exceeds 2^32 blocks", path);
+				       "%s: image exceeds 2^32 blocks", s->path);
+	s->kind = STREAM_FLAT;
+	s->fs.written = 0;
+	s->fs.tail_start = inode->size;
 	inode->startblk = imgfs_blkout_blk(&w->out);
 	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
 	if (tail && tail <= room) {
@@ -365,21 +329,21 @@ static int write_flat(struct imgfs_writer *w, struct archive *a,
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
 		inode->tail_len = tail;
 		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
-		fs.tail_start = inode->size - tail;
-		if (!fs.tail_start)
+		s->fs.tail_start = inode->size - tail;
+		if (!s->fs.tail_start)
 			inode->startblk = IMGFS_NULL_ADDR;
 	}
-	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		account(w, len);
-		ret = flat_put(w, inode, &fs, buf, len, (uint64_t)off, path,
-			       err);
-		if (ret)
-			return ret;
-	}
-	if (r != ARCHIVE_EOF)
-		return archive_fail(a, path, err);
-	if (fs.written < fs.tail_start) {
-		ret = imgfs_blkout_zero(&w->out, fs.tail_start - fs.written,
+	return 0;
+}
+
+static int end_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		    struct imgfs_error *err)
+{
+	struct flat_state *fs = &s->fs;
+	int ret;
+
+	if (fs->written < fs->tail_start) {
+		ret = imgfs_blkout_zero(&w->out, fs->tail_start - fs->written,
 					err);
 		if (ret)
 			return ret;
@@ -387,23 +351,115 @@ static int write_flat(struct imgfs_writer *w, struct archive *a,
 	return imgfs_blkout_pad(&w->out, err);
 }
 
-int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_node *inode, struct archive_entry *sparse,
-			  uint32_t inline_room, const char *path,
-			  struct imgfs_error *err)
+void imgfs_data_abort(struct imgfs_data_stream *s)
 {
+	if (!s)
+		return;
+	imgfs_compress_abort(s->zs);
+	free(s->cs.map);
+	free(s->path);
+	free(s);
+}
+
+static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		      const struct imgfs_data_range *sparse, size_t nr_sparse,
+		      uint32_t inline_room, struct imgfs_error *err)
+{
+	struct imgfs_node *inode = s->inode;
+	int ret;
+
 	if (!inode->size) {
 		inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
 		inode->startblk = 0;
+		s->kind = STREAM_EMPTY;
 		return 0;
 	}
-	if (sparse) {
+	if (nr_sparse) {
 		/* chunks go straight to the image: queued files first */
-		int ret = imgfs_compressor_flush(w, err);
-
-		return ret ? ret : write_sparse(w, a, sparse, inode, path, err);
+		ret = imgfs_compressor_flush(w, err);
+		return ret ? ret : begin_sparse(w, s, sparse, nr_sparse, err);
 	}
-	if (w->compressor)
-		return imgfs_compress_file(w, a, inode, path, err);
-	return write_flat(w, a, inode, inline_room, path, err);
+	if (w->compressor) {
+		s->kind = STREAM_COMPRESS;
+		return imgfs_compress_begin(w, inode, s->path, &s->zs, err);
+	}
+	return begin_flat(w, s, inline_room, err);
+}
+
+int imgfs_data_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+		     const struct imgfs_data_range *sparse, size_t nr_sparse,
+		     uint32_t inline_room, const char *path,
+		     struct imgfs_data_stream **out, struct imgfs_error *err)
+{
+	struct imgfs_data_stream *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (s)
+		s->path = strdup(path);
+	if (!s || !s->path) {
+		free(s);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	s->inode = inode;
+	ret = data_begin(w, s, sparse, nr_sparse, inline_room, err);
+	if (ret) {
+		imgfs_data_abort(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		   const void *buf, uint64_t len, struct imgfs_error *err)
+{
+	int ret = 0;
+
+	if (!buf || !len) {
+		/* zeros or a hole: written, if at all, when data follows */
+		if (s->kind == STREAM_COMPRESS)
+			ret = imgfs_compress_put(s->zs, NULL, len, err);
+		s->pos += len;
+		return ret;
+	}
+	switch (s->kind) {
+	case STREAM_FLAT:
+		ret = flat_put(w, s->inode, &s->fs, buf, (size_t)len, s->pos,
+			       s->path, err);
+		break;
+	case STREAM_SPARSE:
+		ret = chunk_write(w, s->inode, &s->cs, buf, (size_t)len, s->pos,
+				  s->path, err);
+		break;
+	case STREAM_COMPRESS:
+		ret = imgfs_compress_put(s->zs, buf, len, err);
+		break;
+	case STREAM_EMPTY:
+		break;
+	}
+	s->pos += len;
+	return ret;
+}
+
+int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		   struct imgfs_error *err)
+{
+	int ret = 0;
+
+	switch (s->kind) {
+	case STREAM_FLAT:
+		ret = end_flat(w, s, err);
+		break;
+	case STREAM_SPARSE:
+		ret = end_sparse(w, s, err);
+		break;
+	case STREAM_COMPRESS:
+		ret = imgfs_compress_end(s->zs, err);
+		s->zs = NULL;
+		break;
+	case STREAM_EMPTY:
+		break;
+	}
+	imgfs_data_abort(s);
+	return ret;
 }

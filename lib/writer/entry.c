@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Entry intake: turn libarchive entries into dentries and inodes.
+ * The entry calls (imgfs/writer.h): entries described by the caller
+ * become dentries and inodes, and a regular file's data goes to data.c
+ * as it is appended. Nothing here knows where entries come from:
+ * archive.c feeds tar and directory entries through these same calls.
  *
  * Path rule: leading "/" and "./" are dropped, empty and "." components
  * are ignored, and ".." removes the previous component but never climbs
@@ -11,24 +14,21 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include "imgfs/format.h"
-#include "imgfs/source.h"
-#include "format/acl.h"
 #include "writer/internal.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"
 #define WH_META ".wh..wh."
 #define SYMLINK_MAX 4095
+#define S_TYPE 0170000u
+#define S_REG 0100000u
+#define S_DIR 0040000u
 
 struct imgfs_pending_link {
 	struct imgfs_pending_link *next;
@@ -166,254 +166,98 @@ static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 	return 0;
 }
 
-static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Hand a warning to the caller's callback, if there is one. */
-static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int n;
-
-	if (!w->opts.warn)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !(msg = malloc((size_t)n + 1)))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	w->opts.warn(msg, w->opts.warn_arg);
-	free(msg);
-}
-
-/* One ustar header block of the probe archive below. */
-static void probe_header(char *h, char type, size_t size)
-{
-	unsigned int sum = 0;
-
-	memset(h, 0, 512);
-	h[0] = 'p';
-	memcpy(h + 100, "0000644", 7);
-	snprintf(h + 124, 12, "%011zo", size);
-	h[156] = type;
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
-	memset(h + 148, ' ', 8);
-	for (int i = 0; i < 512; i++)
-		sum += (unsigned char)h[i];
-	snprintf(h + 148, 8, "%06o", sum);
-}
-
-/*
- * libarchive (3.6 to at least 3.8) reads the pax time "-1.5" as -1 s plus
- * 0.5 s: integer part truncated toward zero, fraction added as if it were
- * positive. Whether the library in use does so is learnt once per writer
- * from a two-header pax archive holding exactly that time.
- */
-static bool pax_time_truncated(struct imgfs_writer *w)
-{
-	static const char rec[] = "14 mtime=-1.5\n";
-	char tar[5 * 512];
-	struct archive *a;
-	struct archive_entry *e;
-
-	if (w->pax_time_truncated)
-		return w->pax_time_truncated > 0;
-	w->pax_time_truncated = -1;
-	probe_header(tar, 'x', sizeof(rec) - 1);
-	memset(tar + 512, 0, 4 * 512);
-	memcpy(tar + 512, rec, sizeof(rec) - 1);
-	probe_header(tar + 1024, '0', 0);
-	a = archive_read_new();
-	if (!a)
-		return false;
-	archive_read_support_format_tar(a);
-	if (archive_read_open_memory(a, tar, sizeof(tar)) == ARCHIVE_OK &&
-	    archive_read_next_header(a, &e) == ARCHIVE_OK &&
-	    archive_entry_mtime(e) == -1 &&
-	    archive_entry_mtime_nsec(e) == 500000000)
-		w->pax_time_truncated = 1;
-	archive_read_free(a);
-	return w->pax_time_truncated > 0;
-}
-
-/*
- * The entry's mtime as seconds and nanoseconds counted from the earlier
- * whole second (-1.5 s is -2 s + 500000000 ns), as stat() shows it.
- */
-static void entry_mtime(struct imgfs_writer *w, struct archive *a,
-			struct archive_entry *e, const char *path, int64_t *sec,
-			uint32_t *nsec)
-{
-	int64_t s = archive_entry_mtime(e);
-	long ns = archive_entry_mtime_nsec(e);
-
-	if (ns < 0 || ns >= 1000000000L) {
-		s += ns / 1000000000L;
-		ns %= 1000000000L;
-		if (ns < 0) {
-			s--;
-			ns += 1000000000L;
-		}
-	}
-	/* only tar carries fractional times as text (pax) */
-	if (s <= 0 && s > INT64_MIN && ns > 0 && a &&
-	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) ==
-		    ARCHIVE_FORMAT_TAR &&
-	    pax_time_truncated(w)) {
-		if (s < 0) {
-			s--;
-			ns = 1000000000L - ns;
-		} else {
-			/* "-0.5" arrived as 0 s + 0.5 s: its sign is lost */
-			writer_warn(w, "%s: mtime 0.%09ld s may have been -0.%09ld s in the archive (libarchive reads pax times between -1 and 0 s without their sign)",
-				    path, ns, ns);
-		}
-	}
-	*sec = s;
-	*nsec = (uint32_t)ns;
-}
-
 static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
-			  struct archive *a, struct archive_entry *e,
-			  const char *path, struct imgfs_error *err)
+			  const struct imgfs_entry *e, struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *o = &w->opts;
 
-	if (map_id(archive_entry_uid(e), o->all_root, o->force_uid,
-		   o->uid_offset, &inode->uid) ||
-	    map_id(archive_entry_gid(e), o->all_root, o->force_gid,
-		   o->gid_offset, &inode->gid))
+	if (map_id(e->uid, o->all_root, o->force_uid, o->uid_offset,
+		   &inode->uid) ||
+	    map_id(e->gid, o->all_root, o->force_gid, o->gid_offset,
+		   &inode->gid))
 		return imgfs_error_set(err, -ERANGE,
 				       "%s: uid %lld / gid %lld out of range after mapping",
-				       path, (long long)archive_entry_uid(e),
-				       (long long)archive_entry_gid(e));
-	if (archive_entry_mtime_is_set(e)) {
-		entry_mtime(w, a, e, path, &inode->mtime, &inode->mtime_nsec);
-	} else {
-		inode->mtime = w->build_time;
-		inode->mtime_nsec = 0;
-	}
+				       e->path, (long long)e->uid,
+				       (long long)e->gid);
+	if (e->have_mtime && e->mtime_nsec >= 1000000000u)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: mtime nanoseconds %u out of range",
+				       e->path, e->mtime_nsec);
+	inode->mtime = e->have_mtime ? e->mtime : w->build_time;
+	inode->mtime_nsec = e->have_mtime ? e->mtime_nsec : 0;
 	return 0;
 }
 
 static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
-		      struct archive_entry *e, const char *path,
-		      struct imgfs_error *err)
+		      const struct imgfs_entry *e, struct imgfs_error *err)
 {
-	static const int acl_types[] = { ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
-					 ARCHIVE_ENTRY_ACL_TYPE_DEFAULT };
-	static const char *const acl_names[] = { "system.posix_acl_access",
-						 "system.posix_acl_default" };
-	const char *name;
-	const void *value;
-	size_t size;
-	int ret, mask;
+	int ret;
 
-	/* libarchive keeps the owning group's bits in the mode; the kernel
-	 * shows the ACL mask there */
-	mask = imgfs_acl_mask_perm(e);
-	if (mask >= 0)
-		inode->mode = (inode->mode & ~070u) | ((unsigned int)mask << 3);
-	archive_entry_xattr_reset(e);
-	while (archive_entry_xattr_next(e, &name, &value, &size) ==
-	       ARCHIVE_OK) {
-		ret = imgfs_xattr_set(&w->xattrs, inode, name, value, size,
-				      path, err);
+	for (size_t i = 0; i < e->nr_xattrs; i++) {
+		const struct imgfs_xattr_pair *x = &e->xattrs[i];
+
+		if (!x->name || (x->size && !x->value))
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: xattr %zu has no name or no value",
+					       e->path, i);
+		ret = imgfs_xattr_set(&w->xattrs, inode, x->name, x->value,
+				      x->size, e->path, err);
 		if (ret)
 			return ret;
 	}
-	for (int i = 0; i < 2; i++) {
-		uint8_t *buf = NULL;
-		long len = imgfs_acl_encode(e, acl_types[i], &buf, path, err);
-
-		if (len < 0)
-			return (int)len;
-		if (!len)
-			continue;
-		ret = imgfs_xattr_set(&w->xattrs, inode, acl_names[i], buf,
-				      (size_t)len, path, err);
-		free(buf);
-		if (ret)
-			return ret;
-	}
-	return imgfs_xattr_check_inode(inode, w->opts.shared_xattr_min, path,
-				       err);
+	return imgfs_xattr_check_inode(inode, w->opts.shared_xattr_min,
+				       e->path, err);
 }
 
-/* File flags (immutable, nodump, ...) cannot be stored: refuse, or drop
- * them when asked to. Only flags libarchive can name count, so internal
- * attributes of the source filesystem (ext4's extents flag) do not. */
-static int check_file_flags(struct imgfs_writer *w, struct archive_entry *e,
-			    const char *path, struct imgfs_error *err)
+static int check_type(const struct imgfs_entry *e, struct imgfs_error *err)
 {
-	const char *text = archive_entry_fflags_text(e);
-
-	if (!text || !*text || w->opts.ignore_file_flags)
-		return 0;
-	return imgfs_error_set(err, -EOPNOTSUPP,
-			       "%s: file flags (%s) cannot be stored in EROFS (--ignore-file-flags drops them)",
-			       path, text);
-}
-
-static int check_type(struct archive_entry *e, const char *path,
-		      struct imgfs_error *err)
-{
-	switch (archive_entry_filetype(e)) {
-	case AE_IFREG:
-	case AE_IFDIR:
-	case AE_IFLNK:
-	case AE_IFCHR:
-	case AE_IFBLK:
-	case AE_IFIFO:
-	case AE_IFSOCK:
+	switch (e->mode & S_TYPE) {
+	case 0100000:
+	case 0040000:
+	case 0120000:
+	case 0020000:
+	case 0060000:
+	case 0010000:
+	case 0140000:
 		return 0;
 	}
 	return imgfs_error_set(err, -EOPNOTSUPP,
-			       "%s: unsupported entry type (mode %o)", path,
-			       (unsigned int)archive_entry_mode(e));
+			       "%s: unsupported entry type (mode %o)", e->path,
+			       (unsigned int)e->mode);
 }
 
-static int fill_special(struct imgfs_node *inode, struct archive_entry *e,
-			const char *path, struct imgfs_error *err)
+static int fill_special(struct imgfs_node *inode, const struct imgfs_entry *e,
+			struct imgfs_error *err)
 {
-	unsigned long major, minor;
-	const char *target;
 	size_t len;
 
-	switch (inode->mode & 0170000) {
+	switch (inode->mode & S_TYPE) {
 	case 0120000:
-		target = archive_entry_symlink(e);
-		len = target ? strlen(target) : 0;
+		len = e->symlink ? strlen(e->symlink) : 0;
 		if (!len || len > SYMLINK_MAX)
 			return imgfs_error_set(err, -EINVAL,
 					       "%s: symlink target length %zu is outside 1..%d",
-					       path, len, SYMLINK_MAX);
-		inode->symlink = strdup(target);
+					       e->path, len, SYMLINK_MAX);
+		inode->symlink = strdup(e->symlink);
 		if (!inode->symlink)
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
 		inode->size = len;
 		return 0;
 	case 0020000:
 	case 0060000:
-		major = archive_entry_rdevmajor(e);
-		minor = archive_entry_rdevminor(e);
-		if (major > 0xFFF || minor > 0xFFFFF)
+		if (e->rdev_major > 0xFFF || e->rdev_minor > 0xFFFFF)
 			return imgfs_error_set(err, -ERANGE,
-					       "%s: device %lu:%lu cannot be encoded",
-					       path, major, minor);
-		inode->rdev = imgfs_encode_dev((unsigned int)major,
-					       (unsigned int)minor);
+					       "%s: device %llu:%llu cannot be encoded",
+					       e->path,
+					       (unsigned long long)e->rdev_major,
+					       (unsigned long long)e->rdev_minor);
+		inode->rdev = imgfs_encode_dev((unsigned int)e->rdev_major,
+					       (unsigned int)e->rdev_minor);
 		return 0;
 	}
 	return 0;
 }
 
-/* Largest inline tail that could follow this inode in one block. */
 static uint32_t inline_room(struct imgfs_writer *w, struct imgfs_node *inode)
 {
 	uint32_t used = IMGFS_INODE_EXTENDED_SIZE;
@@ -562,17 +406,17 @@ void imgfs_writer_free_links(struct imgfs_writer *w)
 	w->nr_pending = 0;
 }
 
+
 struct entry_ctx {
 	struct imgfs_writer *w;
-	struct archive *a;
-	struct archive_entry *e;
-	const char *path;
+	const struct imgfs_entry *e;
 	struct imgfs_dentry *dir;
 	const char *name;
 	size_t name_len;
+	struct imgfs_node *file; /* a regular file's inode, for its data */
+	bool drop_data; /* a whiteout: its data goes nowhere */
 };
 
-/* "." or "..": names that would make a directory entry point elsewhere. */
 static bool is_dot_name(const char *name, size_t len)
 {
 	return (len == 1 && name[0] == '.') ||
@@ -580,7 +424,7 @@ static bool is_dot_name(const char *name, size_t len)
 }
 
 /*
- * Does @path, as the archive spells it, end in "/", "." or ".." (or is it
+ * Does @path, as the entry spells it, end in "/", "." or ".." (or is it
  * empty)? Such a path designates a directory through the path rules
  * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
  */
@@ -593,9 +437,12 @@ static bool ends_in_dir_form(const char *path)
 }
 
 /* Apply a whiteout entry; returns 1 when the entry was consumed. */
+
+/* Apply a whiteout entry; returns 1 when the entry was consumed. */
 static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 {
 	struct imgfs_writer *w = c->w;
+	const char *path = c->e->path;
 	struct imgfs_node *inode;
 	struct imgfs_dentry *d;
 	size_t plen = strlen(WH_PREFIX);
@@ -604,10 +451,11 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
-	if (ends_in_dir_form(c->path))
+	if (ends_in_dir_form(path))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
-				       c->path);
+				       path);
+	c->drop_data = true;
 	if (c->name_len == strlen(WH_OPAQUE) &&
 	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
 		c->dir->opaque = true;
@@ -617,14 +465,14 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	    !memcmp(c->name, WH_META, strlen(WH_META)))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
-				       c->path);
+				       path);
 	if (c->name_len == plen)
 		return imgfs_error_set(err, -EINVAL,
-				       "%s: whiteout without a name", c->path);
+				       "%s: whiteout without a name", path);
 	if (is_dot_name(c->name + plen, c->name_len - plen))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout for \"%.*s\", which is not a file name",
-				       c->path, (int)(c->name_len - plen),
+				       path, (int)(c->name_len - plen),
 				       c->name + plen);
 	c->name += plen;
 	c->name_len -= plen;
@@ -636,11 +484,9 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 				      inode))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	inode->mode = 0020000;
-	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
-	if (ret)
-		return ret;
 	c->dir->has_whiteouts = true;
-	return 1;
+	ret = set_owner_time(w, inode, c->e, err);
+	return ret ? ret : 1;
 }
 
 /* Update an existing directory from a later entry for the same path. */
@@ -650,22 +496,36 @@ static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 	struct imgfs_node *inode = d->inode;
 	int ret;
 
-	inode->mode = archive_entry_mode(c->e);
-	ret = set_owner_time(c->w, inode, c->a, c->e, c->path, err);
+	inode->mode = c->e->mode;
+	ret = set_owner_time(c->w, inode, c->e, err);
 	if (ret)
 		return ret;
 	imgfs_xattr_clear(inode);
 	d->implied = false;
-	return set_xattrs(c->w, inode, c->e, c->path, err);
+	return set_xattrs(c->w, inode, c->e, err);
+}
+
+static int add_hardlink(struct entry_ctx *c, struct imgfs_error *err)
+{
+	struct imgfs_dentry *d;
+
+	if (c->e->size)
+		return imgfs_error_set(err, -EOPNOTSUPP,
+				       "%s: hard link entry carrying data is not supported",
+				       c->e->path);
+	d = imgfs_tree_add(&c->w->tree, c->dir, c->name, c->name_len, NULL);
+	if (!d)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	return handle_hardlink(c->w, d, c->e->hardlink, c->e->path, err);
 }
 
 static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 {
 	struct imgfs_writer *w = c->w;
+	const struct imgfs_entry *e = c->e;
+	bool is_dir = (e->mode & S_TYPE) == S_DIR;
 	struct imgfs_node *inode;
 	struct imgfs_dentry *d;
-	const char *hardlink = archive_entry_hardlink(c->e);
-	bool is_dir = archive_entry_filetype(c->e) == AE_IFDIR;
 	int ret;
 
 	ret = handle_whiteout(c, err);
@@ -673,102 +533,79 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 		return ret < 0 ? ret : 0;
 	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
 	if (d && d->inode && imgfs_node_is_dir(d->inode) && is_dir &&
-	    !hardlink)
+	    !e->hardlink)
 		return update_dir(c, d, err);
 	if (d)
 		imgfs_tree_kill(&w->tree, d);
-	if (hardlink) {
-		if (archive_entry_size_is_set(c->e) && archive_entry_size(c->e))
-			return imgfs_error_set(err, -EOPNOTSUPP,
-					       "%s: hard link entry carrying data is not supported",
-					       c->path);
-		d = imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
-				   NULL);
-		if (!d)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		return handle_hardlink(w, d, hardlink, c->path, err);
-	}
-	ret = check_type(c->e, c->path, err);
+	if (e->hardlink)
+		return add_hardlink(c, err);
+	ret = check_type(e, err);
 	if (ret)
 		return ret;
 	inode = imgfs_node_new(&w->tree);
 	if (!inode)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	inode->mode = archive_entry_mode(c->e);
+	inode->mode = e->mode;
 	d = imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len, inode);
 	if (!d)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (is_dir)
 		inode->dir = d;
-	ret = set_owner_time(w, inode, c->a, c->e, c->path, err);
+	ret = set_owner_time(w, inode, e, err);
 	if (!ret)
-		ret = set_xattrs(w, inode, c->e, c->path, err);
+		ret = set_xattrs(w, inode, e, err);
 	if (!ret)
-		ret = fill_special(inode, c->e, c->path, err);
-	if (ret || (inode->mode & 0170000) != 0100000)
+		ret = fill_special(inode, e, err);
+	if (ret || (inode->mode & S_TYPE) != S_REG)
 		return ret;
-	if (archive_entry_size(c->e) < 0)
-		return imgfs_error_set(err, -EINVAL, "%s: negative size",
-				       c->path);
-	inode->size = (uint64_t)archive_entry_size(c->e);
-	return imgfs_data_write_file(w, c->a, inode,
-				     archive_entry_sparse_count(c->e) > 0 ?
-					     c->e : NULL,
-				     inline_room(w, inode), c->path, err);
+	inode->size = e->size;
+	c->file = inode;
+	return 0;
 }
 
-/* The archive entry names the root itself ("./", "/"): update it. */
+/* The entry names the root itself ("./", "/"): update it. */
 static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 {
-	if (archive_entry_filetype(c->e) != AE_IFDIR)
+	if ((c->e->mode & S_TYPE) != S_DIR)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: entry for the image root is not a directory",
-				       c->path);
+				       c->e->path);
 	return update_dir(c, c->w->tree.root, err);
 }
 
-int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
-			       struct archive_entry *e, struct imgfs_error *err)
+/* Put entry @c->e in the tree; a regular file's inode is left in c->file. */
+static int consume(struct entry_ctx *c, struct imgfs_error *err)
 {
-	struct entry_ctx c = { .w = w, .a = a, .e = e };
+	const struct imgfs_entry *e = c->e;
 	struct clean_path cp;
 	int ret = 0;
 
-	c.path = archive_entry_pathname(e);
-	if (!c.path)
-		return imgfs_error_set(err, -EINVAL,
-				       "entry %llu: path name cannot be decoded",
-				       (unsigned long long)w->entries);
-	ret = check_file_flags(w, e, c.path, err);
-	if (ret)
-		return ret;
-	ret = clean_path_parse(c.path, &cp, err);
+	ret = clean_path_parse(e->path, &cp, err);
 	if (ret)
 		return ret;
 	if (!cp.n) {
-		ret = handle_root(&c, err);
+		ret = handle_root(c, err);
 		goto out;
 	}
-	if (ends_in_dir_form(c.path) &&
-	    (archive_entry_filetype(e) != AE_IFDIR ||
-	     archive_entry_hardlink(e))) {
+	if (ends_in_dir_form(e->path) &&
+	    ((e->mode & S_TYPE) != S_DIR || e->hardlink)) {
 		ret = imgfs_error_set(err, -EINVAL,
 				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
-				      c.path);
+				      e->path);
 		goto out;
 	}
-	c.dir = walk_parent(w, &cp, true, c.path, &ret, err);
-	if (!c.dir)
+	c->dir = walk_parent(c->w, &cp, true, e->path, &ret, err);
+	if (!c->dir)
 		goto out;
-	c.name = cp.buf + cp.off[cp.n - 1];
-	c.name_len = cp.len[cp.n - 1];
-	ret = handle_entry(&c, err);
+	c->name = cp.buf + cp.off[cp.n - 1];
+	c->name_len = cp.len[cp.n - 1];
+	ret = handle_entry(c, err);
 out:
 	clean_path_free(&cp);
 	return ret;
 }
 
-void imgfs_writer_report_progress(struct imgfs_writer *w)
+static void report_progress(struct imgfs_writer *w)
 {
 	struct imgfs_progress p;
 
@@ -780,59 +617,150 @@ void imgfs_writer_report_progress(struct imgfs_writer *w)
 	w->opts.progress(&p, w->opts.progress_arg);
 }
 
-static int feed_entry(struct imgfs_writer *w, struct archive *a,
-		      struct archive_entry *e, struct imgfs_error *err)
+/* Drop the open file, if any (after a failure, or when destroying). */
+void imgfs_writer_close_file(struct imgfs_writer *w)
 {
+	imgfs_data_abort(w->file);
+	w->file = NULL;
+	free(w->file_path);
+	w->file_path = NULL;
+	w->file_open = false;
+}
+
+bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w)
+{
+	return w->file_open && w->file;
+}
+
+/* Every entry call starts here: is the writer in a state to take it? */
+static int check_state(struct imgfs_writer *w, bool want_open,
+		       struct imgfs_error *err)
+{
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	if (want_open && !w->file_open)
+		return imgfs_error_set(err, -EINVAL,
+				       "no file is open for data");
+	if (!want_open && w->file_open)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: the file's data is not ended yet",
+				       w->file_path);
+	return 0;
+}
+
+static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
+		     struct imgfs_error *err)
+{
+	struct entry_ctx c = { .w = w, .e = e };
 	int ret;
 
+	if (!e->path)
+		return imgfs_error_set(err, -EINVAL,
+				       "entry %llu: no path name",
+				       (unsigned long long)w->entries + 1);
 	w->entries++;
-	ret = imgfs_writer_consume_entry(w, a, e, err);
+	ret = consume(&c, err);
+	if (ret)
+		return ret;
+	w->file_path = strdup(e->path);
+	if (!w->file_path)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	w->file_open = true;
+	w->file_pos = 0;
+	/* only regular files and dropped whiteouts take data */
+	w->file_size = c.file || c.drop_data ? e->size : 0;
+	if (!c.file)
+		return 0;
+	return imgfs_data_begin(w, c.file, e->sparse, e->nr_sparse,
+				inline_room(w, c.file), e->path, &w->file,
+				err);
+}
+
+int imgfs_writer_begin_file(struct imgfs_writer *w, const struct imgfs_entry *e,
+			    struct imgfs_error *err)
+{
+	int ret = check_state(w, false, err);
+
 	if (!ret)
-		imgfs_writer_report_progress(w);
+		ret = open_file(w, e, err);
+	if (ret)
+		w->failed = true;
 	return ret;
 }
 
-int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
-			      struct imgfs_error *err)
+/* How many of the next @len bytes still belong to the open file? */
+static int check_room(struct imgfs_writer *w, uint64_t len,
+		      struct imgfs_error *err)
 {
-	struct archive_entry *e;
-	const char *msg;
-	int r, ret;
+	int ret = check_state(w, true, err);
 
-	for (;;) {
-		r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF)
-			return 0;
-		/* RETRY: a damaged header; WARN: part of the entry could not
-		 * be decoded. Neither may be taken as a good entry. */
-		if (r != ARCHIVE_OK) {
-			msg = archive_error_string(a);
-			return imgfs_error_set(err, -EIO,
-					       "reading archive after %llu entries: %s",
-					       (unsigned long long)w->entries,
-					       msg ? msg : "unknown error");
-		}
-		ret = feed_entry(w, a, e, err);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
+	if (len > w->file_size - w->file_pos)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: more data than the %llu bytes of its size",
+				       w->file_path,
+				       (unsigned long long)w->file_size);
+	return 0;
 }
 
-int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
-			  struct imgfs_error *err)
+int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
+			struct imgfs_error *err)
 {
-	struct imgfs_tar_options o = {
-		.allow_missing_end = w->opts.allow_missing_end,
-		.warn = w->opts.warn,
-		.warn_arg = w->opts.warn_arg,
-	};
-	struct archive_entry *e;
-	int r;
+	int ret = check_room(w, len, err);
 
-	while ((r = imgfs_tar_next(t, &o, &e, err)) > 0) {
-		r = feed_entry(w, imgfs_tar_archive(t), e, err);
-		if (r)
-			return r;
+	if (!ret && w->file && len) {
+		w->data_bytes += len;
+		ret = imgfs_data_put(w, w->file, buf, len, err);
 	}
-	return r;
+	if (ret)
+		w->failed = true;
+	else
+		w->file_pos += len;
+	return ret;
+}
+
+int imgfs_writer_skip(struct imgfs_writer *w, uint64_t len,
+		      struct imgfs_error *err)
+{
+	int ret = check_room(w, len, err);
+
+	if (!ret && w->file && len)
+		ret = imgfs_data_put(w, w->file, NULL, len, err);
+	if (ret)
+		w->failed = true;
+	else
+		w->file_pos += len;
+	return ret;
+}
+
+int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err)
+{
+	int ret = check_state(w, true, err);
+
+	if (!ret && w->file && w->file_pos != w->file_size)
+		ret = imgfs_error_set(err, -EINVAL,
+				      "%s: data ended after %llu of its %llu bytes",
+				      w->file_path,
+				      (unsigned long long)w->file_pos,
+				      (unsigned long long)w->file_size);
+	if (!ret && w->file) {
+		ret = imgfs_data_end(w, w->file, err);
+		w->file = NULL;
+	}
+	if (ret) {
+		w->failed = true;
+		return ret;
+	}
+	imgfs_writer_close_file(w);
+	report_progress(w);
+	return 0;
+}
+
+int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
+			   struct imgfs_error *err)
+{
+	int ret = imgfs_writer_begin_file(w, e, err);
+
+	return ret ? ret : imgfs_writer_end_file(w, err);
 }

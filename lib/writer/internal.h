@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * writer_internal.h - state shared by the writer's stages: entry intake
- * (entry.c, data.c), layout (layout.c) and the encoders.
+ * writer/internal.h - state shared by the writer's stages: entry intake
+ * (entry.c, data.c; archive.c and source.c over them), layout (layout.c)
+ * and the encoders.
  */
 #ifndef IMGFS_WRITER_INTERNAL_H
 #define IMGFS_WRITER_INTERNAL_H
@@ -11,8 +12,10 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 
+struct archive;
 struct archive_entry;
 struct imgfs_pending_link;
+struct imgfs_data_stream;
 struct imgfs_compressor;
 
 struct imgfs_file_id {
@@ -48,32 +51,50 @@ struct imgfs_writer {
 	/* files left out of directory sources: the output, a replaced image */
 	struct imgfs_file_id *excluded;
 	size_t nr_excluded;
+	/* the file imgfs_writer_begin_file() opened, if any */
+	bool file_open;
+	uint64_t file_pos;
+	uint64_t file_size;
+	char *file_path;
+	struct imgfs_data_stream *file; /* NULL when its data is dropped */
 };
 
-/* entry.c: consume one archive's entries into the tree. */
-int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
-			      struct imgfs_error *err);
-/* entry.c: the same from a tar stream, with its end-of-archive rules. */
-int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
-			  struct imgfs_error *err);
-int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
-			       struct archive_entry *e, struct imgfs_error *err);
+/* entry.c: the entry calls' bookkeeping. */
 int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err);
 void imgfs_writer_free_links(struct imgfs_writer *w);
-void imgfs_writer_report_progress(struct imgfs_writer *w);
+void imgfs_writer_close_file(struct imgfs_writer *w);
+/* entry.c: does the open file keep its data (false for a whiteout)? */
+bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w);
+
+/* archive.c: libarchive entries, converted for the entry calls. */
+int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
+			      struct imgfs_error *err);
+/* archive.c: the same from a tar stream, with its end-of-archive rules. */
+int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			  struct imgfs_error *err);
+/* archive.c: one entry and its data (also for directory sources). */
+int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
+			       struct archive_entry *e, struct imgfs_error *err);
 
 /* source.c: feed a directory tree through libarchive's disk reader. */
 int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,
 			  struct imgfs_error *err);
 
 /*
- * data.c: stream a regular file's data from @a into the image; @sparse is
- * the entry when it has a sparse map, else NULL.
+ * data.c: a regular file's data, streamed into the image: begin (with the
+ * sparse map, if any), put the bytes in file order (@buf NULL: a range
+ * that reads back as zeros, a hole in a sparse file), end. End frees the
+ * stream, also on failure; abort drops it.
  */
-int imgfs_data_write_file(struct imgfs_writer *w, struct archive *a,
-			  struct imgfs_node *inode, struct archive_entry *sparse,
-			  uint32_t inline_room, const char *path,
-			  struct imgfs_error *err);
+int imgfs_data_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+		     const struct imgfs_data_range *sparse, size_t nr_sparse,
+		     uint32_t inline_room, const char *path,
+		     struct imgfs_data_stream **s, struct imgfs_error *err);
+int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		   const void *buf, uint64_t len, struct imgfs_error *err);
+int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
+		   struct imgfs_error *err);
+void imgfs_data_abort(struct imgfs_data_stream *s);
 
 /* dir.c: directory encoding. */
 uint64_t imgfs_dir_size(struct imgfs_dentry *dir, uint32_t bs);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writer life cycle: options, entry intake (from tar streams or from a
- * directory through libarchive's disk reader), and finishing the image.
+ * Writer life cycle: options, entry intake (tar streams and directories
+ * through archive.c, or the entry calls of entry.c), and finishing the
+ * image.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,8 +11,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <uuid/uuid.h>
 
 #include "imgfs/format.h"
@@ -129,14 +128,26 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 	return NULL;
 }
 
+/* Neither failed nor in the middle of a file's data. */
+static int check_idle(struct imgfs_writer *w, struct imgfs_error *err)
+{
+	if (w->failed)
+		return imgfs_error_set(err, -EINVAL, "writer already failed");
+	if (w->file_open)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: the file's data is not ended yet",
+				       w->file_path);
+	return 0;
+}
+
 int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 			     struct imgfs_error *err)
 {
 	int ret;
 
-	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
-	ret = imgfs_writer_read_entries(w, a, err);
+	ret = check_idle(w, err);
+	if (!ret)
+		ret = imgfs_writer_read_entries(w, a, err);
 	if (ret)
 		w->failed = true;
 	return ret;
@@ -147,9 +158,9 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 {
 	int ret;
 
-	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
-	ret = imgfs_writer_read_tar(w, t, err);
+	ret = check_idle(w, err);
+	if (!ret)
+		ret = imgfs_writer_read_tar(w, t, err);
 	if (ret)
 		w->failed = true;
 	return ret;
@@ -160,9 +171,9 @@ int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 {
 	int ret;
 
-	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
-	ret = imgfs_source_read_dir(w, path, err);
+	ret = check_idle(w, err);
+	if (!ret)
+		ret = imgfs_source_read_dir(w, path, err);
 	if (ret)
 		w->failed = true;
 	return ret;
@@ -174,9 +185,9 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	struct imgfs_mkfs_stats st = { 0 };
 	int ret;
 
-	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
-	ret = imgfs_writer_resolve_links(w, err);
+	ret = check_idle(w, err);
+	if (!ret)
+		ret = imgfs_writer_resolve_links(w, err);
 	if (!ret)
 		ret = imgfs_layout_write(w, &st, err);
 	if (ret) {
@@ -194,6 +205,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 {
 	if (!w)
 		return;
+	imgfs_writer_close_file(w);
 	imgfs_writer_free_links(w);
 	imgfs_compressor_destroy(w->compressor);
 	imgfs_tree_free(&w->tree);
