@@ -311,6 +311,8 @@ struct imgfs_device_slot {
 	uint8_t reserved[52];
 } __attribute__((packed));
 
+/* Checked where the library is built; C++ spells it static_assert. */
+#ifndef __cplusplus
 _Static_assert(sizeof(struct imgfs_super_block) == 128, "superblock size");
 _Static_assert(sizeof(struct imgfs_inode_compact) == 32, "compact inode");
 _Static_assert(sizeof(struct imgfs_inode_extended) == 64, "extended inode");
@@ -321,18 +323,19 @@ _Static_assert(sizeof(struct imgfs_map_header) == 8, "map header");
 _Static_assert(sizeof(struct imgfs_lcluster_index) == 8, "lcluster index");
 _Static_assert(sizeof(struct imgfs_chunk_index) == 8, "chunk index");
 _Static_assert(sizeof(struct imgfs_device_slot) == 128, "device slot");
+#endif
 
 /* Little-endian accessors for unaligned on-disk bytes. */
 static inline uint16_t imgfs_get_le16(const void *p)
 {
-	const uint8_t *b = p;
+	const uint8_t *b = (const uint8_t *)p;
 
 	return (uint16_t)(b[0] | (b[1] << 8));
 }
 
 static inline uint32_t imgfs_get_le32(const void *p)
 {
-	const uint8_t *b = p;
+	const uint8_t *b = (const uint8_t *)p;
 
 	return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
 	       ((uint32_t)b[3] << 24);
@@ -340,14 +343,14 @@ static inline uint32_t imgfs_get_le32(const void *p)
 
 static inline uint64_t imgfs_get_le64(const void *p)
 {
-	const uint8_t *b = p;
+	const uint8_t *b = (const uint8_t *)p;
 
 	return (uint64_t)imgfs_get_le32(b) | ((uint64_t)imgfs_get_le32(b + 4) << 32);
 }
 
 static inline void imgfs_put_le16(void *p, uint16_t v)
 {
-	uint8_t *b = p;
+	uint8_t *b = (uint8_t *)p;
 
 	b[0] = (uint8_t)v;
 	b[1] = (uint8_t)(v >> 8);
@@ -355,7 +358,7 @@ static inline void imgfs_put_le16(void *p, uint16_t v)
 
 static inline void imgfs_put_le32(void *p, uint32_t v)
 {
-	uint8_t *b = p;
+	uint8_t *b = (uint8_t *)p;
 
 	b[0] = (uint8_t)v;
 	b[1] = (uint8_t)(v >> 8);
