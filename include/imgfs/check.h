@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 #include "imgfs/reader.h"
 
@@ -126,6 +127,7 @@ struct imgfs_check_result {
 #define IMGFS_CHECK_AMPLIFICATION_MAX 65536u
 
 /* Fill @opts with the defaults (no flags, no callbacks). */
+IMGFS_API
 void imgfs_check_options_init(struct imgfs_check_options *opts);
 
 /*
@@ -148,6 +150,7 @@ void imgfs_check_options_init(struct imgfs_check_options *opts);
  * (findings are in @res and went to the callback), or a negative errno for
  * an operational failure (out of memory, I/O error on the image file).
  */
+IMGFS_API
 int imgfs_check_image(struct imgfs_image *img,
 		      const struct imgfs_check_options *opts,
 		      struct imgfs_check_result *res, struct imgfs_error *err);
@@ -157,17 +160,21 @@ int imgfs_check_image(struct imgfs_image *img,
  * (bad magic, block size, ...) counts as one superblock error and returns
  * 0; failing to open or read the file returns a negative errno.
  */
+IMGFS_API
 int imgfs_check_path(const char *path, const struct imgfs_check_options *opts,
 		     struct imgfs_check_result *res, struct imgfs_error *err);
 
 /* Human-readable names, for front ends. */
+IMGFS_API
 const char *imgfs_check_severity_name(enum imgfs_check_severity s);
+IMGFS_API
 const char *imgfs_check_area_name(enum imgfs_check_area a);
 
 /*
  * Compute SHA-256 of @len bytes at @buf into @out (convenience for front
  * ends comparing digests). Returns 0 or -ENOMEM/-EIO.
  */
+IMGFS_API
 int imgfs_sha256(const void *buf, size_t len, uint8_t out[IMGFS_SHA256_SIZE]);
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
 #include "imgfs/check.h"
 #include "imgfs/error.h"
 #include "imgfs/reader.h"
@@ -103,9 +104,11 @@ struct imgfs_compare_result {
 };
 
 /* Fill @o with the defaults: no flags, owners kept, no callbacks. */
+IMGFS_API
 void imgfs_compare_options_init(struct imgfs_compare_options *o);
 
 /* Stable name of @kind ("missing", "content", ...), "unknown" if none. */
+IMGFS_API
 const char *imgfs_compare_kind_name(enum imgfs_compare_kind kind);
 
 /*
@@ -116,6 +119,7 @@ const char *imgfs_compare_kind_name(enum imgfs_compare_kind kind);
  * (the tar cannot be opened or is damaged or truncated, the image cannot be
  * walked, out of memory). @o may be NULL (defaults, nothing reported).
  */
+IMGFS_API
 int imgfs_compare_tar(struct imgfs_image *img, const char *tar_path,
 		      const struct imgfs_compare_options *o,
 		      struct imgfs_compare_result *res,
@@ -133,6 +137,7 @@ struct imgfs_compare;
  * A new comparison of @img (which must outlive it) with options @o
  * (copied; may be NULL). Returns 0 with *@c set, or -ENOMEM.
  */
+IMGFS_API
 int imgfs_compare_new(struct imgfs_image *img,
 		      const struct imgfs_compare_options *o,
 		      struct imgfs_compare **c, struct imgfs_error *err);
@@ -144,6 +149,7 @@ int imgfs_compare_new(struct imgfs_image *img,
  * unreadable) is reported as a content difference if the tar has it with
  * the same size. Returns 0 or a negative errno.
  */
+IMGFS_API
 int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e);
 
 /*
@@ -153,11 +159,13 @@ int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e);
  * contents read only for files whose size matches the tar's). Runs once
  * per comparison. Returns as imgfs_compare_tar().
  */
+IMGFS_API
 int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 		      struct imgfs_compare_result *res,
 		      struct imgfs_error *err);
 
 /* Free @c (NULL is ignored). */
+IMGFS_API
 void imgfs_compare_free(struct imgfs_compare *c);
 
 #ifdef __cplusplus

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,6 +20,7 @@ extern "C" {
  * on input or output: the EROFS superblock checksum is
  * imgfs_crc32c(0xFFFFFFFF, bytes, len).
  */
+IMGFS_API
 uint32_t imgfs_crc32c(uint32_t crc, const void *buf, size_t len);
 
 #ifdef __cplusplus

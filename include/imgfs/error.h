@@ -10,6 +10,8 @@
 #ifndef IMGFS_ERROR_H
 #define IMGFS_ERROR_H
 
+#include "imgfs/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,6 +24,7 @@ struct imgfs_error {
 };
 
 /* Reset @err to "no error". */
+IMGFS_API
 void imgfs_error_clear(struct imgfs_error *err);
 
 /*
@@ -29,6 +32,7 @@ void imgfs_error_clear(struct imgfs_error *err);
  * @err holds no earlier failure (the first cause is the useful one).
  * @err may be NULL. Returns @code so callers can "return imgfs_error_set()".
  */
+IMGFS_API
 int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "imgfs/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,16 +40,20 @@ enum {
  * of the whole escaped string (without the NUL), like snprintf(), so a
  * caller can size a buffer with a first call (@buf NULL, @size 0).
  */
+IMGFS_API
 size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
 		    unsigned int flags);
 
 /* Write @len bytes at @s escaped to @f. Returns 0, or EOF on error. */
+IMGFS_API
 int imgfs_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags);
 
 /* imgfs_escape_fwrite() of a NUL-terminated string (NULL prints nothing). */
+IMGFS_API
 int imgfs_escape_fputs(FILE *f, const char *s, unsigned int flags);
 
 /* Whether any byte of @s would be escaped with @flags. */
+IMGFS_API
 bool imgfs_escape_needed(const void *s, size_t len, unsigned int flags);
 
 #ifdef __cplusplus

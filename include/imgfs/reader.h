@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 
 #ifdef __cplusplus
@@ -94,6 +95,7 @@ struct imgfs_sb_info {
  * incompat features (unless @flags say otherwise), -EIO/-errno on I/O
  * failure. @err gets the reason.
  */
+IMGFS_API
 int imgfs_image_open(const char *path, unsigned int flags,
 		     struct imgfs_image **img, struct imgfs_error *err);
 
@@ -101,6 +103,7 @@ int imgfs_image_open(const char *path, unsigned int flags,
  * Like imgfs_image_open() but on an already open file descriptor. The
  * handle does not own @fd: the caller closes it after imgfs_image_close().
  */
+IMGFS_API
 int imgfs_image_open_fd(int fd, unsigned int flags, struct imgfs_image **img,
 			struct imgfs_error *err);
 
@@ -108,13 +111,16 @@ int imgfs_image_open_fd(int fd, unsigned int flags, struct imgfs_image **img,
  * Like imgfs_image_open() on @size bytes at @buf (fuzzing, tests). The
  * buffer is not copied and must outlive the handle.
  */
+IMGFS_API
 int imgfs_image_open_mem(const void *buf, size_t size, unsigned int flags,
 			 struct imgfs_image **img, struct imgfs_error *err);
 
 /* Close @img and free everything it owns. @img may be NULL. */
+IMGFS_API
 void imgfs_image_close(struct imgfs_image *img);
 
 /* The parsed superblock; valid as long as @img is open. */
+IMGFS_API
 const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img);
 
 /*
@@ -122,6 +128,7 @@ const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img);
  * -EUCLEAN if the range is not entirely inside the image, -EIO on a read
  * error.
  */
+IMGFS_API
 int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
 		      uint64_t off, struct imgfs_error *err);
 
@@ -164,10 +171,12 @@ struct imgfs_inode {
  * xattr area inside the image). Fills @inode. Returns 0, -EUCLEAN for
  * corruption, -EOPNOTSUPP for layouts or NIDs (metabox) not supported.
  */
+IMGFS_API
 int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		     struct imgfs_inode *inode, struct imgfs_error *err);
 
 /* The root directory's inode. */
+IMGFS_API
 int imgfs_inode_read_root(struct imgfs_image *img, struct imgfs_inode *inode,
 			  struct imgfs_error *err);
 
@@ -217,6 +226,7 @@ typedef int (*imgfs_dirent_fn)(void *arg, const struct imgfs_dirent_info *de);
  * too). Sort order is not checked here (the checker does). Returns 0 at the
  * end, @fn's positive value if it stopped early, or a negative errno.
  */
+IMGFS_API
 int imgfs_dir_iterate(struct imgfs_image *img, const struct imgfs_inode *dir,
 		      imgfs_dirent_fn fn, void *arg, struct imgfs_error *err);
 
@@ -225,6 +235,7 @@ int imgfs_dir_iterate(struct imgfs_image *img, const struct imgfs_inode *dir,
  * *@nid (and *@file_type if not NULL), -ENOENT if absent, -ENOTDIR if @dir
  * is not a directory, or another negative errno.
  */
+IMGFS_API
 int imgfs_dir_lookup(struct imgfs_image *img, const struct imgfs_inode *dir,
 		     const char *name, size_t len, uint64_t *nid,
 		     unsigned int *file_type, struct imgfs_error *err);
@@ -236,6 +247,7 @@ int imgfs_dir_lookup(struct imgfs_image *img, const struct imgfs_inode *dir,
  * give the root. Returns 0 with *@nid set, -ENOENT, -ENOTDIR, or another
  * negative errno.
  */
+IMGFS_API
 int imgfs_lookup(struct imgfs_image *img, const char *path, uint64_t *nid,
 		 struct imgfs_error *err);
 
@@ -264,6 +276,7 @@ typedef int (*imgfs_xattr_fn)(void *arg, const struct imgfs_xattr_info *x);
  * malformed (header, entry past the area, shared id outside the image),
  * -EOPNOTSUPP for a 12-byte area (the kernel refuses it too).
  */
+IMGFS_API
 int imgfs_xattr_iterate(struct imgfs_image *img,
 			const struct imgfs_inode *inode, bool all,
 			imgfs_xattr_fn fn, void *arg, struct imgfs_error *err);
@@ -273,6 +286,7 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
  * value into @buf. Returns the value size (which may exceed @size),
  * -ENODATA if absent, or a negative errno.
  */
+IMGFS_API
 ssize_t imgfs_getxattr(struct imgfs_image *img, const struct imgfs_inode *inode,
 		       const char *name, void *buf, size_t size,
 		       struct imgfs_error *err);
@@ -319,6 +333,7 @@ struct imgfs_extent {
  * (-EUCLEAN otherwise) and, for FLAT_INLINE, that the tail does not cross
  * a block. Extra devices: -EOPNOTSUPP.
  */
+IMGFS_API
 int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 	      uint64_t offset, struct imgfs_extent *ext,
 	      struct imgfs_error *err);
@@ -331,6 +346,7 @@ typedef int (*imgfs_extent_fn)(void *arg, const struct imgfs_extent *ext);
  * (adjacent runs are not merged: chunk-based files yield one extent per
  * chunk). Returns 0, @fn's positive value, or a negative errno.
  */
+IMGFS_API
 int imgfs_extent_iterate(struct imgfs_image *img,
 			 const struct imgfs_inode *inode, imgfs_extent_fn fn,
 			 void *arg, struct imgfs_error *err);
@@ -342,6 +358,7 @@ int imgfs_extent_iterate(struct imgfs_image *img,
  * implemented, -EUCLEAN for corruption). Works for any file type (a
  * directory's raw blocks, a symlink's target).
  */
+IMGFS_API
 ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		   uint64_t offset, void *buf, size_t len,
 		   struct imgfs_error *err);
@@ -352,6 +369,7 @@ ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
  * a symlink, -EUCLEAN for a length of 0 or above IMGFS_SYMLINK_MAX or an
  * embedded NUL, -ERANGE if @buf is too small.
  */
+IMGFS_API
 ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
 		       char *buf, size_t size, struct imgfs_error *err);
 
@@ -359,12 +377,14 @@ ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
  * Prefix string of a short xattr name index (1..6), or NULL. Index 5
  * (lustre.) is returned although the kernel ignores it.
  */
+IMGFS_API
 const char *imgfs_xattr_prefix(unsigned int index);
 
 /*
  * Long xattr prefix @n (0-based) of the image: its base short index and
  * its infix. Returns 0, or -ENOENT if there is no such prefix.
  */
+IMGFS_API
 int imgfs_image_long_prefix(const struct imgfs_image *img, unsigned int n,
 			    unsigned int *base_index, const char **infix,
 			    size_t *infix_len);

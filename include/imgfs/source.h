@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 #include "imgfs/writer.h"
 
@@ -41,12 +42,14 @@ struct imgfs_tar_options {
  * reader owned by the caller (free with imgfs_tar_close()), or NULL with
  * @err set.
  */
+IMGFS_API
 struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err);
 
 /*
  * The same for the tar stream on the open descriptor @fd, read from where
  * it stands and left open; @name (NULL: "-") stands for it in messages.
  */
+IMGFS_API
 struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
 				    struct imgfs_error *err);
 
@@ -68,19 +71,24 @@ struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
  * ARCHIVE_RETRY) and anything libarchive could not decode in an entry
  * (ARCHIVE_WARN).
  */
+IMGFS_API
 int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		   struct archive_entry **e, struct imgfs_error *err);
 
 /* The libarchive handle entries and their data are read from. */
+IMGFS_API
 struct archive *imgfs_tar_archive(struct imgfs_tar *t);
 
 /* Number of entries returned so far. */
+IMGFS_API
 unsigned long long imgfs_tar_entries(const struct imgfs_tar *t);
 
 /* Close the input and free the reader (NULL is ignored). */
+IMGFS_API
 void imgfs_tar_close(struct imgfs_tar *t);
 
 /* True when @path names a directory (the front ends pick the opener). */
+IMGFS_API
 bool imgfs_source_is_dir(const char *path);
 
 #ifdef __cplusplus

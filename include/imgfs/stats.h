@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 #include "imgfs/format.h"
 #include "imgfs/reader.h"
@@ -27,6 +28,7 @@ extern "C" {
  */
 
 /* Name of the single feature bit @mask of feature_compat ("sb_chksum"). */
+IMGFS_API
 const char *imgfs_feature_compat_name(uint32_t mask);
 
 /*
@@ -34,22 +36,27 @@ const char *imgfs_feature_compat_name(uint32_t mask);
  * names get the first one: 0x2 "compr_cfgs" (big_pcluster), 0x8
  * "device_table" (compr_head2), 0x20 "fragments" (dedupe).
  */
+IMGFS_API
 const char *imgfs_feature_incompat_name(uint32_t mask);
 
 /* "flat_plain", "compressed_full", "flat_inline", "compressed_compact",
  * "chunk_based". */
+IMGFS_API
 const char *imgfs_layout_name(unsigned int layout);
 
 /* "lz4", "lzma", "deflate", "zstd". */
+IMGFS_API
 const char *imgfs_compr_alg_name(unsigned int alg);
 
 /* "hole", "plain", "inline", "compressed", "fragment". */
+IMGFS_API
 const char *imgfs_extent_kind_name(enum imgfs_extent_kind kind);
 
 /*
  * File type of a POSIX @mode: "regular", "directory", "symlink",
  * "chardev", "blockdev", "fifo", "socket"; NULL for anything else.
  */
+IMGFS_API
 const char *imgfs_mode_type_name(uint32_t mode);
 
 /* Room imgfs_time_decimal() needs, terminating NUL included. */
@@ -60,6 +67,7 @@ const char *imgfs_mode_type_name(uint32_t mode);
  * signed decimal, floor-based input: -2 s + 500000000 ns is
  * "-1.500000000". An out-of-range @nsec is shown as "S s + N ns".
  */
+IMGFS_API
 void imgfs_time_decimal(int64_t sec, uint32_t nsec,
 			char buf[IMGFS_TIME_DECIMAL_MAX]);
 
@@ -70,6 +78,7 @@ void imgfs_time_decimal(int64_t sec, uint32_t nsec,
  * set or the LZ4 max distance is non-zero (the only algorithm such images
  * can hold); else 0.
  */
+IMGFS_API
 uint32_t imgfs_sb_compr_algs(const struct imgfs_sb_info *sb);
 
 /*
@@ -79,6 +88,7 @@ uint32_t imgfs_sb_compr_algs(const struct imgfs_sb_info *sb);
  * Flags must be equal. Returns true if @run was extended. The reader hands
  * out one extent per chunk; this turns them into runs for display.
  */
+IMGFS_API
 bool imgfs_extent_merge(struct imgfs_extent *run,
 			const struct imgfs_extent *next);
 
@@ -132,6 +142,7 @@ struct imgfs_walk_options {
  * Returns 0, a callback's positive value, -ENOTDIR if @start_nid is not a
  * directory, or a negative errno.
  */
+IMGFS_API
 int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	       const char *start_path, const struct imgfs_walk_options *opts,
 	       struct imgfs_error *err);
@@ -148,6 +159,7 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
  * with *@nid set, -ENOENT, -ENOTDIR, -ELOOP (more than
  * IMGFS_RESOLVE_MAX_LINKS symlinks), or another negative errno.
  */
+IMGFS_API
 int imgfs_resolve(struct imgfs_image *img, const char *path, bool follow_last,
 		  uint64_t *nid, struct imgfs_error *err);
 
@@ -235,10 +247,12 @@ struct imgfs_stats {
  * Stops at the first error: returns 0 or a negative errno (-ENOMEM,
  * -EUCLEAN for corruption, ...), with @err telling which inode.
  */
+IMGFS_API
 int imgfs_stats_gather(struct imgfs_image *img, struct imgfs_stats **out,
 		       struct imgfs_error *err);
 
 /* Free @st (from imgfs_stats_gather()); NULL is fine. */
+IMGFS_API
 void imgfs_stats_free(struct imgfs_stats *st);
 
 #ifdef __cplusplus

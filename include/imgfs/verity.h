@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 
 #ifdef __cplusplus
@@ -120,11 +121,13 @@ struct imgfs_verity;
  * alignment, and with a known data size that the hash area fits in 64
  * bits). Returns 0 and sets *@out, or a negative errno.
  */
+IMGFS_API
 int imgfs_verity_create(struct imgfs_verity **out,
 			const struct imgfs_verity_params *params,
 			struct imgfs_error *err);
 
 /* Feed the next @len bytes of data (any chunking gives the same tree). */
+IMGFS_API
 int imgfs_verity_update(struct imgfs_verity *v, const void *buf, size_t len,
 			struct imgfs_error *err);
 
@@ -137,10 +140,12 @@ int imgfs_verity_update(struct imgfs_verity *v, const void *buf, size_t len,
  * writes to a temporary file anyway). The context can only be freed
  * afterwards.
  */
+IMGFS_API
 int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 			struct imgfs_error *err);
 
 /* Free @v (NULL is fine), removing any spill files. */
+IMGFS_API
 void imgfs_verity_free(struct imgfs_verity *v);
 
 /*
@@ -148,6 +153,7 @@ void imgfs_verity_free(struct imgfs_verity *v);
  * tree as above (params->data_size is ignored). When params->hash_fd is
  * @data_fd, the hash area must not overlap the data.
  */
+IMGFS_API
 int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 			   const struct imgfs_verity_params *params,
 			   struct imgfs_verity_result *res,
@@ -176,6 +182,7 @@ struct imgfs_verity_check {
  * tree cut short; another negative errno when reading fails. @data_fd
  * and @hash_fd may be the same file.
  */
+IMGFS_API
 int imgfs_verity_verify_fd(int data_fd, int hash_fd, uint64_t hash_offset,
 			   const uint8_t *root_hash,
 			   struct imgfs_verity_check *chk,
@@ -186,6 +193,7 @@ int imgfs_verity_verify_fd(int data_fd, int hash_fd, uint64_t hash_offset,
  * UUID (RFC 9562 version 8) from @seed: the same seed gives the same tree.
  * Either output may be NULL.
  */
+IMGFS_API
 void imgfs_verity_derive(const void *seed, size_t seed_size, uint8_t *salt,
 			 size_t salt_size, uint8_t uuid[16]);
 
@@ -195,25 +203,32 @@ void imgfs_verity_derive(const void *seed, size_t seed_size, uint8_t *salt,
  * N being the superblock offset. Writes at most @size bytes with a NUL;
  * returns the length, or -ENOSPC if @size is too small.
  */
+IMGFS_API
 int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			      size_t size);
 
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
+IMGFS_API
 void imgfs_verity_hex(const uint8_t *bytes, size_t len, char *out);
 
 /* fs-verity digests (sha256, 4096-byte blocks, no salt) */
 struct imgfs_fsverity;
 
+IMGFS_API
 int imgfs_fsverity_create(struct imgfs_fsverity **out, struct imgfs_error *err);
 /* Feed the file's next @len bytes. */
+IMGFS_API
 int imgfs_fsverity_update(struct imgfs_fsverity *f, const void *buf, size_t len,
 			  struct imgfs_error *err);
 /* The digest of all that was fed; the context can then only be freed. */
+IMGFS_API
 int imgfs_fsverity_finish(struct imgfs_fsverity *f,
 			  uint8_t digest[IMGFS_VERITY_DIGEST_SIZE],
 			  struct imgfs_error *err);
+IMGFS_API
 void imgfs_fsverity_free(struct imgfs_fsverity *f);
 /* Digest of what @fd holds from offset 0 to its end (read with pread). */
+IMGFS_API
 int imgfs_fsverity_digest_fd(int fd, uint8_t digest[IMGFS_VERITY_DIGEST_SIZE],
 			     struct imgfs_error *err);
 

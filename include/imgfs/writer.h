@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgfs/api.h"
 #include "imgfs/error.h"
 
 #ifdef __cplusplus
@@ -112,6 +113,7 @@ struct imgfs_mkfs_stats {
 };
 
 /* Fill @opts with the defaults. */
+IMGFS_API
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);
 
 /*
@@ -120,6 +122,7 @@ void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);
  * truncates it). The options are copied. Returns NULL with @err set on bad
  * options or no memory.
  */
+IMGFS_API
 struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 					 int fd, struct imgfs_error *err);
 
@@ -131,6 +134,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
  * (unrepresentable entry, name too long, corrupt archive, I/O error). After
  * a failure the writer can only be destroyed.
  */
+IMGFS_API
 int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 			     struct imgfs_error *err);
 
@@ -143,6 +147,7 @@ struct imgfs_tar;
  * Returns 0, or a negative errno with @err set as imgfs_writer_add_archive()
  * does. @t is not closed.
  */
+IMGFS_API
 int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 			 struct imgfs_error *err);
 
@@ -152,6 +157,7 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
  * the image, with the same rules as archive entries; @path itself becomes
  * the image root. Hard links inside the tree are preserved.
  */
+IMGFS_API
 int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 			       struct imgfs_error *err);
 
@@ -227,6 +233,7 @@ struct imgfs_entry {
  * dir opaque. Returns 0, or a negative errno with @err naming the entry
  * and the reason; after a failure the writer can only be destroyed.
  */
+IMGFS_API
 int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
 			   struct imgfs_error *err);
 
@@ -238,10 +245,12 @@ int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
  * not grow with it. Only one file is open at a time, and no other entry
  * may be added meanwhile. A whiteout's data is accepted and dropped.
  */
+IMGFS_API
 int imgfs_writer_begin_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 			    struct imgfs_error *err);
 
 /* The next @len bytes of the open file. */
+IMGFS_API
 int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
 			struct imgfs_error *err);
 
@@ -249,20 +258,24 @@ int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
  * Skip the next @len bytes of the open file: they read back as zeros,
  * and are a hole in the image when the entry has a sparse map.
  */
+IMGFS_API
 int imgfs_writer_skip(struct imgfs_writer *w, uint64_t len,
 		      struct imgfs_error *err);
 
 /* Close the open file; it is an error if fewer than its size bytes came. */
+IMGFS_API
 int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err);
 
 /*
  * Lay out and write all metadata and the superblock. The image is complete
  * (but not fsynced) on success. @stats may be NULL.
  */
+IMGFS_API
 int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 			struct imgfs_error *err);
 
 /* Free the writer and everything it owns. Does not close the fd. */
+IMGFS_API
 void imgfs_writer_destroy(struct imgfs_writer *w);
 
 /*
@@ -271,6 +284,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w);
  * replaced that lies inside the tree must not end up in the new image.
  * Returns 0, or a negative errno with @err set.
  */
+IMGFS_API
 int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
 			      struct imgfs_error *err);
 
@@ -293,10 +307,12 @@ struct imgfs_output;
  * symbolic link) is refused with a message saying what it is. Its
  * directory must exist and be writable. Returns NULL with @err set.
  */
+IMGFS_API
 struct imgfs_output *imgfs_output_open(const char *target,
 				       struct imgfs_error *err);
 
 /* The descriptor to build the image on (owned by @o). */
+IMGFS_API
 int imgfs_output_fd(const struct imgfs_output *o);
 
 /*
@@ -304,6 +320,7 @@ int imgfs_output_fd(const struct imgfs_output *o);
  * filesystems without O_TMPFILE), for a caller that must remove it from a
  * signal handler; NULL when it has none.
  */
+IMGFS_API
 const char *imgfs_output_temp_path(const struct imgfs_output *o);
 
 /*
@@ -313,9 +330,11 @@ const char *imgfs_output_temp_path(const struct imgfs_output *o);
  * 0 or a negative errno with @err set; on failure the target is as it was
  * unless only the final directory fsync failed.
  */
+IMGFS_API
 int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
 
 /* Free @o (may be NULL); an uncommitted file is removed. */
+IMGFS_API
 void imgfs_output_abort(struct imgfs_output *o);
 
 /*
@@ -343,12 +362,14 @@ struct imgfs_convert_hooks {
  * @err set; on failure nothing new is left behind and an existing file
  * at @image_path is untouched. @hooks may be NULL.
  */
+IMGFS_API
 int imgfs_convert(const char *source, const char *image_path,
 		  const struct imgfs_mkfs_options *o,
 		  const struct imgfs_convert_hooks *hooks,
 		  struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
 
 /* The same for the tar stream on descriptor @tar_fd (left open). */
+IMGFS_API
 int imgfs_convert_fd(int tar_fd, const char *image_path,
 		     const struct imgfs_mkfs_options *o,
 		     const struct imgfs_convert_hooks *hooks,
