@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The example program of docs/architecture.md (docs/examples/convert.c):
+# it converts a generated layer, checks the image and prints a file of it
+# through the reader; what it prints must be the file's bytes in the tar,
+# the image must be what mkfs.img makes with the same time and UUID, and a
+# layer it cannot read leaves no image behind.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+EXAMPLE=${IMGFS_EXAMPLE:-$top_builddir/docs/examples/convert}
+require_tools "$PYTHON" cmp
+[ -x "$EXAMPLE" ] || die "example not built: $EXAMPLE (run make check)"
+setup_tmp
+
+# make_layer TAR: a few directories, an empty file, a file of several
+# blocks with a tail, a symlink and a hard link.
+make_layer() {
+	"$PYTHON" - "$1" <<'PY'
+import io, sys, tarfile
+def add(t, name, data=None, **kw):
+    ti = tarfile.TarInfo(name)
+    ti.mtime = 1500000000
+    for k, v in kw.items():
+        setattr(ti, k, v)
+    if data is not None:
+        ti.size = len(data)
+        t.addfile(ti, io.BytesIO(data))
+    else:
+        t.addfile(ti)
+big = bytes((i * 7 + i // 4096) % 251 for i in range(3 * 4096 + 1234))
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    add(t, "etc", type=tarfile.DIRTYPE, mode=0o755)
+    add(t, "etc/hostname", b"example\n", mode=0o644)
+    add(t, "usr/share/data.bin", big, mode=0o600, uid=1000, gid=1000)
+    add(t, "empty", b"", mode=0o644)
+    add(t, "link", type=tarfile.SYMTYPE, linkname="usr/share/data.bin")
+    add(t, "hard", type=tarfile.LNKTYPE, linkname="etc/hostname")
+PY
+}
+
+make_layer "$WORK/layer.tar" || die "could not generate the layer"
+"$PYTHON" -c '
+import sys, tarfile
+t = tarfile.open(sys.argv[1])
+for name in ("usr/share/data.bin", "etc/hostname", "empty"):
+    open(sys.argv[2] + "/" + name.replace("/", "_"), "wb").write(
+        t.extractfile(name).read())' "$WORK/layer.tar" "$WORK" ||
+	die "could not read the layer back"
+
+for f in usr/share/data.bin etc/hostname empty hard; do
+	want=$WORK/${f//\//_}
+	[ "$f" = hard ] && want=$WORK/etc_hostname
+	"$EXAMPLE" "$WORK/layer.tar" "$WORK/image" "$f" >"$WORK/out" \
+		2>"$WORK/err"
+	check "convert prints $f" test $? -eq 0
+	check "$f as the reader gives it equals the tar's" \
+		cmp "$WORK/out" "$want"
+done
+check "the image was checked clean" grep -q ' 0 errors, 0 warnings' "$WORK/err"
+
+if [ -x "$MKFS" ]; then
+	"$MKFS" -q -T 1600000000 -U 5a5a5a5a-5a5a-5a5a-5a5a-5a5a5a5a5a5a \
+		"$WORK/layer.tar" "$WORK/mkfs.image"
+	check "the image equals mkfs.img's with the same time and UUID" \
+		cmp "$WORK/image" "$WORK/mkfs.image"
+fi
+
+"$EXAMPLE" "$WORK/layer.tar" "$WORK/image" no/such/file >/dev/null \
+	2>"$WORK/err"
+check "a missing path fails" test $? -eq 1
+check "... naming the error" grep -q '^convert: ' "$WORK/err"
+
+head -c 5000 "$WORK/layer.tar" >"$WORK/cut.tar"
+"$EXAMPLE" "$WORK/cut.tar" "$WORK/cut.image" etc/hostname >/dev/null \
+	2>"$WORK/err"
+check "a cut layer fails" test $? -eq 1
+check "... and leaves no image" test ! -e "$WORK/cut.image"
+check "... and no temporary file" \
+	test -z "$(find "$WORK" -maxdepth 1 -name '.imgfs-*')"
+
+finish
