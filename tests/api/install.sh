@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# "make install DESTDIR=..." installs the public headers (all of them, and
+# nothing else), the shared library, imgfs.pc, the programs and their man
+# pages; the example program of docs/architecture.md, compiled against that
+# tree with nothing but "pkg-config --cflags --libs imgfs", converts a
+# generated layer, checks it and prints a file the tar holds; and a program
+# that opens the layer with libarchive's own calls links with the same
+# flags (libarchive is part of the API) and makes the same image.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$top_srcdir/tests/api/common.sh"
+CC=${API_CC:-cc}
+MAKE=${API_MAKE:-make}
+require_tools "${CC%% *}" "${MAKE%% *}" pkg-config ldd cmp
+setup_tmp
+
+root=$WORK/root
+# The parent make's flags (jobserver, command-line variables such as
+# TESTS=) are not for this one; everything is built already.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $MAKE -C "$top_builddir" install \
+	DESTDIR="$root" >"$WORK/install.log" 2>&1 ||
+	{ cat "$WORK/install.log"; die "make install failed"; }
+
+pc=$(find "$root" -name imgfs.pc)
+check "imgfs.pc is installed" test -n "$pc" -a -f "$pc"
+[ -n "$pc" ] || finish
+export PKG_CONFIG_PATH=${pc%/*} PKG_CONFIG_SYSROOT_DIR=$root
+libdir=$root$(pkg-config --variable=libdir imgfs | sed "s|^$root||")
+incdir=$root$(pkg-config --variable=includedir imgfs | sed "s|^$root||")
+
+# Installed headers: exactly include/imgfs/*.h and the generated version.h.
+(cd "$top_srcdir/include/imgfs" && ls ./*.h; echo ./version.h) |
+	sed 's|^\./||' | sort -u >"$WORK/want.h"
+(cd "$incdir/imgfs" && ls) | sort >"$WORK/got.h"
+check "the installed headers are include/imgfs/*.h and version.h" \
+	cmp "$WORK/want.h" "$WORK/got.h"
+check "libimgfs.so is installed" test -e "$libdir/libimgfs.so"
+check "the internal library is not installed" \
+	test -z "$(find "$root" -name 'libimgfs_internal*')"
+for p in mkfs.img fsck.img dump.img; do
+	check "$p and its man page are installed" \
+		test -n "$(find "$root" -path "*/bin/$p" -type f)" -a \
+		-n "$(find "$root" -path "*/man1/$p.1" -type f)"
+done
+
+cflags=$(pkg-config --cflags imgfs) && libs=$(pkg-config --libs imgfs)
+check "pkg-config --cflags --libs imgfs" test $? -eq 0
+case " $cflags " in
+*" -I$incdir "*) ok "the include directory is the installed one" ;;
+*) fail "pkg-config --cflags gives '$cflags', not -I$incdir" ;;
+esac
+
+# shellcheck disable=SC2086
+$CC $cflags -o "$WORK/convert" "$top_srcdir/docs/examples/convert.c" $libs
+check "the example builds against the installed tree" test $? -eq 0
+# shellcheck disable=SC2086
+$CC $cflags -o "$WORK/from_archive" "$top_srcdir/tests/api/from_archive.c" \
+	$libs
+check "a libarchive user links with pkg-config's flags alone" test $? -eq 0
+
+export LD_LIBRARY_PATH=$libdir
+check "the example runs with the installed library" \
+	sh -c "ldd '$WORK/convert' | grep -q '=> $libdir/libimgfs.so'"
+
+make_layer "$WORK/layer.tar" || die "could not generate the layer"
+layer_files "$WORK/layer.tar" "$WORK" || die "could not read the layer back"
+"$WORK/convert" "$WORK/layer.tar" "$WORK/image" usr/share/data.bin \
+	>"$WORK/out" 2>"$WORK/err"
+check "the example converts, checks and reads" test $? -eq 0
+check "the file it prints is the tar's" \
+	cmp "$WORK/out" "$WORK/usr_share_data.bin"
+check "the image was checked clean" grep -q ' 0 errors, 0 warnings' "$WORK/err"
+check "the library's version is imgfs.pc's" \
+	grep -qx "libimgfs $(pkg-config --modversion imgfs) (built with .*)" \
+	"$WORK/err"
+
+"$WORK/from_archive" "$WORK/layer.tar" "$WORK/image2" 2>"$WORK/err2"
+check "the libarchive user converts" test $? -eq 0
+check "... into the same image" cmp "$WORK/image" "$WORK/image2"
+
+finish
