@@ -46,11 +46,15 @@ for p in libzstd:HAVE_ZSTD zlib:HAVE_ZLIB; do
 done
 printf '#define PACKAGE_VERSION "fuzz"\n#define _FILE_OFFSET_BITS 64\n%s' \
 	"$defs" >"$tmp/config.h"
+# imgfs/version.h, which configure makes, for a tree not configured
+mkdir -p "$tmp/include/imgfs"
+sed 's/@IMGFS_VERSION_[A-Z]*@/0/; s/@PACKAGE_VERSION@/fuzz/' \
+	"$src/include/imgfs/version.h.in" >"$tmp/include/imgfs/version.h"
 
 # shellcheck disable=SC2086
 cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 	-fno-sanitize-recover=undefined -include $tmp/config.h
-	-I$src/include -I$src/lib $(pkg-config --cflags $pkgs)"
+	-I$src/include -I$tmp/include -I$src/lib $(pkg-config --cflags $pkgs)"
 # shellcheck disable=SC2086
 libs="$(pkg-config --libs $pkgs) -pthread"
 
