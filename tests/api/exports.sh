@@ -19,7 +19,9 @@ so=$top_builddir/lib/.libs/libimgfs.so
 		echo "#include <imgfs/${h##*/}>"
 	done
 } | sort -u >"$WORK/all.c"
-gcc -I"$top_builddir/include" -I"$top_srcdir/include" -fsyntax-only \
+# shellcheck disable=SC2086
+gcc -I"$top_builddir/include" -I"$top_srcdir/include" ${API_DEP_CFLAGS:-} \
+	-fsyntax-only \
 	-aux-info "$WORK/aux" -x c "$WORK/all.c" ||
 	die "the public headers do not compile together"
 
