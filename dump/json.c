@@ -2,18 +2,18 @@
 /*
  * json.c - dump.img's JSON document: json-c values, written as a stream.
  *
- * Every value (number, string, record) is a json-c object and is
- * serialized by json-c; byte strings follow imgfs/json.h. json-c holds a
- * whole document in memory before writing it, which a listing of a large
- * or deep tree (paths of 40 KB, 20,000 levels) or a file's contents must
- * not do. So the levels that can grow without bound (the document, a
- * listing, a directory's entries, an inode's extents) are opened and
- * closed here, with the same layout json-c's objects get inside them: one
- * member per line, indented by two spaces per level. Nesting beyond
+ * Every value (number, string, record) is a json-c object, and the text
+ * of every number and string, escapes included, is json-c's; byte
+ * strings follow imgfs/json.h. json-c holds a whole document in memory
+ * before writing it, which a listing of a large or deep tree (paths of
+ * 40 KB, 20,000 levels) or a file's contents must not do. So the levels
+ * that can grow without bound (the document, a listing, a directory's
+ * entries, an inode's extents) are opened and closed here as they are
+ * written, and records put inside them get the same layout: one member
+ * per line, two spaces of indentation per level. Nesting beyond
  * JSON_MAX_DEPTH is a bug in the caller, not something an image can
  * cause: the views nest a fixed number of levels.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +189,7 @@ void json_put(struct json *j, const char *key, struct json_object *v)
 
 void json_put_members(struct json *j, struct json_object *o)
 {
+	struct json_object *name;
 	size_t i, n;
 
 	json_object_object_foreach(o, k, member) {
@@ -197,9 +198,10 @@ void json_put_members(struct json *j, struct json_object *o)
 			continue;
 		}
 		n = json_object_array_length(member);
-		for (i = 0; i < n; i++)
-			mark_escaped(j, json_object_get_string(
-				json_object_array_get_idx(member, i)));
+		for (i = 0; i < n; i++) {
+			name = json_object_array_get_idx(member, i);
+			mark_escaped(j, json_object_get_string(name));
+		}
 	}
 	json_object_put(o);
 }
@@ -258,7 +260,7 @@ void rec_null(struct json_object *o, const char *key)
 }
 
 void rec_ratio(struct json_object *o, const char *key, uint64_t num,
-		uint64_t den)
+	       uint64_t den)
 {
 	double r;
 	char buf[64];
@@ -273,7 +275,7 @@ void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 }
 
 void rec_bytes(struct json_object *o, const char *key, const void *s,
-		size_t len)
+	       size_t len)
 {
 	if (imgfs_json_add_bytes(o, key, s, len))
 		out_of_memory();

@@ -58,8 +58,7 @@ int imgfs_json_add_bytes(struct json_object *obj, const char *key,
 			 const void *p, size_t len);
 
 /* imgfs_json_add_bytes() of a NUL-terminated string; null when @s is NULL. */
-int imgfs_json_add_str(struct json_object *obj, const char *key,
-		       const char *s);
+int imgfs_json_add_str(struct json_object *obj, const char *key, const char *s);
 
 #ifdef __cplusplus
 }

@@ -194,8 +194,7 @@ int imgfs_json_add_bytes(struct json_object *obj, const char *key,
 	return imgfs_json_is_escaped(s) ? mark_escaped(obj, key) : 0;
 }
 
-int imgfs_json_add_str(struct json_object *obj, const char *key,
-		       const char *s)
+int imgfs_json_add_str(struct json_object *obj, const char *key, const char *s)
 {
 	if (!s)
 		return json_object_object_add(obj, key, NULL) ? -ENOMEM : 0;

@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "--slash-escape"))
 		flags = JSON_C_TO_STRING_PLAIN;
 	else if (argc != 1) {
-		fprintf(stderr, "usage: json_tool [--slash-escape] < HEX-LINES\n");
+		fprintf(stderr,
+			"usage: json_tool [--slash-escape] < HEX-LINES\n");
 		return 2;
 	}
 	while (fgets(line, sizeof(line), stdin)) {
@@ -55,7 +56,8 @@ int main(int argc, char **argv)
 		o = json_object_new_object();
 		if (len < 0 || !o ||
 		    imgfs_json_add_bytes(o, "s", bytes, (size_t)len)) {
-			fprintf(stderr, "json_tool: bad line or out of memory\n");
+			fprintf(stderr,
+				"json_tool: bad line or out of memory\n");
 			return 1;
 		}
 		text = json_object_to_json_string_ext(o, flags);
