@@ -17,14 +17,23 @@
 #include "imgfs/reader.h"
 #include "imgfs/stats.h"
 
-#define DUMP_SCHEMA_VERSION 1
+/* 2: byte strings follow imgfs/json.h (UTF-8, "\udcXX"), not ISO-8859-1 */
+#define DUMP_SCHEMA_VERSION 2
 #define JSON_MAX_DEPTH 32
 
-/* Streaming JSON writer: indented output, one value per line. */
+struct json_object;
+
+/*
+ * The JSON document, written as it is produced (json.c): levels opened and
+ * closed here, values and records made by json-c. @key names a member of
+ * the open object; NULL makes an element of the open array.
+ */
 struct json {
 	FILE *f;
 	int depth;
 	bool has_items[JSON_MAX_DEPTH]; /* a comma is due before the next */
+	/* per open object: its members holding "\udcXX" escapes, or NULL */
+	struct json_object *escaped[JSON_MAX_DEPTH];
 };
 
 void json_init(struct json *j, FILE *f);
@@ -32,24 +41,40 @@ void json_obj_open(struct json *j, const char *key);
 void json_obj_close(struct json *j);
 void json_arr_open(struct json *j, const char *key);
 void json_arr_close(struct json *j);
-void json_u64(struct json *j, const char *key, uint64_t v);
-void json_i64(struct json *j, const char *key, int64_t v);
-void json_bool(struct json *j, const char *key, bool v);
-void json_null(struct json *j, const char *key);
-/* Ratio with 6 decimals; null when @den is 0. */
-void json_ratio(struct json *j, const char *key, uint64_t num, uint64_t den);
-/* Bytes from the image: each byte becomes the code point of equal value
- * (ISO-8859-1), so any byte string round-trips. */
-void json_bytes(struct json *j, const char *key, const void *s, size_t len);
-/* A NUL-terminated string of bytes (as json_bytes()), or null if NULL. */
-void json_str(struct json *j, const char *key, const char *s);
+/* Write @v (nested objects and arrays laid out like the open levels) and
+ * drop the reference. Objects list their escaped members last
+ * (IMGFS_JSON_ESCAPED_KEY), the open ones when they are closed. */
+void json_put(struct json *j, const char *key, struct json_object *v);
+/* Write the members of record @o into the open object; drops @o. */
+void json_put_members(struct json *j, struct json_object *o);
 /* A string value written in pieces: begin, any number of raw pieces (no
- * character needing an escape), end. */
+ * character needing an escape: base64), end. */
 void json_str_begin(struct json *j, const char *key);
 void json_str_raw(struct json *j, const char *s, size_t len);
 void json_str_end(struct json *j);
 /* Finish the document with a newline. */
 void json_finish(struct json *j);
+
+/* Records: json-c objects. These end the program when out of memory. */
+struct json_object *json_checked(struct json_object *v);
+struct json_object *rec_new(void);
+struct json_object *rec_array(void);
+void rec_set(struct json_object *o, const char *key, struct json_object *v);
+void rec_u64(struct json_object *o, const char *key, uint64_t v);
+void rec_i64(struct json_object *o, const char *key, int64_t v);
+void rec_bool(struct json_object *o, const char *key, bool v);
+void rec_null(struct json_object *o, const char *key);
+/* Ratio with 6 decimals; null when @den is 0. */
+void rec_ratio(struct json_object *o, const char *key, uint64_t num,
+	       uint64_t den);
+/* Bytes from the image, as imgfs_json_add_bytes() (escapes listed). */
+void rec_bytes(struct json_object *o, const char *key, const void *s,
+	       size_t len);
+/* A NUL-terminated string (as rec_bytes()), or null if NULL. */
+void rec_str(struct json_object *o, const char *key, const char *s);
+/* Append @v, or a string @s, to array @a. */
+void rec_append(struct json_object *a, struct json_object *v);
+void rec_append_str(struct json_object *a, const char *s);
 
 /* Text helpers (util.c). */
 enum esc_mode {
@@ -91,7 +116,7 @@ int dump_stats(struct dump_ctx *ctx);
 int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		 char **target, size_t *len);
 bool inode_is_device(const struct imgfs_inode *inode);
-/* Write the facts common to the inode view and ls entries (JSON). */
-void json_inode_basics(struct dump_ctx *ctx, const struct imgfs_inode *inode);
+/* Add the facts common to the inode view and ls entries to record @o. */
+void json_inode_basics(struct json_object *o, const struct imgfs_inode *inode);
 
 #endif /* DUMP_DUMP_H */

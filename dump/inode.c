@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json_object.h>
+
 #include "imgfs/format.h"
+#include "imgfs/json.h"
 #include "imgfs/stats.h"
 #include "dump.h"
 
@@ -59,33 +62,33 @@ static const char *type_name(const struct imgfs_inode *inode)
 	return n ? n : "unknown";
 }
 
-void json_inode_basics(struct dump_ctx *ctx, const struct imgfs_inode *inode)
+void json_inode_basics(struct json_object *o, const struct imgfs_inode *inode)
 {
-	struct json *j = &ctx->j;
+	struct json_object *rdev;
 	char buf[48];
 
-	json_u64(j, "nid", inode->nid);
-	json_str(j, "type", type_name(inode));
-	json_u64(j, "mode", inode->mode);
+	rec_u64(o, "nid", inode->nid);
+	rec_str(o, "type", type_name(inode));
+	rec_u64(o, "mode", inode->mode);
 	snprintf(buf, sizeof(buf), "%04o", inode->mode & 07777);
-	json_str(j, "permissions", buf);
+	rec_str(o, "permissions", buf);
 	mode_string(inode->mode, buf);
-	json_str(j, "mode_string", buf);
-	json_u64(j, "uid", inode->uid);
-	json_u64(j, "gid", inode->gid);
-	json_u64(j, "size", inode->size);
-	json_u64(j, "nlink", inode->nlink);
-	json_i64(j, "mtime", inode->mtime);
-	json_u64(j, "mtime_nsec", inode->mtime_nsec);
+	rec_str(o, "mode_string", buf);
+	rec_u64(o, "uid", inode->uid);
+	rec_u64(o, "gid", inode->gid);
+	rec_u64(o, "size", inode->size);
+	rec_u64(o, "nlink", inode->nlink);
+	rec_i64(o, "mtime", inode->mtime);
+	rec_u64(o, "mtime_nsec", inode->mtime_nsec);
 	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
-	json_str(j, "mtime_iso", buf);
+	rec_str(o, "mtime_iso", buf);
 	if (inode_is_device(inode)) {
-		json_obj_open(j, "rdev");
-		json_u64(j, "major", imgfs_dev_major(inode->rdev));
-		json_u64(j, "minor", imgfs_dev_minor(inode->rdev));
-		json_obj_close(j);
+		rdev = rec_new();
+		rec_u64(rdev, "major", imgfs_dev_major(inode->rdev));
+		rec_u64(rdev, "minor", imgfs_dev_minor(inode->rdev));
+		rec_set(o, "rdev", rdev);
 	} else {
-		json_null(j, "rdev");
+		rec_null(o, "rdev");
 	}
 }
 
@@ -326,85 +329,136 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 
 static void json_extent(struct ext_walk *w, const struct imgfs_extent *e)
 {
-	struct json *j = &w->ctx->j;
+	struct json_object *o = rec_new(), *flags = rec_array();
 	int64_t blk = ext_block(w->ctx->sb, e);
 	const char *alg;
 
 	w->count++;
-	json_obj_open(j, NULL);
-	json_u64(j, "logical", e->logical);
-	json_u64(j, "length", e->length);
-	json_str(j, "kind", imgfs_extent_kind_name(e->kind) ?: "unknown");
+	rec_u64(o, "logical", e->logical);
+	rec_u64(o, "length", e->length);
+	rec_str(o, "kind", imgfs_extent_kind_name(e->kind) ?: "unknown");
 	if (e->kind == IMGFS_EXTENT_HOLE) {
-		json_null(j, "pos");
-		json_null(j, "block");
-		json_u64(j, "plen", 0);
+		rec_null(o, "pos");
+		rec_null(o, "block");
+		rec_u64(o, "plen", 0);
 	} else {
-		json_u64(j, "pos", e->pos);
+		rec_u64(o, "pos", e->pos);
 		if (blk >= 0)
-			json_u64(j, "block", (uint64_t)blk);
+			rec_u64(o, "block", (uint64_t)blk);
 		else
-			json_null(j, "block");
-		json_u64(j, "plen", e->plen);
+			rec_null(o, "block");
+		rec_u64(o, "plen", e->plen);
 	}
-	json_u64(j, "device", e->device);
+	rec_u64(o, "device", e->device);
 	alg = e->kind == IMGFS_EXTENT_COMPRESSED ?
 		      imgfs_compr_alg_name(e->algorithm) : NULL;
-	json_str(j, "algorithm", alg);
-	json_arr_open(j, "flags");
+	rec_str(o, "algorithm", alg);
 	if (e->flags & IMGFS_EXTENT_F_PARTIAL)
-		json_str(j, NULL, "partial");
+		rec_append_str(flags, "partial");
 	if (e->flags & IMGFS_EXTENT_F_SHARED)
-		json_str(j, NULL, "shared");
+		rec_append_str(flags, "shared");
 	if (e->flags & IMGFS_EXTENT_F_RAW)
-		json_str(j, NULL, "raw");
-	json_arr_close(j);
-	json_obj_close(j);
+		rec_append_str(flags, "raw");
+	rec_set(o, "flags", flags);
+	json_put(&w->ctx->j, NULL, o);
 }
 
 static int json_xattr(void *arg, const struct imgfs_xattr_info *x)
 {
-	struct json *j = &((struct dump_ctx *)arg)->j;
+	struct json_object *o = rec_new();
 
-	json_obj_open(j, NULL);
-	json_bytes(j, "name", x->name, x->name_len);
-	json_u64(j, "name_index", x->name_index);
-	json_bytes(j, "suffix", x->suffix, x->suffix_len);
-	json_bytes(j, "value", x->value, x->value_size);
-	json_u64(j, "value_size", x->value_size);
-	json_bool(j, "shared", x->shared);
-	json_obj_close(j);
+	rec_bytes(o, "name", x->name, x->name_len);
+	rec_u64(o, "name_index", x->name_index);
+	rec_bytes(o, "suffix", x->suffix, x->suffix_len);
+	rec_bytes(o, "value", x->value, x->value_size);
+	rec_u64(o, "value_size", x->value_size);
+	rec_bool(o, "shared", x->shared);
+	json_put(&((struct dump_ctx *)arg)->j, NULL, o);
 	return 0;
 }
 
-static void json_layout_info(struct json *j, const struct imgfs_inode *inode)
+static void json_layout_info(struct json_object *o,
+			     const struct imgfs_inode *inode)
 {
 	bool compressed = imgfs_inode_is_compressed(inode);
 
 	if (compressed || inode->layout == IMGFS_LAYOUT_CHUNK_BASED ||
 	    inode->startblk_null)
-		json_null(j, "startblk");
+		rec_null(o, "startblk");
 	else
-		json_u64(j, "startblk", inode->startblk);
+		rec_u64(o, "startblk", inode->startblk);
 	if (compressed)
-		json_u64(j, "compressed_blocks", inode->startblk);
+		rec_u64(o, "compressed_blocks", inode->startblk);
 	else
-		json_null(j, "compressed_blocks");
+		rec_null(o, "compressed_blocks");
 	if (inode->layout == IMGFS_LAYOUT_CHUNK_BASED)
-		json_u64(j, "chunk_size", 1ull << inode->chunkbits);
+		rec_u64(o, "chunk_size", 1ull << inode->chunkbits);
 	else
-		json_null(j, "chunk_size");
+		rec_null(o, "chunk_size");
 }
 
+/* A part's failure: its message (it may quote names), or null. */
 static void json_part_error(struct json *j, const char *key, int ret,
 			    const struct imgfs_error *e)
 {
-	if (ret < 0)
-		json_str(j, key, e->msg);
-	else
-		json_null(j, key);
+	json_put(j, key, ret < 0 ? json_checked(imgfs_json_bytes(
+					   e->msg, strlen(e->msg))) : NULL);
 }
 
+/* The symlink target and its error, into record @o. */
+static void json_target(struct dump_ctx *ctx, struct json_object *o,
+			const struct imgfs_inode *inode, int *failed)
+{
+	struct imgfs_error e;
+	char *target;
+	size_t len;
+	int ret;
+
+	if (!imgfs_inode_is_symlink(inode)) {
+		rec_null(o, "target");
+		rec_null(o, "target_error");
+		return;
+	}
+	imgfs_error_clear(&ctx->err);
+	ret = read_symlink(ctx, inode, &target, &len);
+	e = ctx->err;
+	imgfs_error_clear(&ctx->err);
+	if (ret) {
+		rec_null(o, "target");
+		part_result(ctx, ret, &e, failed);
+		rec_str(o, "target_error", e.msg);
+	} else {
+		rec_bytes(o, "target", target, len);
+		free(target);
+		rec_null(o, "target_error");
+	}
+}
+
+static struct json_object *json_inode_head(struct dump_ctx *ctx,
+					   const struct dump_target *t,
+					   const struct imgfs_inode *inode,
+					   int *failed)
+{
+	struct json_object *o = rec_new();
+
+	rec_str(o, "path", t->path);
+	json_inode_basics(o, inode);
+	rec_u64(o, "pos", inode->pos);
+	rec_str(o, "format", inode->version == IMGFS_INODE_EXTENDED ?
+				     "extended" : "compact");
+	rec_u64(o, "inode_size", inode->inode_size);
+	rec_u64(o, "i_format", inode->i_format);
+	rec_u64(o, "layout", inode->layout);
+	rec_str(o, "layout_name", imgfs_layout_name(inode->layout));
+	rec_u64(o, "ino", inode->ino);
+	rec_u64(o, "xattr_icount", inode->xattr_icount);
+	rec_u64(o, "xattr_size", inode->xattr_isize);
+	json_layout_info(o, inode);
+	json_target(ctx, o, inode, failed);
+	return o;
+}
+
+/* Xattrs and extents are streamed: an inode may have very many extents. */
 static int json_inode(struct dump_ctx *ctx, const struct dump_target *t,
 		      const struct imgfs_inode *inode)
 {
@@ -414,39 +468,7 @@ static int json_inode(struct dump_ctx *ctx, const struct dump_target *t,
 	int failed = 0, ret;
 
 	json_obj_open(j, "inode");
-	json_str(j, "path", t->path);
-	json_inode_basics(ctx, inode);
-	json_u64(j, "pos", inode->pos);
-	json_str(j, "format", inode->version == IMGFS_INODE_EXTENDED ?
-				      "extended" : "compact");
-	json_u64(j, "inode_size", inode->inode_size);
-	json_u64(j, "i_format", inode->i_format);
-	json_u64(j, "layout", inode->layout);
-	json_str(j, "layout_name", imgfs_layout_name(inode->layout));
-	json_u64(j, "ino", inode->ino);
-	json_u64(j, "xattr_icount", inode->xattr_icount);
-	json_u64(j, "xattr_size", inode->xattr_isize);
-	json_layout_info(j, inode);
-	if (imgfs_inode_is_symlink(inode)) {
-		char *target;
-		size_t len;
-
-		imgfs_error_clear(&ctx->err);
-		ret = read_symlink(ctx, inode, &target, &len);
-		e = ctx->err;
-		imgfs_error_clear(&ctx->err);
-		if (ret) {
-			json_null(j, "target");
-			part_result(ctx, ret, &e, &failed);
-		} else {
-			json_bytes(j, "target", target, len);
-			free(target);
-		}
-		json_part_error(j, "target_error", ret, &e);
-	} else {
-		json_null(j, "target");
-		json_null(j, "target_error");
-	}
+	json_put_members(j, json_inode_head(ctx, t, inode, &failed));
 	json_arr_open(j, "xattrs");
 	imgfs_error_clear(&e);
 	ret = imgfs_xattr_iterate(ctx->img, inode, true, json_xattr, ctx, &e);

@@ -1,22 +1,49 @@
 // SPDX-License-Identifier: MIT
 /*
- * json.c - a small streaming JSON writer for dump.img.
+ * json.c - dump.img's JSON document: json-c values, written as a stream.
  *
- * Output is written as it is produced (listings of large images need no
- * document in memory). Nesting beyond JSON_MAX_DEPTH is a bug in the
- * caller, not something an image can cause: the views nest a fixed number
- * of levels.
+ * Every value (number, string, record) is a json-c object, and the text
+ * of every number and string, escapes included, is json-c's; byte
+ * strings follow imgfs/json.h. json-c holds a whole document in memory
+ * before writing it, which a listing of a large or deep tree (paths of
+ * 40 KB, 20,000 levels) or a file's contents must not do. So the levels
+ * that can grow without bound (the document, a listing, a directory's
+ * entries, an inode's extents) are opened and closed here as they are
+ * written, and records put inside them get the same layout: one member
+ * per line, two spaces of indentation per level. Nesting beyond
+ * JSON_MAX_DEPTH is a bug in the caller, not something an image can
+ * cause: the views nest a fixed number of levels.
  */
-#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
+#include "imgfs/json.h"
 #include "dump.h"
+
+/* '/' is not escaped: paths stay readable */
+#define JSON_FLAGS JSON_C_TO_STRING_NOSLASHESCAPE
 
 void json_init(struct json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
+}
+
+/* json-c fails only when out of memory; the document cannot go on. */
+static void __attribute__((noreturn)) out_of_memory(void)
+{
+	fputs("dump.img: out of memory\n", stderr);
+	exit(1);
+}
+
+struct json_object *json_checked(struct json_object *v)
+{
+	if (!v)
+		out_of_memory();
+	return v;
 }
 
 static void indent(struct json *j)
@@ -27,29 +54,21 @@ static void indent(struct json *j)
 		fputs("  ", j->f);
 }
 
-static void put_escaped(FILE *f, const unsigned char *s, size_t len)
+/* json-c's text of @v (null for NULL). */
+static void put_value_text(struct json *j, struct json_object *v)
 {
-	size_t i;
+	const char *s = json_object_to_json_string_ext(v, JSON_FLAGS);
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
+	if (!s)
+		out_of_memory();
+	fputs(s, j->f);
 }
 
 /* Comma, newline, indentation and "key": before a value. */
 static void item(struct json *j, const char *key)
 {
+	struct json_object *k;
+
 	if (j->depth > 0) {
 		if (j->has_items[j->depth])
 			fputc(',', j->f);
@@ -58,9 +77,10 @@ static void item(struct json *j, const char *key)
 	}
 	indent(j);
 	if (key) {
-		fputc('"', j->f);
-		put_escaped(j->f, (const unsigned char *)key, strlen(key));
-		fputs("\": ", j->f);
+		k = json_checked(json_object_new_string(key));
+		put_value_text(j, k);
+		json_object_put(k);
+		fputs(": ", j->f);
 	}
 }
 
@@ -71,11 +91,22 @@ static void open_level(struct json *j, const char *key, char c)
 	if (j->depth + 1 < JSON_MAX_DEPTH)
 		j->depth++;
 	j->has_items[j->depth] = false;
+	j->escaped[j->depth] = NULL;
 }
+
+static void put_nested(struct json *j, const char *key, struct json_object *v);
 
 static void close_level(struct json *j, char c)
 {
-	bool had = j->has_items[j->depth];
+	bool had;
+
+	/* the list of escaped members comes last, as in records */
+	if (j->escaped[j->depth]) {
+		put_nested(j, IMGFS_JSON_ESCAPED_KEY, j->escaped[j->depth]);
+		json_object_put(j->escaped[j->depth]);
+		j->escaped[j->depth] = NULL;
+	}
+	had = j->has_items[j->depth];
 
 	if (j->depth > 0)
 		j->depth--;
@@ -106,56 +137,79 @@ void json_arr_close(struct json *j)
 	close_level(j, ']');
 }
 
-void json_u64(struct json *j, const char *key, uint64_t v)
+/* Note member @key of the open object as holding "\udcXX" escapes. */
+static void mark_escaped(struct json *j, const char *key)
 {
-	item(j, key);
-	fprintf(j->f, "%" PRIu64, v);
+	struct json_object **list = &j->escaped[j->depth];
+
+	if (!*list)
+		*list = rec_array();
+	rec_append_str(*list, key);
 }
 
-void json_i64(struct json *j, const char *key, int64_t v)
+/* Write @v laid out like the open levels; does not drop it. */
+static void put_nested(struct json *j, const char *key, struct json_object *v)
 {
-	item(j, key);
-	fprintf(j->f, "%" PRId64, v);
-}
+	struct json_object *escaped = NULL;
+	size_t i, n;
 
-void json_bool(struct json *j, const char *key, bool v)
-{
-	item(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
-
-void json_null(struct json *j, const char *key)
-{
-	item(j, key);
-	fputs("null", j->f);
-}
-
-void json_ratio(struct json *j, const char *key, uint64_t num, uint64_t den)
-{
-	if (!den) {
-		json_null(j, key);
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		json_obj_open(j, key);
+		json_object_object_foreach(v, k, member) {
+			if (!strcmp(k, IMGFS_JSON_ESCAPED_KEY))
+				escaped = member;
+			else
+				put_nested(j, k, member);
+		}
+		if (escaped)
+			put_nested(j, IMGFS_JSON_ESCAPED_KEY, escaped);
+		json_obj_close(j);
 		return;
+	case json_type_array:
+		json_arr_open(j, key);
+		n = json_object_array_length(v);
+		for (i = 0; i < n; i++)
+			put_nested(j, NULL, json_object_array_get_idx(v, i));
+		json_arr_close(j);
+		return;
+	default:
+		item(j, key);
+		put_value_text(j, v);
 	}
-	item(j, key);
-	fprintf(j->f, "%.6f", (double)num / (double)den);
 }
 
-void json_bytes(struct json *j, const char *key, const void *s, size_t len)
+void json_put(struct json *j, const char *key, struct json_object *v)
 {
-	item(j, key);
-	fputc('"', j->f);
-	put_escaped(j->f, s, len);
-	fputc('"', j->f);
+	if (key && imgfs_json_is_escaped(v))
+		mark_escaped(j, key);
+	put_nested(j, key, v);
+	json_object_put(v);
 }
 
-void json_str(struct json *j, const char *key, const char *s)
+void json_put_members(struct json *j, struct json_object *o)
 {
-	if (!s)
-		json_null(j, key);
-	else
-		json_bytes(j, key, s, strlen(s));
+	struct json_object *name;
+	size_t i, n;
+
+	json_object_object_foreach(o, k, member) {
+		if (strcmp(k, IMGFS_JSON_ESCAPED_KEY)) {
+			put_nested(j, k, member);
+			continue;
+		}
+		n = json_object_array_length(member);
+		for (i = 0; i < n; i++) {
+			name = json_object_array_get_idx(member, i);
+			mark_escaped(j, json_object_get_string(name));
+		}
+	}
+	json_object_put(o);
 }
 
+/*
+ * A string written in pieces, for file contents in base64: its alphabet
+ * needs no escape, and the contents never have to be in memory at once.
+ */
 void json_str_begin(struct json *j, const char *key)
 {
 	item(j, key);
@@ -175,4 +229,81 @@ void json_str_end(struct json *j)
 void json_finish(struct json *j)
 {
 	fputc('\n', j->f);
+}
+
+/* --- records: json-c objects; out of memory ends the program --- */
+
+void rec_set(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (json_object_object_add(o, key, v))
+		out_of_memory();
+}
+
+void rec_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	rec_set(o, key, json_checked(json_object_new_uint64(v)));
+}
+
+void rec_i64(struct json_object *o, const char *key, int64_t v)
+{
+	rec_set(o, key, json_checked(json_object_new_int64(v)));
+}
+
+void rec_bool(struct json_object *o, const char *key, bool v)
+{
+	rec_set(o, key, json_checked(json_object_new_boolean(v)));
+}
+
+void rec_null(struct json_object *o, const char *key)
+{
+	rec_set(o, key, NULL);
+}
+
+void rec_ratio(struct json_object *o, const char *key, uint64_t num,
+	       uint64_t den)
+{
+	double r;
+	char buf[64];
+
+	if (!den) {
+		rec_null(o, key);
+		return;
+	}
+	r = (double)num / (double)den;
+	snprintf(buf, sizeof(buf), "%.6f", r);
+	rec_set(o, key, json_checked(json_object_new_double_s(r, buf)));
+}
+
+void rec_bytes(struct json_object *o, const char *key, const void *s,
+	       size_t len)
+{
+	if (imgfs_json_add_bytes(o, key, s, len))
+		out_of_memory();
+}
+
+void rec_str(struct json_object *o, const char *key, const char *s)
+{
+	if (imgfs_json_add_str(o, key, s))
+		out_of_memory();
+}
+
+struct json_object *rec_new(void)
+{
+	return json_checked(json_object_new_object());
+}
+
+struct json_object *rec_array(void)
+{
+	return json_checked(json_object_new_array());
+}
+
+void rec_append(struct json_object *a, struct json_object *v)
+{
+	if (json_object_array_add(a, v))
+		out_of_memory();
+}
+
+void rec_append_str(struct json_object *a, const char *s)
+{
+	rec_append(a, json_checked(json_object_new_string(s)));
 }

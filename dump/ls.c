@@ -46,7 +46,7 @@ static int text_line(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		      const char *name, size_t name_len)
 {
-	struct json *j = &ctx->j;
+	struct json_object *o;
 	char *target = NULL;
 	size_t tlen = 0;
 	int ret = 0;
@@ -55,16 +55,28 @@ static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		ret = read_symlink(ctx, inode, &target, &tlen);
 	if (ret)
 		return ret;
-	json_obj_open(j, NULL);
-	json_bytes(j, "name", name, name_len);
-	json_inode_basics(ctx, inode);
+	o = rec_new();
+	rec_bytes(o, "name", name, name_len);
+	json_inode_basics(o, inode);
 	if (target)
-		json_bytes(j, "target", target, tlen);
+		rec_bytes(o, "target", target, tlen);
 	else
-		json_null(j, "target");
-	json_obj_close(j);
+		rec_null(o, "target");
 	free(target);
+	json_put(&ctx->j, NULL, o);
 	return 0;
+}
+
+/* A listed directory's object, open for its entries. */
+static void json_dir_open(struct dump_ctx *ctx, const char *path, uint64_t nid)
+{
+	struct json_object *o = rec_new();
+
+	rec_str(o, "path", path);
+	rec_u64(o, "nid", nid);
+	json_obj_open(&ctx->j, NULL);
+	json_put_members(&ctx->j, o);
+	json_arr_open(&ctx->j, "entries");
 }
 
 struct ls_state {
@@ -80,10 +92,7 @@ static int ls_dir_begin(void *arg, const char *path,
 	struct dump_ctx *ctx = s->ctx;
 
 	if (ctx->json) {
-		json_obj_open(&ctx->j, NULL);
-		json_str(&ctx->j, "path", path);
-		json_u64(&ctx->j, "nid", dir->nid);
-		json_arr_open(&ctx->j, "entries");
+		json_dir_open(ctx, path, dir->nid);
 		return 0;
 	}
 	if (s->listed_one)
@@ -121,18 +130,14 @@ static int ls_dir_end(void *arg, const char *path,
 static int ls_file(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		   const char *path)
 {
-	struct json *j = &ctx->j;
 	int ret;
 
 	if (!ctx->json)
 		return text_line(ctx, inode, path, strlen(path));
-	json_obj_open(j, NULL);
-	json_str(j, "path", path);
-	json_u64(j, "nid", inode->nid);
-	json_arr_open(j, "entries");
+	json_dir_open(ctx, path, inode->nid);
 	ret = json_entry(ctx, inode, path, strlen(path));
-	json_arr_close(j);
-	json_obj_close(j);
+	json_arr_close(&ctx->j);
+	json_obj_close(&ctx->j);
 	return ret;
 }
 
@@ -270,11 +275,14 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
 	}
 	if (ctx->json) {
+		struct json_object *o = rec_new();
+
+		rec_str(o, "path", t->path);
+		rec_u64(o, "nid", t->nid);
+		rec_u64(o, "size", inode.size);
+		rec_str(o, "encoding", "base64");
 		json_obj_open(&ctx->j, "cat");
-		json_str(&ctx->j, "path", t->path);
-		json_u64(&ctx->j, "nid", t->nid);
-		json_u64(&ctx->j, "size", inode.size);
-		json_str(&ctx->j, "encoding", "base64");
+		json_put_members(&ctx->j, o);
 		json_str_begin(&ctx->j, "data");
 	}
 	ret = cat_data(ctx, &inode, buf, enc);

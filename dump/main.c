@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json_object.h>
+
 #include "imgfs/escape.h"
 #include "imgfs/stats.h"
 #include "dump.h"
@@ -272,7 +274,8 @@ static int run(struct dump_ctx *ctx, const struct options *o)
 	if (ctx->json) {
 		json_init(&ctx->j, ctx->out);
 		json_obj_open(&ctx->j, NULL);
-		json_u64(&ctx->j, "schema_version", DUMP_SCHEMA_VERSION);
+		json_put(&ctx->j, "schema_version", json_checked(
+			json_object_new_int(DUMP_SCHEMA_VERSION)));
 	}
 	ret = run_views(ctx, o);
 	if (ctx->json) {

@@ -178,99 +178,125 @@ static void text_stats(FILE *f, const struct imgfs_stats *st)
 	}
 }
 
-static void json_hist(struct json *j, const struct imgfs_stats *st)
+static struct json_object *json_hist(const struct imgfs_stats *st)
 {
+	struct json_object *arr = rec_array(), *o;
 	unsigned int k, n = last_bucket(st);
 	uint64_t lo, hi;
 
-	json_arr_open(j, "size_histogram");
 	for (k = 0; k < n; k++) {
 		bucket_bounds(k, &lo, &hi);
-		json_obj_open(j, NULL);
-		json_u64(j, "min", lo);
-		json_u64(j, "max", hi);
-		json_u64(j, "count", st->size_hist[k]);
-		json_obj_close(j);
+		o = rec_new();
+		rec_u64(o, "min", lo);
+		rec_u64(o, "max", hi);
+		rec_u64(o, "count", st->size_hist[k]);
+		rec_append(arr, o);
 	}
-	json_arr_close(j);
+	return arr;
 }
 
-static void json_compression(struct json *j, const struct imgfs_stats *st)
+static struct json_object *json_algs(const struct imgfs_stats *st)
 {
+	struct json_object *arr = rec_array(), *o;
 	unsigned int a;
 
-	json_obj_open(j, "compression");
-	json_u64(j, "files", st->compressed_files);
-	json_u64(j, "file_bytes", st->compressed_file_bytes);
-	json_u64(j, "blocks", st->compressed_blocks);
-	json_u64(j, "unmapped_files", st->compressed_unmapped);
-	json_u64(j, "raw_extents", st->raw_extents);
-	json_u64(j, "raw_bytes", st->raw_bytes);
-	json_u64(j, "packed_size", st->packed_size);
-	json_arr_open(j, "algorithms");
 	for (a = 0; a < IMGFS_COMPR_MAX; a++) {
 		const struct imgfs_stats_alg *s = &st->algs[a];
 
 		if (!s->extents)
 			continue;
-		json_obj_open(j, NULL);
-		json_str(j, "name", imgfs_compr_alg_name(a));
-		json_u64(j, "files", s->files);
-		json_u64(j, "extents", s->extents);
-		json_u64(j, "logical_bytes", s->logical_bytes);
-		json_u64(j, "stored_bytes", s->stored_bytes);
-		json_ratio(j, "ratio", s->stored_bytes, s->logical_bytes);
-		json_obj_close(j);
+		o = rec_new();
+		rec_str(o, "name", imgfs_compr_alg_name(a));
+		rec_u64(o, "files", s->files);
+		rec_u64(o, "extents", s->extents);
+		rec_u64(o, "logical_bytes", s->logical_bytes);
+		rec_u64(o, "stored_bytes", s->stored_bytes);
+		rec_ratio(o, "ratio", s->stored_bytes, s->logical_bytes);
+		rec_append(arr, o);
 	}
-	json_arr_close(j);
-	json_obj_close(j);
+	return arr;
+}
+
+static struct json_object *json_compression(const struct imgfs_stats *st)
+{
+	struct json_object *o = rec_new();
+
+	rec_u64(o, "files", st->compressed_files);
+	rec_u64(o, "file_bytes", st->compressed_file_bytes);
+	rec_u64(o, "blocks", st->compressed_blocks);
+	rec_u64(o, "unmapped_files", st->compressed_unmapped);
+	rec_u64(o, "raw_extents", st->raw_extents);
+	rec_u64(o, "raw_bytes", st->raw_bytes);
+	rec_u64(o, "packed_size", st->packed_size);
+	rec_set(o, "algorithms", json_algs(st));
+	return o;
+}
+
+static struct json_object *json_top_dirs(const struct imgfs_stats *st)
+{
+	struct json_object *arr = rec_array(), *o;
+	unsigned int i;
+
+	for (i = 0; i < st->nr_top_dirs; i++) {
+		o = rec_new();
+		rec_str(o, "path", st->top_dirs[i].path);
+		rec_u64(o, "nid", st->top_dirs[i].nid);
+		rec_u64(o, "entries", st->top_dirs[i].entries);
+		rec_append(arr, o);
+	}
+	return arr;
+}
+
+static struct json_object *json_counts(const struct imgfs_stats *st)
+{
+	struct json_object *types = rec_new();
+	unsigned int i;
+
+	for (i = 0; i < NR_TYPES; i++)
+		rec_u64(types, type_keys[type_order[i]],
+			st->by_type[type_order[i]]);
+	return types;
+}
+
+static struct json_object *json_layouts(const struct imgfs_stats *st)
+{
+	struct json_object *layouts = rec_new();
+	unsigned int i;
+
+	for (i = 0; i < IMGFS_LAYOUT_MAX; i++)
+		rec_u64(layouts, imgfs_layout_name(i), st->by_layout[i]);
+	return layouts;
 }
 
 static void json_stats(struct json *j, const struct imgfs_stats *st)
 {
-	unsigned int i;
+	struct json_object *o = rec_new();
 
-	json_obj_open(j, "stats");
-	json_u64(j, "inodes", st->inodes);
-	json_u64(j, "paths", st->paths);
-	json_u64(j, "hardlinks", st->hardlinks);
-	json_obj_open(j, "types");
-	for (i = 0; i < NR_TYPES; i++)
-		json_u64(j, type_keys[type_order[i]],
-			 st->by_type[type_order[i]]);
-	json_obj_close(j);
-	json_obj_open(j, "layouts");
-	for (i = 0; i < IMGFS_LAYOUT_MAX; i++)
-		json_u64(j, imgfs_layout_name(i), st->by_layout[i]);
-	json_obj_close(j);
-	json_u64(j, "xattrs", st->xattrs);
-	json_hist(j, st);
-	json_u64(j, "file_bytes", st->file_bytes);
-	json_u64(j, "max_file_size", st->max_file_size);
-	json_u64(j, "plain_bytes", st->plain_bytes);
-	json_u64(j, "inline_bytes", st->inline_bytes);
-	json_u64(j, "hole_bytes", st->hole_bytes);
-	json_u64(j, "fragment_bytes", st->fragment_bytes);
-	json_u64(j, "extents", st->extents);
-	json_u64(j, "image_bytes", st->image_bytes);
-	json_u64(j, "data_bytes", st->data_bytes);
-	json_u64(j, "metadata_bytes", st->metadata_bytes);
-	json_u64(j, "inode_bytes", st->inode_bytes);
-	json_u64(j, "dir_bytes", st->dir_bytes);
-	json_u64(j, "symlink_bytes", st->symlink_bytes);
-	json_u64(j, "other_bytes", st->other_bytes);
-	json_u64(j, "slack_bytes", st->slack_bytes);
-	json_compression(j, st);
-	json_arr_open(j, "largest_dirs");
-	for (i = 0; i < st->nr_top_dirs; i++) {
-		json_obj_open(j, NULL);
-		json_str(j, "path", st->top_dirs[i].path);
-		json_u64(j, "nid", st->top_dirs[i].nid);
-		json_u64(j, "entries", st->top_dirs[i].entries);
-		json_obj_close(j);
-	}
-	json_arr_close(j);
-	json_obj_close(j);
+	rec_u64(o, "inodes", st->inodes);
+	rec_u64(o, "paths", st->paths);
+	rec_u64(o, "hardlinks", st->hardlinks);
+	rec_set(o, "types", json_counts(st));
+	rec_set(o, "layouts", json_layouts(st));
+	rec_u64(o, "xattrs", st->xattrs);
+	rec_set(o, "size_histogram", json_hist(st));
+	rec_u64(o, "file_bytes", st->file_bytes);
+	rec_u64(o, "max_file_size", st->max_file_size);
+	rec_u64(o, "plain_bytes", st->plain_bytes);
+	rec_u64(o, "inline_bytes", st->inline_bytes);
+	rec_u64(o, "hole_bytes", st->hole_bytes);
+	rec_u64(o, "fragment_bytes", st->fragment_bytes);
+	rec_u64(o, "extents", st->extents);
+	rec_u64(o, "image_bytes", st->image_bytes);
+	rec_u64(o, "data_bytes", st->data_bytes);
+	rec_u64(o, "metadata_bytes", st->metadata_bytes);
+	rec_u64(o, "inode_bytes", st->inode_bytes);
+	rec_u64(o, "dir_bytes", st->dir_bytes);
+	rec_u64(o, "symlink_bytes", st->symlink_bytes);
+	rec_u64(o, "other_bytes", st->other_bytes);
+	rec_u64(o, "slack_bytes", st->slack_bytes);
+	rec_set(o, "compression", json_compression(st));
+	rec_set(o, "largest_dirs", json_top_dirs(st));
+	json_put(j, "stats", o);
 }
 
 int dump_stats(struct dump_ctx *ctx)

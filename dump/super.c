@@ -52,17 +52,16 @@ static void text_features(FILE *f, const char *label, uint32_t bits,
 	fprintf(f, " (0x%" PRIx32 ")\n", bits);
 }
 
-static void json_features(struct json *j, const char *key, uint32_t bits,
-			  bool incompat)
+static struct json_object *json_features(uint32_t bits, bool incompat)
 {
+	struct json_object *a = rec_array();
 	char buf[16];
 	int i;
 
-	json_arr_open(j, key);
 	for (i = 0; i < 32; i++)
 		if (bits & (1u << i))
-			json_str(j, NULL, feature_name(incompat, 1u << i, buf));
-	json_arr_close(j);
+			rec_append_str(a, feature_name(incompat, 1u << i, buf));
+	return a;
 }
 
 static void text_algs(FILE *f, uint32_t algs)
@@ -85,12 +84,12 @@ static void text_algs(FILE *f, uint32_t algs)
 	fputc('\n', f);
 }
 
-static void json_algs(struct json *j, uint32_t algs)
+static struct json_object *json_algs(uint32_t algs)
 {
+	struct json_object *arr = rec_array();
 	char buf[16];
 	unsigned int a;
 
-	json_arr_open(j, "compression_algorithms");
 	for (a = 0; a < 16; a++) {
 		const char *n = imgfs_compr_alg_name(a);
 
@@ -100,9 +99,9 @@ static void json_algs(struct json *j, uint32_t algs)
 			snprintf(buf, sizeof(buf), "unknown-%u", a);
 			n = buf;
 		}
-		json_str(j, NULL, n);
+		rec_append_str(arr, n);
 	}
-	json_arr_close(j);
+	return arr;
 }
 
 /* Image creation time (epoch + build_time), checked for overflow. */
@@ -161,50 +160,57 @@ static void text_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 	fputc('\n', f);
 }
 
+static struct json_object *json_checksum(const struct imgfs_sb_info *sb)
+{
+	struct json_object *c = rec_new();
+
+	rec_str(c, "status", checksum_status(sb));
+	rec_u64(c, "stored", sb->checksum);
+	rec_u64(c, "computed", sb->checksum_calc);
+	return c;
+}
+
 static void json_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 {
-	struct json *j = &ctx->j;
+	struct json_object *o = rec_new();
 	char uuid[37], when[48];
 
 	uuid_string(sb->uuid, uuid);
 	build_when(sb, when);
-	json_obj_open(j, "superblock");
-	json_u64(j, "magic", sb->magic);
-	json_u64(j, "block_size", sb->blksz);
-	json_u64(j, "blkszbits", sb->blkszbits);
-	json_u64(j, "sb_size", sb->sb_size);
-	json_u64(j, "sb_extslots", sb->sb_extslots);
-	json_u64(j, "feature_compat", sb->feature_compat);
-	json_u64(j, "feature_incompat", sb->feature_incompat);
-	json_features(j, "features_compat", sb->feature_compat, false);
-	json_features(j, "features_incompat", sb->feature_incompat, true);
-	json_str(j, "uuid", uuid);
-	json_str(j, "label", sb->label);
-	json_i64(j, "epoch", sb->epoch);
-	json_u64(j, "build_time", sb->build_time);
-	json_str(j, "build_time_iso", when);
-	json_u64(j, "fixed_nsec", sb->fixed_nsec);
-	json_u64(j, "inodes", sb->inos);
-	json_u64(j, "root_nid", sb->root_nid);
-	json_u64(j, "meta_blkaddr", sb->meta_blkaddr);
-	json_u64(j, "xattr_blkaddr", sb->xattr_blkaddr);
-	json_u64(j, "blocks", sb->blocks);
-	json_u64(j, "image_size", sb->image_size);
-	json_obj_open(j, "checksum");
-	json_str(j, "status", checksum_status(sb));
-	json_u64(j, "stored", sb->checksum);
-	json_u64(j, "computed", sb->checksum_calc);
-	json_obj_close(j);
-	json_algs(j, imgfs_sb_compr_algs(sb));
-	json_u64(j, "lz4_max_distance", sb->lz4_max_distance);
-	json_u64(j, "packed_nid", sb->packed_nid);
-	json_u64(j, "extra_devices", sb->extra_devices);
-	json_u64(j, "devt_slotoff", sb->devt_slotoff);
-	json_u64(j, "dirblkbits", sb->dirblkbits);
-	json_u64(j, "xattr_prefix_count", sb->xattr_prefix_count);
-	json_u64(j, "xattr_prefix_start", sb->xattr_prefix_start);
-	json_u64(j, "xattr_filter_reserved", sb->xattr_filter_reserved);
-	json_obj_close(j);
+	rec_u64(o, "magic", sb->magic);
+	rec_u64(o, "block_size", sb->blksz);
+	rec_u64(o, "blkszbits", sb->blkszbits);
+	rec_u64(o, "sb_size", sb->sb_size);
+	rec_u64(o, "sb_extslots", sb->sb_extslots);
+	rec_u64(o, "feature_compat", sb->feature_compat);
+	rec_u64(o, "feature_incompat", sb->feature_incompat);
+	rec_set(o, "features_compat", json_features(sb->feature_compat, false));
+	rec_set(o, "features_incompat",
+		json_features(sb->feature_incompat, true));
+	rec_str(o, "uuid", uuid);
+	rec_str(o, "label", sb->label);
+	rec_i64(o, "epoch", sb->epoch);
+	rec_u64(o, "build_time", sb->build_time);
+	rec_str(o, "build_time_iso", when);
+	rec_u64(o, "fixed_nsec", sb->fixed_nsec);
+	rec_u64(o, "inodes", sb->inos);
+	rec_u64(o, "root_nid", sb->root_nid);
+	rec_u64(o, "meta_blkaddr", sb->meta_blkaddr);
+	rec_u64(o, "xattr_blkaddr", sb->xattr_blkaddr);
+	rec_u64(o, "blocks", sb->blocks);
+	rec_u64(o, "image_size", sb->image_size);
+	rec_set(o, "checksum", json_checksum(sb));
+	rec_set(o, "compression_algorithms",
+		json_algs(imgfs_sb_compr_algs(sb)));
+	rec_u64(o, "lz4_max_distance", sb->lz4_max_distance);
+	rec_u64(o, "packed_nid", sb->packed_nid);
+	rec_u64(o, "extra_devices", sb->extra_devices);
+	rec_u64(o, "devt_slotoff", sb->devt_slotoff);
+	rec_u64(o, "dirblkbits", sb->dirblkbits);
+	rec_u64(o, "xattr_prefix_count", sb->xattr_prefix_count);
+	rec_u64(o, "xattr_prefix_start", sb->xattr_prefix_start);
+	rec_u64(o, "xattr_filter_reserved", sb->xattr_filter_reserved);
+	json_put(&ctx->j, "superblock", o);
 }
 
 int dump_superblock(struct dump_ctx *ctx)

@@ -35,7 +35,7 @@ struct fsck_out {
 	bool json;
 	bool quiet;
 	bool verbose;
-	FILE *problems; /* JSON array bodies (memstreams) */
+	FILE *problems; /* JSON records, one a line (memstreams) */
 	FILE *files;
 	FILE *diffs;
 	char *problems_buf, *files_buf, *diffs_buf;
@@ -43,9 +43,6 @@ struct fsck_out {
 	bool problems_first, files_first, diffs_first;
 	uint64_t differences;
 };
-
-/* Write @s as a JSON string literal (quotes included) to @f. */
-void json_string(FILE *f, const char *s);
 
 /* Report one --compare difference about @path. */
 void fsck_difference(struct fsck_out *out, const char *path, const char *kind,

@@ -12,9 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json_object.h>
+#include <json-c/printbuf.h>
+
 #include "fsck.h"
 #include "imgfs/escape.h"
+#include "imgfs/json.h"
 #include "imgfs/stats.h"
+
+/* 1: the first versioned form; byte strings as imgfs/json.h says */
+#define FSCK_SCHEMA_VERSION 1
 
 struct fsck_opts {
 	const char *image;
@@ -251,50 +258,58 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 
 /* ---- output */
 
-void json_string(FILE *f, const char *s)
+/*
+ * --json: one document, made by json-c. Findings, files and differences
+ * are records serialized as they come (one line each, in memory streams:
+ * text holds far less than live json-c objects) and go into the document
+ * whole at the end, through a custom serializer of their array.
+ */
+#define RECORD_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define DOCUMENT_FLAGS (RECORD_FLAGS | JSON_C_TO_STRING_PRETTY)
+
+/* json-c fails only when out of memory: the report cannot be written. */
+static void __attribute__((noreturn)) out_of_memory(void)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	for (; *p; p++) {
-		unsigned int n = 0, i;
-
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7F) {
-			fprintf(f, "\\u%04x", *p);
-			continue;
-		}
-		if (*p < 0x80) {
-			fputc(*p, f);
-			continue;
-		}
-		/* Pass valid UTF-8 through; other bytes become U+0080..U+00FF. */
-		if ((*p & 0xE0) == 0xC0 && *p >= 0xC2)
-			n = 1;
-		else if ((*p & 0xF0) == 0xE0)
-			n = 2;
-		else if ((*p & 0xF8) == 0xF0 && *p <= 0xF4)
-			n = 3;
-		for (i = 1; i <= n; i++)
-			if ((p[i] & 0xC0) != 0x80)
-				break;
-		if (n && i > n) {
-			fwrite(p, 1, n + 1, f);
-			p += n;
-		} else {
-			fprintf(f, "\\u%04x", *p);
-		}
-	}
-	fputc('"', f);
+	fputs("fsck.img: out of memory\n", stderr);
+	exit(FSCK_EXIT_OPERATIONAL);
 }
 
-static void json_sep(FILE *f, bool *first)
+static struct json_object *checked(struct json_object *v)
 {
-	fputs(*first ? "\n    " : ",\n    ", f);
+	if (!v)
+		out_of_memory();
+	return v;
+}
+
+static void set(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (json_object_object_add(o, key, checked(v)))
+		out_of_memory();
+}
+
+static void set_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	set(o, key, json_object_new_uint64(v));
+}
+
+/* A byte string from the image or the command line (imgfs/json.h). */
+static void set_bytes(struct json_object *o, const char *key, const char *s)
+{
+	if (imgfs_json_add_str(o, key, s))
+		out_of_memory();
+}
+
+/* Serialize @rec as one line of @f, and drop it. */
+static void put_record(FILE *f, bool *first, struct json_object *rec)
+{
+	const char *s = json_object_to_json_string_ext(rec, RECORD_FLAGS);
+
+	if (!s)
+		out_of_memory();
+	fputs(s, f);
+	fputc('\n', f);
 	*first = false;
+	json_object_put(rec);
 }
 
 static void report_cb(void *arg, const struct imgfs_check_problem *p)
@@ -302,20 +317,18 @@ static void report_cb(void *arg, const struct imgfs_check_problem *p)
 	struct fsck_out *out = arg;
 
 	if (out->json) {
-		json_sep(out->problems, &out->problems_first);
-		fprintf(out->problems, "{\"severity\": \"%s\", \"area\": \"%s\", ",
-			imgfs_check_severity_name(p->severity),
-			imgfs_check_area_name(p->area));
+		struct json_object *rec = checked(json_object_new_object());
+
+		set(rec, "severity", json_object_new_string(
+				imgfs_check_severity_name(p->severity)));
+		set(rec, "area", json_object_new_string(
+				imgfs_check_area_name(p->area)));
 		if (p->nid != IMGFS_CHECK_NO_NID)
-			fprintf(out->problems, "\"nid\": %" PRIu64 ", ", p->nid);
-		if (p->path) {
-			fputs("\"path\": ", out->problems);
-			json_string(out->problems, p->path);
-			fputs(", ", out->problems);
-		}
-		fputs("\"message\": ", out->problems);
-		json_string(out->problems, p->msg);
-		fputc('}', out->problems);
+			set_u64(rec, "nid", p->nid);
+		if (p->path)
+			set_bytes(rec, "path", p->path);
+		set_bytes(rec, "message", p->msg);
+		put_record(out->problems, &out->problems_first, rec);
 		return;
 	}
 	if (out->quiet && p->severity != IMGFS_CHECK_ERROR)
@@ -346,12 +359,12 @@ void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 	va_end(ap);
 	out->differences++;
 	if (out->json) {
-		json_sep(out->diffs, &out->diffs_first);
-		fputs("{\"path\": ", out->diffs);
-		json_string(out->diffs, path);
-		fprintf(out->diffs, ", \"kind\": \"%s\", \"message\": ", kind);
-		json_string(out->diffs, msg);
-		fputc('}', out->diffs);
+		struct json_object *rec = checked(json_object_new_object());
+
+		set_bytes(rec, "path", path);
+		set(rec, "kind", json_object_new_string(kind));
+		set_bytes(rec, "message", msg);
+		put_record(out->diffs, &out->diffs_first, rec);
 		return;
 	}
 	fputs("differs: ", stdout);
@@ -397,19 +410,18 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 	for (i = 0; e->sha256 && i < IMGFS_SHA256_SIZE; i++)
 		sprintf(hex + 2 * i, "%02x", e->sha256[i]);
 	if (out->json) {
-		json_sep(out->files, &out->files_first);
-		fputs("{\"path\": ", out->files);
-		json_string(out->files, e->path);
-		fprintf(out->files, ", \"nid\": %" PRIu64 ", \"type\": \"%s\", \"size\": %" PRIu64,
-			e->inode->nid, type_name(e->inode->mode),
-			e->inode->size);
-		if (e->link_to) {
-			fputs(", \"link_to\": ", out->files);
-			json_string(out->files, e->link_to);
-		}
+		struct json_object *rec = checked(json_object_new_object());
+
+		set_bytes(rec, "path", e->path);
+		set_u64(rec, "nid", e->inode->nid);
+		set(rec, "type",
+		    json_object_new_string(type_name(e->inode->mode)));
+		set_u64(rec, "size", e->inode->size);
+		if (e->link_to)
+			set_bytes(rec, "link_to", e->link_to);
 		if (e->sha256)
-			fprintf(out->files, ", \"sha256\": \"%s\"", hex);
-		fputc('}', out->files);
+			set(rec, "sha256", json_object_new_string(hex));
+		put_record(out->files, &out->files_first, rec);
 		return;
 	}
 	if (r->o->digest && e->sha256) {
@@ -452,46 +464,124 @@ static int out_open(struct fsck_out *out)
 	return out->problems && out->files && out->diffs ? 0 : -ENOMEM;
 }
 
+/* Indentation of json-c's pretty output at @level. */
+static int indent(struct printbuf *pb, int level, int flags)
+{
+	int i;
+
+	if (!(flags & JSON_C_TO_STRING_PRETTY))
+		return 0;
+	if (printbuf_memappend(pb, "\n", 1) < 0)
+		return -1;
+	for (i = 0; i < level; i++)
+		if ((flags & JSON_C_TO_STRING_PRETTY_TAB ?
+			     printbuf_memappend(pb, "\t", 1) :
+			     printbuf_memappend(pb, "  ", 2)) < 0)
+			return -1;
+	return 0;
+}
+
+/* An array of records already serialized by put_record(), one a line. */
+struct record_lines {
+	const char *buf;
+	size_t len;
+};
+
+static int records_to_json(struct json_object *jso, struct printbuf *pb,
+			   int level, int flags)
+{
+	const struct record_lines *r = json_object_get_userdata(jso);
+	const char *p = r->buf, *end = r->buf + r->len, *nl;
+
+	if (printbuf_memappend(pb, "[", 1) < 0)
+		return -1;
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if ((p != r->buf && printbuf_memappend(pb, ",", 1) < 0) ||
+		    indent(pb, level + 1, flags) < 0 ||
+		    printbuf_memappend(pb, p, (int)(nl - p)) < 0)
+			return -1;
+	}
+	if (r->len && indent(pb, level, flags) < 0)
+		return -1;
+	return printbuf_memappend(pb, "]", 1) < 0 ? -1 : 0;
+}
+
+/* Close memory stream @f and add its records as array @key of @doc. */
+static void set_records(struct json_object *doc, const char *key, FILE *f,
+			char *const *buf, const size_t *len,
+			struct record_lines *r)
+{
+	struct json_object *arr = checked(json_object_new_array());
+
+	/* the stream's buffer and length are current after a flush */
+	if (fflush(f))
+		out_of_memory();
+	r->buf = *buf ? *buf : "";
+	r->len = *buf ? *len : 0;
+	json_object_set_serializer(arr, records_to_json, r, NULL);
+	set(doc, key, arr);
+}
+
+static struct json_object *json_stats(const struct imgfs_check_result *res)
+{
+	struct json_object *st = checked(json_object_new_object());
+
+	set_u64(st, "inodes", res->inodes);
+	set_u64(st, "directories", res->dirs);
+	set_u64(st, "regular", res->regular);
+	set_u64(st, "symlinks", res->symlinks);
+	set_u64(st, "specials", res->specials);
+	set_u64(st, "hardlinks", res->hardlinks);
+	set_u64(st, "xattrs", res->xattrs);
+	set_u64(st, "data_bytes", res->data_bytes);
+	set_u64(st, "image_bytes", res->image_bytes);
+	set_u64(st, "logical_bytes", res->logical_bytes);
+	set_u64(st, "physical_bytes", res->physical_bytes);
+	return st;
+}
+
 static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 		       const struct imgfs_check_result *res,
 		       const struct imgfs_sb_info *sb, const char *fatal,
 		       uint64_t extracted, int code)
 {
+	struct json_object *doc = checked(json_object_new_object());
+	struct record_lines problems, files, diffs;
+	const char *text;
+
+	set_u64(doc, "schema_version", FSCK_SCHEMA_VERSION);
+	set_bytes(doc, "image", o->image);
+	if (sb) {
+		set_u64(doc, "block_size", sb->blksz);
+		set_u64(doc, "feature_compat", sb->feature_compat);
+		set_u64(doc, "feature_incompat", sb->feature_incompat);
+	}
+	set_u64(doc, "errors", res->errors);
+	set_u64(doc, "warnings", res->warnings);
+	set_u64(doc, "notes", res->notes);
+	set(doc, "stats", json_stats(res));
+	set_records(doc, "problems", out->problems, &out->problems_buf,
+		    &out->problems_len, &problems);
+	if (out->verbose || o->digest)
+		set_records(doc, "files", out->files, &out->files_buf,
+			    &out->files_len, &files);
+	if (o->compare_tar)
+		set_records(doc, "differences", out->diffs, &out->diffs_buf,
+			    &out->diffs_len, &diffs);
+	if (o->extract_dir)
+		set_u64(doc, "extracted", extracted);
+	if (fatal)
+		set_bytes(doc, "fatal", fatal);
+	set(doc, "exit_code", json_object_new_int(code));
+	text = json_object_to_json_string_ext(doc, DOCUMENT_FLAGS);
+	if (!text)
+		out_of_memory();
+	puts(text);
+	json_object_put(doc);
 	fclose(out->problems);
 	fclose(out->files);
 	fclose(out->diffs);
-	printf("{\n  \"image\": ");
-	json_string(stdout, o->image);
-	if (sb)
-		printf(",\n  \"block_size\": %u,\n  \"feature_compat\": %u,\n  \"feature_incompat\": %u",
-		       sb->blksz, sb->feature_compat, sb->feature_incompat);
-	printf(",\n  \"errors\": %" PRIu64 ",\n  \"warnings\": %" PRIu64
-	       ",\n  \"notes\": %" PRIu64, res->errors, res->warnings,
-	       res->notes);
-	printf(",\n  \"stats\": {\"inodes\": %" PRIu64 ", \"directories\": %" PRIu64
-	       ", \"regular\": %" PRIu64 ", \"symlinks\": %" PRIu64
-	       ", \"specials\": %" PRIu64 ", \"hardlinks\": %" PRIu64
-	       ", \"xattrs\": %" PRIu64 ", \"data_bytes\": %" PRIu64
-	       ", \"image_bytes\": %" PRIu64 ", \"logical_bytes\": %" PRIu64
-	       ", \"physical_bytes\": %" PRIu64 "}",
-	       res->inodes, res->dirs, res->regular, res->symlinks,
-	       res->specials, res->hardlinks, res->xattrs, res->data_bytes,
-	       res->image_bytes, res->logical_bytes, res->physical_bytes);
-	printf(",\n  \"problems\": [%s%s]", out->problems_buf,
-	       out->problems_first ? "" : "\n  ");
-	if (out->verbose || o->digest)
-		printf(",\n  \"files\": [%s%s]", out->files_buf,
-		       out->files_first ? "" : "\n  ");
-	if (o->compare_tar)
-		printf(",\n  \"differences\": [%s%s]", out->diffs_buf,
-		       out->diffs_first ? "" : "\n  ");
-	if (o->extract_dir)
-		printf(",\n  \"extracted\": %" PRIu64, extracted);
-	if (fatal) {
-		printf(",\n  \"fatal\": ");
-		json_string(stdout, fatal);
-	}
-	printf(",\n  \"exit_code\": %d\n}\n", code);
 	free(out->problems_buf);
 	free(out->files_buf);
 	free(out->diffs_buf);

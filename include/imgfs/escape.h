@@ -5,7 +5,7 @@
  * Names in an image are arbitrary bytes (anything but '/' and NUL): a
  * newline forges an output line, an escape sequence reaches the terminal.
  * Every human-readable output of the tools goes through these functions;
- * JSON output has its own escaping.
+ * JSON output follows imgfs/json.h instead.
  *
  * The scheme: '\' becomes "\\"; control characters (bytes 0x00-0x1f and
  * 0x7f, and the C1 controls U+0080-U+009F), and bytes that are not part of

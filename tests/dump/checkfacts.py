@@ -45,8 +45,9 @@ def expect(what, got, want):
 
 
 def raw(s):
-    """A JSON byte string (one code point per byte) back to bytes."""
-    return None if s is None else s.encode("latin-1")
+    """A JSON byte string back to bytes: UTF-8, with each byte outside
+    valid UTF-8 as a lone surrogate U+DC80 + byte (imgfs/json.h)."""
+    return None if s is None else s.encode("utf-8", "surrogateescape")
 
 
 def dump(args, *opts):

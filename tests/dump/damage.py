@@ -98,7 +98,8 @@ def meta_of(dump, img):
     dirblocks = []
     for p in dirs:
         ino = json.loads(subprocess.run(
-            [dump, "--json", b"--path=" + p.encode("latin-1"), img],
+            [dump, "--json", b"--path=" + p.encode("utf-8", "surrogateescape"),
+             img],
             capture_output=True, check=True).stdout)["inode"]
         for x in ino["extents"]:
             if x["pos"] is not None:

@@ -86,7 +86,8 @@ def theirs(img, *opts):
 
 
 def raw(s):
-    return s.encode("latin-1")
+    """A JSON byte string back to bytes (imgfs/json.h)."""
+    return s.encode("utf-8", "surrogateescape")
 
 
 def fields(text):

@@ -35,7 +35,7 @@ command -v "$CC" >/dev/null || { echo "$0: $CC not found" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/imgfs-fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-pkgs="libarchive liblz4 liblzma uuid libxxhash libcrypto"
+pkgs="libarchive liblz4 liblzma uuid libxxhash libcrypto json-c"
 defs=
 for p in libzstd:HAVE_ZSTD zlib:HAVE_ZLIB; do
 	if pkg-config --exists "${p%%:*}"; then
