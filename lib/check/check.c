@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * check.c - image checker: reporting, inode table, superblock, tree walk.
+ * check.c - image checker: superblock, inode fields, tree walk; drives the
+ * per-inode checks of data.c and xattr.c (findings go through report.c).
  *
  * The walk is breadth first over directories with an explicit queue, so a
  * deep (hostile) tree cannot exhaust the stack. Every inode gets one record
@@ -8,272 +9,18 @@
  * entry is met, which bounds the walk even when entries form cycles.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/internal.h"
 #include "reader/dir.h"
-
-#define NODES_PER_CHUNK 4096u
-
-static const char *const severity_names[] = { "error", "warning", "note" };
-static const char *const area_names[] = { "superblock", "inode", "directory",
-					  "xattr", "data", "layout" };
-
-const char *imgfs_check_severity_name(enum imgfs_check_severity s)
-{
-	return (unsigned int)s < 3 ? severity_names[s] : "?";
-}
-
-const char *imgfs_check_area_name(enum imgfs_check_area a)
-{
-	return (unsigned int)a < 6 ? area_names[a] : "?";
-}
+#include "util/vec.h"
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->struct_size = sizeof(*opts);
-}
-
-void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
-		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
-		  ...)
-{
-	struct imgfs_check_problem p = { .severity = sev, .area = area,
-					 .nid = nid };
-	char msg[1024];
-	va_list ap;
-
-	if (sev == IMGFS_CHECK_ERROR)
-		c->res->errors++;
-	else if (sev == IMGFS_CHECK_WARNING)
-		c->res->warnings++;
-	else
-		c->res->notes++;
-	if (!c->opts.report)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	p.msg = msg;
-	if (nid != IMGFS_CHECK_NO_NID && check_node_find(c, nid))
-		p.path = check_node_path_buf(c, nid, &c->rpath);
-	c->opts.report(c->opts.report_arg, &p);
-}
-
-/* ---- inode table: chunked node storage (stable pointers) + index hash */
-
-struct node_table {
-	struct check_node **chunks;
-	size_t nr_chunks;
-	size_t count;
-	uint32_t *slots; /* index + 1, 0 = empty */
-	size_t cap;
-};
-
-static uint64_t nid_hash(uint64_t nid)
-{
-	nid *= 0x9E3779B97F4A7C15ull;
-	return nid ^ (nid >> 31);
-}
-
-static struct check_node *node_at(struct node_table *t, size_t i)
-{
-	return &t->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
-}
-
-static struct node_table *table(struct check_ctx *c)
-{
-	return (struct node_table *)c->nodes;
-}
-
-struct check_node *check_node_find(struct check_ctx *c, uint64_t nid)
-{
-	struct node_table *t = table(c);
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = nid_hash(nid) & (t->cap - 1); t->slots[i];
-	     i = (i + 1) & (t->cap - 1)) {
-		struct check_node *n = node_at(t, t->slots[i] - 1);
-
-		if (n->nid == nid)
-			return n;
-	}
-	return NULL;
-}
-
-static int table_grow(struct node_table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024, i, j;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->count; i++) {
-		for (j = nid_hash(node_at(t, i)->nid) & (cap - 1); slots[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = cap;
-	return 0;
-}
-
-static struct check_node *node_insert(struct check_ctx *c, uint64_t nid)
-{
-	struct node_table *t = table(c);
-	struct check_node *n;
-	size_t i;
-
-	if (t->count >= UINT32_MAX - 1)
-		return NULL;
-	if ((t->count + 1) * 2 > t->cap && table_grow(t))
-		return NULL;
-	if (t->count == t->nr_chunks * NODES_PER_CHUNK) {
-		struct check_node **ch = realloc(t->chunks, (t->nr_chunks + 1) *
-							  sizeof(*ch));
-
-		if (!ch)
-			return NULL;
-		t->chunks = ch;
-		ch[t->nr_chunks] = calloc(NODES_PER_CHUNK, sizeof(**ch));
-		if (!ch[t->nr_chunks])
-			return NULL;
-		t->nr_chunks++;
-	}
-	n = node_at(t, t->count);
-	memset(n, 0, sizeof(*n));
-	n->nid = nid;
-	for (i = nid_hash(nid) & (t->cap - 1); t->slots[i];
-	     i = (i + 1) & (t->cap - 1))
-		;
-	t->slots[i] = (uint32_t)(++t->count);
-	return n;
-}
-
-static void table_free(struct node_table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->count; i++)
-		free(node_at(t, i)->name);
-	for (i = 0; i < t->nr_chunks; i++)
-		free(t->chunks[i]);
-	free(t->chunks);
-	free(t->slots);
-	free(t);
-}
-
-static int buf_reserve(struct check_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	char *s;
-
-	if (need <= b->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s)
-		return -ENOMEM;
-	b->s = s;
-	b->cap = cap;
-	return 0;
-}
-
-/*
- * Length of the path of @n (0 for the root), or SIZE_MAX when its chain
- * does not reach the root. The chain holds no cycle: a node's parent is a
- * directory inserted before it.
- */
-static size_t node_path_len(struct check_ctx *c, struct check_node *n)
-{
-	size_t len = 0;
-
-	while (n && n->name) {
-		len += 1 + strlen(n->name);
-		n = check_node_find(c, n->parent);
-	}
-	return n ? len : SIZE_MAX;
-}
-
-/* Write the path of @n (@len bytes) backwards into @out, all but its
- * first @skip bytes: byte i of the path goes to out[i - skip]. */
-static void node_path_fill(struct check_ctx *c, struct check_node *n, char *out,
-			   size_t len, size_t skip)
-{
-	size_t pos = len, l;
-
-	while (n && n->name && pos > skip) {
-		l = strlen(n->name);
-		while (l-- > 0)
-			if (pos-- > skip)
-				out[pos - skip] = n->name[l];
-		if (pos-- > skip)
-			out[pos - skip] = '/';
-		n = check_node_find(c, n->parent);
-	}
-}
-
-static const char *nid_path(struct check_ctx *c, uint64_t nid)
-{
-	snprintf(c->nid_path, sizeof(c->nid_path), "<nid %llu>",
-		 (unsigned long long)nid);
-	return c->nid_path;
-}
-
-const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
-				struct check_buf *b)
-{
-	struct check_node *n = check_node_find(c, nid);
-	size_t len = node_path_len(c, n);
-
-	if (len == SIZE_MAX || buf_reserve(b, len + 2))
-		return nid_path(c, nid);
-	if (!len) {
-		strcpy(b->s, "/");
-		return b->s;
-	}
-	node_path_fill(c, n, b->s, len, 0);
-	b->s[len] = '\0';
-	return b->s;
-}
-
-const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
-			    size_t size)
-{
-	struct check_node *n = check_node_find(c, nid);
-	size_t len = node_path_len(c, n);
-
-	if (len == SIZE_MAX) {
-		snprintf(buf, size, "<nid %llu>", (unsigned long long)nid);
-		return buf;
-	}
-	if (!len) {
-		snprintf(buf, size, "/");
-		return buf;
-	}
-	if (len < size) {
-		node_path_fill(c, n, buf, len, 0);
-		buf[len] = '\0';
-		return buf;
-	}
-	/* too long: "..." and the end of the path */
-	if (size < 8) {
-		snprintf(buf, size, "...");
-		return buf;
-	}
-	node_path_fill(c, n, buf + 3, len, len - (size - 1 - 3));
-	memcpy(buf, "...", 3);
-	buf[size - 1] = '\0';
-	return buf;
 }
 
 /* ---- superblock */
@@ -532,15 +279,8 @@ struct nid_queue {
 
 static int queue_push(struct nid_queue *q, uint64_t nid)
 {
-	if (q->len == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 256;
-		uint64_t *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(q->v, q->cap, q->len + 1, 256))
+		return -ENOMEM;
 	q->v[q->len++] = nid;
 	return 0;
 }
@@ -620,14 +360,14 @@ static const char *entry_path(struct check_ctx *c, const struct dir_scan *s,
 	size_t dl, nl;
 
 	if (!s) {
-		if (buf_reserve(&c->epath, 2))
+		if (IMGFS_VEC_RESERVE(c->epath.s, c->epath.cap, 2, 256))
 			return NULL;
 		strcpy(c->epath.s, "/");
 		return c->epath.s;
 	}
 	dl = c->dirpath_len; /* 0 for the root */
 	nl = strlen(name);
-	if (buf_reserve(&c->epath, dl + nl + 2))
+	if (IMGFS_VEC_RESERVE(c->epath.s, c->epath.cap, dl + nl + 2, 256))
 		return NULL;
 	memcpy(c->epath.s, s->dirpath, dl);
 	c->epath.s[dl] = '/';
@@ -741,7 +481,7 @@ static int dirent_cb(void *arg, const struct imgfs_dirent_info *de)
 	n = check_node_find(c, de->nid);
 	is_new = !n;
 	if (is_new) {
-		n = node_insert(c, de->nid);
+		n = check_node_insert(c, de->nid);
 		if (!n)
 			return imgfs_error_set(c->err, -ENOMEM, "out of memory");
 		n->parent = s->nid;
@@ -814,14 +554,15 @@ static const char *dir_path(struct check_ctx *c, uint64_t nid,
 	} else {
 		struct check_node *p = check_node_find(c, n->parent);
 
-		base = node_path_len(c, p);
-		if (base == SIZE_MAX || buf_reserve(b, base + 1))
+		base = check_node_path_len(c, p);
+		if (base == SIZE_MAX ||
+		    IMGFS_VEC_RESERVE(b->s, b->cap, base + 1, 256))
 			return NULL;
-		node_path_fill(c, p, b->s, base, 0);
+		check_node_path_fill(c, p, b->s, base, 0);
 	}
 	if (n->name)
 		nl = strlen(n->name);
-	if (buf_reserve(b, base + nl + 2))
+	if (IMGFS_VEC_RESERVE(b->s, b->cap, base + nl + 2, 256))
 		return NULL;
 	c->dirpath_parent = n->parent;
 	c->dirpath_parent_len = base;
@@ -892,7 +633,7 @@ static int walk(struct check_ctx *c)
 	struct check_node *n;
 	int ret;
 
-	n = node_insert(c, c->sb->root_nid);
+	n = check_node_insert(c, c->sb->root_nid);
 	if (!n)
 		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
 	n->parent = c->sb->root_nid;
@@ -917,11 +658,10 @@ static int walk(struct check_ctx *c)
 
 static void check_links(struct check_ctx *c)
 {
-	struct node_table *t = table(c);
 	size_t i;
 
-	for (i = 0; i < t->count; i++) {
-		struct check_node *n = node_at(t, i);
+	for (i = 0; i < c->nodes.count; i++) {
+		struct check_node *n = check_node_at(c, i);
 		bool dir = (n->mode & 0170000) == 0040000;
 		uint64_t want = dir ? 2ull + n->subdirs : n->refs;
 
@@ -960,12 +700,11 @@ int imgfs_check_image(struct imgfs_image *img,
 		memcpy(&c->opts, opts,
 		       opts->struct_size < sizeof(c->opts) ? opts->struct_size :
 							     sizeof(c->opts));
-	c->nodes = calloc(1, sizeof(struct node_table));
 	/* no file can hold more plain bytes than the image */
 	c->bufsz = img->size < CHECK_BUFSZ ? (size_t)img->size + 1 :
 					     CHECK_BUFSZ;
 	c->buf = malloc(c->bufsz);
-	if (!c->nodes || !c->buf) {
+	if (!c->buf) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -988,8 +727,7 @@ int imgfs_check_image(struct imgfs_image *img,
 			     (unsigned long long)(res->inodes +
 						  c->hidden_inodes));
 out:
-	if (c->nodes)
-		table_free(table(c));
+	check_nodes_free(c);
 	free(c->rpath.s);
 	free(c->epath.s);
 	free(c->lpath.s);
