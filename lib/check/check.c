@@ -3,10 +3,11 @@
  * check.c - image checker: superblock, inode fields, tree walk; drives the
  * per-inode checks of data.c and xattr.c (findings go through report.c).
  *
- * The walk is breadth first over directories with an explicit queue, so a
- * deep (hostile) tree cannot exhaust the stack. Every inode gets one record
- * in a hash table keyed by nid; a directory is only queued when its first
- * entry is met, which bounds the walk even when entries form cycles.
+ * The tree is visited by imgfs_walk() (lib/reader/walk.c) breadth first,
+ * going on after read errors, so a deep (hostile) tree cannot exhaust the
+ * stack and a directory is only listed when its first entry is met, which
+ * bounds the walk even when entries form cycles. Every inode gets one
+ * record (nodes.c), which counts its links and names its path.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,8 +15,7 @@
 #include <string.h>
 
 #include "check/internal.h"
-#include "reader/dir.h"
-#include "util/vec.h"
+#include "imgfs/walk.h"
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)
 {
@@ -270,24 +270,10 @@ static void check_inode(struct check_ctx *c, const struct imgfs_inode *inode,
 	check_data(c, inode, n);
 }
 
-/* ---- directory walk */
+/* ---- directory walk (imgfs_walk(), breadth first, going on after errors) */
 
-struct nid_queue {
-	uint64_t *v;
-	size_t head, len, cap;
-};
-
-static int queue_push(struct nid_queue *q, uint64_t nid)
-{
-	if (IMGFS_VEC_RESERVE(q->v, q->cap, q->len + 1, 256))
-		return -ENOMEM;
-	q->v[q->len++] = nid;
-	return 0;
-}
-
+/* The directory being listed. */
 struct dir_scan {
-	struct check_ctx *c;
-	struct nid_queue *queue;
 	uint64_t nid;
 	uint64_t parent;
 	bool dot_omitted;
@@ -295,7 +281,6 @@ struct dir_scan {
 	bool have_prev;
 	size_t prev_len;
 	char prev[IMGFS_NAME_MAX + 1];
-	const char *dirpath; /* in c->dirpath */
 };
 
 static const char *const type_names[] = { "unknown", "regular file",
@@ -303,7 +288,8 @@ static const char *const type_names[] = { "unknown", "regular file",
 					  "block device", "FIFO", "socket",
 					  "symlink" };
 
-static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
+static void check_order(struct check_ctx *c, struct dir_scan *s,
+			const struct imgfs_dirent_info *de)
 {
 	size_t min = de->name_len < s->prev_len ? de->name_len : s->prev_len;
 	int cmp;
@@ -314,11 +300,11 @@ static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
 			cmp = de->name_len < s->prev_len ? -1 :
 			      de->name_len > s->prev_len;
 		if (!cmp)
-			check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
 				     s->nid, "duplicate entry \"%s\"",
 				     de->name);
 		else if (cmp < 0)
-			check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
 				     s->nid,
 				     "entry \"%s\" (block %llu) is not sorted after \"%s\"",
 				     de->name, (unsigned long long)de->block,
@@ -329,7 +315,7 @@ static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
 	s->have_prev = true;
 }
 
-static int check_dot_entry(struct dir_scan *s,
+static int check_dot_entry(struct check_ctx *c, struct dir_scan *s,
 			   const struct imgfs_dirent_info *de, bool dotdot)
 {
 	uint64_t want = dotdot ? s->parent : s->nid;
@@ -339,49 +325,24 @@ static int check_dot_entry(struct dir_scan *s,
 	else
 		s->dots++;
 	if (de->nid != want)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\"%s\" points to nid %llu instead of %llu",
 			     de->name, (unsigned long long)de->nid,
 			     (unsigned long long)want);
 	if (de->file_type != IMGFS_FT_DIR)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\"%s\" has file type %u instead of 2 (directory)",
 			     de->name, de->file_type);
 	if (!dotdot && s->dot_omitted)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\".\" present in a directory flagged DOT_OMITTED");
 	return 0;
 }
 
-/* "<directory path>/<name>" in c->epath ("/" for the root: @s NULL). */
-static const char *entry_path(struct check_ctx *c, const struct dir_scan *s,
-			      const char *name)
-{
-	size_t dl, nl;
-
-	if (!s) {
-		if (IMGFS_VEC_RESERVE(c->epath.s, c->epath.cap, 2, 256))
-			return NULL;
-		strcpy(c->epath.s, "/");
-		return c->epath.s;
-	}
-	dl = c->dirpath_len; /* 0 for the root */
-	nl = strlen(name);
-	if (IMGFS_VEC_RESERVE(c->epath.s, c->epath.cap, dl + nl + 2, 256))
-		return NULL;
-	memcpy(c->epath.s, s->dirpath, dl);
-	c->epath.s[dl] = '/';
-	memcpy(c->epath.s + dl + 1, name, nl + 1);
-	return c->epath.s;
-}
-
 static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
 {
-	int ret;
+	int ret = c->opts.entry(c->opts.entry_arg, e);
 
-	if (!e->path)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	ret = c->opts.entry(c->opts.entry_arg, e);
 	if (ret) {
 		c->res->stopped = true;
 		return ret < 0 ? ret : 1;
@@ -389,245 +350,212 @@ static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
 	return 0;
 }
 
-/* The first path of an inode, found in directory @s (NULL: the root). */
-static int emit_entry(struct check_ctx *c, const struct dir_scan *s,
-		      const struct imgfs_inode *inode, struct check_node *n,
-		      const char *name)
+/* The first path of an inode: the root (@w NULL), or met by the walk. */
+static int emit_entry(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		      const struct imgfs_inode *inode, struct check_node *n)
 {
 	struct imgfs_check_entry e = {
+		.path = w ? w->path : "/",
 		.inode = inode,
 		.sha256 = n->have_digest ? n->sha256 : NULL,
 		.data_ok = n->data_ok,
-		.parent_nid = s ? s->nid : n->nid,
+		.parent_nid = w ? w->parent_nid : n->nid,
+		.serial = w ? w->serial : 0,
+		.parent_serial = w ? w->parent_serial : 0,
+		.link_parent_serial = IMGFS_WALK_NO_SERIAL,
 	};
 
 	if (!c->opts.entry)
 		return 0;
-	e.path = entry_path(c, s, name);
 	return call_entry(c, &e);
 }
 
 /* A second or later path to a non-directory inode (hard link). */
-static int emit_link(struct dir_scan *s, struct check_node *n,
-		     const struct imgfs_inode *inode, const char *name)
+static int emit_link(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		     struct check_node *n)
 {
-	struct check_ctx *c = s->c;
 	struct imgfs_check_entry e = {
-		.inode = inode,
+		.path = w->path,
+		.inode = w->inode,
 		.link_to = check_node_path_buf(c, n->nid, &c->lpath),
 		.sha256 = n->have_digest ? n->sha256 : NULL,
 		.data_ok = n->data_ok,
-		.parent_nid = s->nid,
+		.parent_nid = w->parent_nid,
+		.serial = IMGFS_WALK_NO_SERIAL,
+		.parent_serial = w->parent_serial,
+		.link_parent_serial = n->parent_serial,
+		.link_name = n->name,
 	};
 
-	e.path = entry_path(c, s, name);
 	return call_entry(c, &e);
 }
 
 /* First (or later) reference to a non-directory inode. */
-static int visit_file(struct dir_scan *s, struct check_node *n,
-		      const struct imgfs_inode *inode, const char *name)
+static int visit_file(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		      struct check_node *n)
 {
-	struct check_ctx *c = s->c;
-
 	n->refs++;
 	if (n->refs == 1) {
-		check_inode(c, inode, n);
-		return emit_entry(c, s, inode, n, name);
+		check_inode(c, w->inode, n);
+		return emit_entry(c, w, w->inode, n);
 	}
 	c->res->hardlinks++;
-	return c->opts.entry ? emit_link(s, n, inode, name) : 0;
+	return c->opts.entry ? emit_link(c, w, n) : 0;
 }
 
-static int visit_dir(struct dir_scan *s, struct check_node *n,
-		     const struct imgfs_inode *inode, const char *name)
+/* The walk lists a directory the first time it is met, and only then. */
+static int visit_dir(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		     struct check_node *n)
 {
-	struct check_ctx *c = s->c;
-	int ret;
+	struct check_node *parent = check_node_find(c, w->parent_nid);
 
+	if (parent)
+		parent->subdirs++;
 	n->refs++;
 	if (n->refs > 1) {
-		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			     w->parent_nid,
 			     "entry \"%s\" reaches directory nid %llu a second time (hard-linked directory or cycle)",
-			     name, (unsigned long long)n->nid);
+			     w->dirent->name, (unsigned long long)n->nid);
 		return 0;
 	}
-	check_inode(c, inode, n);
-	ret = queue_push(s->queue, n->nid);
-	if (ret)
-		return imgfs_error_set(c->err, ret, "out of memory");
-	return emit_entry(c, s, inode, n, name);
+	check_inode(c, w->inode, n);
+	return emit_entry(c, w, w->inode, n);
 }
 
-static int dirent_cb(void *arg, const struct imgfs_dirent_info *de)
+/* The record of the entry's inode, created at its first path. */
+static struct check_node *entry_node(struct check_ctx *c,
+				     const struct imgfs_walk_entry *w,
+				     bool *is_new)
 {
-	struct dir_scan *s = arg;
-	struct check_ctx *c = s->c;
-	struct imgfs_error e = { 0 };
-	struct imgfs_inode inode;
-	struct check_node *n, *dir;
+	const struct imgfs_dirent_info *de = w->dirent;
+	struct check_node *n = check_node_find(c, de->nid);
+
+	*is_new = !n;
+	if (n)
+		return n;
+	n = check_node_insert(c, de->nid);
+	if (!n)
+		return NULL;
+	n->parent = w->parent_nid;
+	n->parent_serial = w->parent_serial;
+	n->name = strdup(de->name);
+	return n->name ? n : NULL;
+}
+
+static int walk_entry(void *arg, const struct imgfs_walk_entry *w)
+{
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+	const struct imgfs_dirent_info *de = w->dirent;
+	struct check_node *n;
 	bool is_new;
 
-	check_order(s, de);
+	check_order(c, s, de);
 	if (de->file_type >= IMGFS_FT_MAX)
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "entry \"%s\" has invalid file type %u",
 			     de->name, de->file_type);
 	if (!strcmp(de->name, "."))
-		return check_dot_entry(s, de, false);
+		return check_dot_entry(c, s, de, false);
 	if (!strcmp(de->name, ".."))
-		return check_dot_entry(s, de, true);
-
-	n = check_node_find(c, de->nid);
-	is_new = !n;
-	if (is_new) {
-		n = check_node_insert(c, de->nid);
-		if (!n)
-			return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-		n->parent = s->nid;
-		n->name = strdup(de->name);
-		if (!n->name)
-			return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	}
-	if (n->bad) {
+		return check_dot_entry(c, s, de, true);
+	n = entry_node(c, w, &is_new);
+	if (!n)
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	if (n->bad || !w->inode) {
 		n->refs++;
-		return 0;
-	}
-	if (imgfs_inode_read(c->img, de->nid, &inode, &e)) {
+		if (!n->bad)
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_INODE,
+				     de->nid, "%s", w->error->msg);
 		n->bad = true;
-		n->refs++;
-		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_INODE, de->nid,
-			     "%s", e.msg);
 		return 0;
 	}
 	if (is_new) {
-		n->mode = inode.mode;
-		n->nlink = inode.nlink;
+		n->mode = w->inode->mode;
+		n->nlink = w->inode->nlink;
 	}
 	if (de->file_type < IMGFS_FT_MAX &&
-	    de->file_type != imgfs_mode_to_ftype(inode.mode))
+	    de->file_type != imgfs_mode_to_ftype(w->inode->mode))
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "entry \"%s\": file type %u (%s) but the inode is a %s",
 			     de->name, de->file_type,
 			     type_names[de->file_type],
-			     type_names[imgfs_mode_to_ftype(inode.mode)]);
-	if (!imgfs_inode_is_dir(&inode))
-		return visit_file(s, n, &inode, de->name);
-	dir = check_node_find(c, s->nid);
-	if (dir)
-		dir->subdirs++;
-	return visit_dir(s, n, &inode, de->name);
+			     type_names[imgfs_mode_to_ftype(w->inode->mode)]);
+	if (!imgfs_inode_is_dir(w->inode))
+		return visit_file(c, w, n);
+	return visit_dir(c, w, n);
 }
 
-static int bad_block_cb(void *arg, uint64_t block, unsigned int entry,
-			const char *why)
+static int walk_bad_block(void *arg, const char *path,
+			  const struct imgfs_inode *dir, uint64_t block,
+			  unsigned int entry, const char *why)
 {
-	struct dir_scan *s = arg;
+	struct check_ctx *c = arg;
 
-	check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+	(void)path;
+	check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
 		     "directory block %llu (entry %u): %s",
 		     (unsigned long long)block, entry, why);
 	return 0;
 }
 
-/*
- * The path of directory @n into c->dirpath. Directories are scanned in
- * breadth-first order, so the next one is most often a child or a sibling
- * of the previous one: then only its name is added, and a chain of
- * directories costs time linear in its depth, not quadratic.
- */
-static const char *dir_path(struct check_ctx *c, uint64_t nid,
-			    struct check_node *n)
+/* A block of @dir could not be read: report, go on. */
+static int walk_dir_error(void *arg, const char *path,
+			  const struct imgfs_inode *dir,
+			  const struct imgfs_error *e)
 {
-	struct check_buf *b = &c->dirpath;
-	bool valid = c->dirpath_valid;
-	size_t base, nl;
-
-	c->dirpath_valid = false;
-	if (!n->name) { /* the root: "" here, its entries are "/name" */
-		base = 0;
-		nl = 0;
-	} else if (valid && n->parent == c->dirpath_nid) {
-		base = c->dirpath_len;
-	} else if (valid && n->parent == c->dirpath_parent) {
-		base = c->dirpath_parent_len;
-	} else {
-		struct check_node *p = check_node_find(c, n->parent);
-
-		base = check_node_path_len(c, p);
-		if (base == SIZE_MAX ||
-		    IMGFS_VEC_RESERVE(b->s, b->cap, base + 1, 256))
-			return NULL;
-		check_node_path_fill(c, p, b->s, base, 0);
-	}
-	if (n->name)
-		nl = strlen(n->name);
-	if (IMGFS_VEC_RESERVE(b->s, b->cap, base + nl + 2, 256))
-		return NULL;
-	c->dirpath_parent = n->parent;
-	c->dirpath_parent_len = base;
-	if (n->name) {
-		b->s[base] = '/';
-		memcpy(b->s + base + 1, n->name, nl);
-		base += 1 + nl;
-	}
-	b->s[base] = '\0';
-	c->dirpath_len = base;
-	c->dirpath_nid = nid;
-	c->dirpath_valid = true;
-	return b->s;
+	(void)path;
+	check_report(arg, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid, "%s",
+		     e->msg);
+	return 0;
 }
 
-static int scan_dir(struct check_ctx *c, struct nid_queue *q, uint64_t nid)
+static int walk_dir_begin(void *arg, const char *path,
+			  const struct imgfs_inode *dir)
 {
-	struct check_node *n = check_node_find(c, nid);
-	struct imgfs_error e = { 0 };
-	struct imgfs_inode dir;
-	struct dir_scan *s;
-	int ret;
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+	struct check_node *n = check_node_find(c, dir->nid);
 
-	if (imgfs_inode_read(c->img, nid, &dir, &e))
-		return 0; /* reported when first reached */
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	s->c = c;
-	s->queue = q;
-	s->nid = nid;
-	s->parent = n->name ? n->parent : nid;
-	s->dot_omitted = dir.dot_omitted;
-	s->dirpath = dir_path(c, nid, n);
-	if (!s->dirpath) {
-		free(s);
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	}
-	ret = imgfs_dir_walk(c->img, &dir, dirent_cb, s, bad_block_cb, s, &e);
-	if (ret < 0 && !c->err->code && e.code) {
-		/* A reader error (unreadable block): report, go on. */
-		if (ret == -ENOMEM) {
-			imgfs_error_set(c->err, ret, "%s", e.msg);
-		} else {
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%s", e.msg);
-			ret = 0;
-		}
-	}
-	if (ret >= 0) {
-		if (!s->dot_omitted && s->dots != 1)
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%u \".\" entries (expected 1)", s->dots);
-		if (s->dotdots != 1)
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%u \"..\" entries (expected 1)",
-				     s->dotdots);
-	}
-	free(s);
-	return ret < 0 ? ret : (ret > 0 ? 1 : 0);
+	(void)path;
+	memset(s, 0, sizeof(*s));
+	s->nid = dir->nid;
+	s->parent = n && n->name ? n->parent : dir->nid;
+	s->dot_omitted = dir->dot_omitted;
+	return 0;
+}
+
+static int walk_dir_end(void *arg, const char *path,
+			const struct imgfs_inode *dir, uint64_t entries)
+{
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+
+	(void)path;
+	(void)entries;
+	if (!s->dot_omitted && s->dots != 1)
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
+			     "%u \".\" entries (expected 1)", s->dots);
+	if (s->dotdots != 1)
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
+			     "%u \"..\" entries (expected 1)", s->dotdots);
+	return 0;
 }
 
 static int walk(struct check_ctx *c)
 {
-	struct nid_queue q = { 0 };
+	struct imgfs_walk_options o = {
+		.struct_size = sizeof(o),
+		.flags = IMGFS_WALK_BREADTH_FIRST | IMGFS_WALK_DOTS |
+			 IMGFS_WALK_CONTINUE,
+		.dir_begin = walk_dir_begin,
+		.entry = walk_entry,
+		.dir_end = walk_dir_end,
+		.arg = c,
+		.bad_block = walk_bad_block,
+		.dir_error = walk_dir_error,
+	};
 	struct imgfs_error e = { 0 };
 	struct imgfs_inode root;
 	struct check_node *n;
@@ -647,12 +575,14 @@ static int walk(struct check_ctx *c)
 	n->mode = root.mode;
 	n->nlink = root.nlink;
 	check_inode(c, &root, n);
-	ret = emit_entry(c, NULL, &root, n, NULL);
+	ret = emit_entry(c, NULL, &root, n);
+	c->scan = calloc(1, sizeof(*c->scan));
+	if (!ret && !c->scan)
+		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
 	if (!ret)
-		ret = queue_push(&q, root.nid);
-	while (!ret && q.head < q.len)
-		ret = scan_dir(c, &q, q.v[q.head++]);
-	free(q.v);
+		ret = imgfs_walk(c->img, root.nid, "/", &o, c->err);
+	free(c->scan);
+	c->scan = NULL;
 	return ret < 0 ? ret : 0;
 }
 
@@ -729,9 +659,7 @@ int imgfs_check_image(struct imgfs_image *img,
 out:
 	check_nodes_free(c);
 	free(c->rpath.s);
-	free(c->epath.s);
 	free(c->lpath.s);
-	free(c->dirpath.s);
 	free(c->ranges);
 	free(c->buf);
 	free(c->readmap);

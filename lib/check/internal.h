@@ -13,6 +13,7 @@
 struct check_node {
 	uint64_t nid;
 	uint64_t parent; /* directory through which it was first reached */
+	uint64_t parent_serial; /* that directory's walk serial */
 	char *name; /* name of that first entry (NULL for the root) */
 	uint32_t mode;
 	uint32_t nlink; /* on-disk link count */
@@ -54,6 +55,8 @@ struct check_buf {
 	size_t cap;
 };
 
+struct dir_scan;
+
 struct check_ctx {
 	struct imgfs_image *img;
 	const struct imgfs_sb_info *sb;
@@ -72,15 +75,8 @@ struct check_ctx {
 	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
 	/* Paths, grown as needed: no depth limit. */
 	struct check_buf rpath; /* of a problem reported */
-	struct check_buf epath; /* of the entry handed out */
 	struct check_buf lpath; /* first path of a hard-linked inode */
-	/* Path of the directory being scanned (dirpath_nid), and the length
-	 * of its parent's path at its start: the next directory scanned is
-	 * usually its child or its sibling, which then costs one name. */
-	struct check_buf dirpath;
-	size_t dirpath_len, dirpath_parent_len;
-	uint64_t dirpath_nid, dirpath_parent;
-	bool dirpath_valid;
+	struct dir_scan *scan; /* the directory being listed (check.c) */
 	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
 };
