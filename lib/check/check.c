@@ -429,14 +429,10 @@ static struct check_node *entry_node(struct check_ctx *c,
 				     bool *is_new)
 {
 	const struct imgfs_dirent_info *de = w->dirent;
-	struct check_node *n = check_node_find(c, de->nid);
+	struct check_node *n = check_node_get(c, de->nid, is_new);
 
-	*is_new = !n;
-	if (n)
+	if (!n || !*is_new)
 		return n;
-	n = check_node_insert(c, de->nid);
-	if (!n)
-		return NULL;
 	n->parent = w->parent_nid;
 	n->parent_serial = w->parent_serial;
 	n->name = strdup(de->name);

@@ -90,6 +90,10 @@ void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 
 /* nodes.c: the record of @nid, or NULL. */
 struct check_node *check_node_find(struct check_ctx *c, uint64_t nid);
+/* The record of @nid, created zeroed (*@is_new set) when not there yet;
+ * NULL on no memory. */
+struct check_node *check_node_get(struct check_ctx *c, uint64_t nid,
+				  bool *is_new);
 /* A new zeroed record for @nid (not yet there); NULL on no memory. */
 struct check_node *check_node_insert(struct check_ctx *c, uint64_t nid);
 /* Record @i (0 .. c->nodes.count - 1), in the order they were met. */

@@ -32,28 +32,49 @@ struct check_node *check_node_find(struct check_ctx *c, uint64_t nid)
 	return check_node_at(c, (size_t)i);
 }
 
-struct check_node *check_node_insert(struct check_ctx *c, uint64_t nid)
+/* Room for one more record; false on no memory. */
+static bool nodes_reserve(struct check_nodes *t)
+{
+	struct check_node *chunk;
+
+	if (t->count < t->nr_chunks * NODES_PER_CHUNK)
+		return true;
+	chunk = calloc(NODES_PER_CHUNK, sizeof(*chunk));
+	if (!chunk ||
+	    IMGFS_VEC_RESERVE(t->chunks, t->chunks_cap, t->nr_chunks + 1, 16)) {
+		free(chunk);
+		return false;
+	}
+	t->chunks[t->nr_chunks++] = chunk;
+	return true;
+}
+
+struct check_node *check_node_get(struct check_ctx *c, uint64_t nid,
+				  bool *is_new)
 {
 	struct check_nodes *t = &c->nodes;
 	struct check_node *n;
+	uint64_t *pos;
 
-	if (t->count == t->nr_chunks * NODES_PER_CHUNK) {
-		struct check_node *chunk = calloc(NODES_PER_CHUNK,
-						  sizeof(*chunk));
-
-		if (!chunk || IMGFS_VEC_RESERVE(t->chunks, t->chunks_cap,
-						t->nr_chunks + 1, 16)) {
-			free(chunk);
-			return NULL;
-		}
-		t->chunks[t->nr_chunks++] = chunk;
-	}
-	if (imgfs_u64map_add(&t->index, nid, t->count) != 1)
+	if (!nodes_reserve(t))
 		return NULL;
+	pos = imgfs_u64map_find_or_add(&t->index, nid, t->count, is_new);
+	if (!pos)
+		return NULL;
+	if (!*is_new)
+		return check_node_at(c, (size_t)*pos);
 	n = check_node_at(c, t->count++);
 	memset(n, 0, sizeof(*n));
 	n->nid = nid;
 	return n;
+}
+
+struct check_node *check_node_insert(struct check_ctx *c, uint64_t nid)
+{
+	bool is_new;
+	struct check_node *n = check_node_get(c, nid, &is_new);
+
+	return n && is_new ? n : NULL;
 }
 
 void check_nodes_free(struct check_ctx *c)

@@ -162,21 +162,32 @@ static int u64map_grow(struct imgfs_u64map *m)
 	return 0;
 }
 
-int imgfs_u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value)
+uint64_t *imgfs_u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
+				   uint64_t value, bool *added)
 {
 	size_t i;
 
 	/* at most half full: probes stay short */
 	if (m->count >= m->cap / 2 && u64map_grow(m))
-		return -ENOMEM;
+		return NULL;
 	i = u64map_slot(m, key);
-	if (m->used[i])
-		return 0;
-	m->used[i] = 1;
-	m->slots[i].key = key;
-	m->slots[i].value = value;
-	m->count++;
-	return 1;
+	*added = !m->used[i];
+	if (*added) {
+		m->used[i] = 1;
+		m->slots[i].key = key;
+		m->slots[i].value = value;
+		m->count++;
+	}
+	return &m->slots[i].value;
+}
+
+int imgfs_u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value)
+{
+	bool added;
+
+	if (!imgfs_u64map_find_or_add(m, key, value, &added))
+		return -ENOMEM;
+	return added;
 }
 
 bool imgfs_u64map_get(const struct imgfs_u64map *m, uint64_t key,

@@ -85,6 +85,14 @@ struct imgfs_u64map {
  */
 int imgfs_u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value);
 
+/*
+ * The value of @key, added with @value when it was not there (*@added
+ * says which): one probe for "find or insert". NULL on no memory. The
+ * pointer is valid until the next addition.
+ */
+uint64_t *imgfs_u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
+				   uint64_t value, bool *added);
+
 /* Whether @key is there; its value goes to *@value (may be NULL). */
 bool imgfs_u64map_get(const struct imgfs_u64map *m, uint64_t key,
 		      uint64_t *value);

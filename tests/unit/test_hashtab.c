@@ -121,6 +121,18 @@ static void test_u64map(void)
 	CHECK(imgfs_u64map_set(&m, 64, 5) && imgfs_u64map_get(&m, 64, &v) &&
 	      v == 5);
 	CHECK(imgfs_u64map_get(&m, 0, &v) && v == 100);
+	/* find or add: one value, written through the pointer */
+	{
+		bool added = false;
+		uint64_t *p = imgfs_u64map_find_or_add(&m, 7ull << 40, 1,
+						       &added);
+
+		CHECK(p && added && *p == 1);
+		*p = 2;
+		p = imgfs_u64map_find_or_add(&m, 7ull << 40, 9, &added);
+		CHECK(p && !added && *p == 2);
+		CHECK(imgfs_u64map_get(&m, 7ull << 40, &v) && v == 2);
+	}
 	imgfs_u64map_free(&m);
 	CHECK(!m.slots && !m.cap && !imgfs_u64map_get(&m, 0, NULL));
 }
