@@ -106,8 +106,8 @@ size_t check_node_path_len(struct check_ctx *c, struct check_node *n)
 	return n ? len : SIZE_MAX;
 }
 
-void check_node_path_fill(struct check_ctx *c, struct check_node *n,
-			  char *out, size_t len, size_t skip)
+void check_node_path_fill(struct check_ctx *c, struct check_node *n, char *out,
+			  size_t len, size_t skip)
 {
 	size_t pos = len, l;
 

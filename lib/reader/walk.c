@@ -239,8 +239,8 @@ static int walk_entries(struct walk *w, const struct imgfs_inode *dir)
 	/* the reader's own failure: an unreadable or invalid block */
 	if (ret == -ENOMEM || !(w->o.flags & IMGFS_WALK_CONTINUE))
 		return pass_error(w, &e);
-	return w->o.dir_error ? w->o.dir_error(w->o.arg, w->path.s, dir, &e) :
-				0;
+	return w->o.dir_error ? w->o.dir_error(w->o.arg, w->path.s, dir, &e)
+			      : 0;
 }
 
 /* List directory @nid, whose path is in w->path; subdirectories go to @f. */
@@ -420,12 +420,13 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	size_t len = strlen(start);
 	int ret;
 
-	if (!opts || opts->struct_size < offsetof(struct imgfs_walk_options,
-						  max_depth))
+	if (!opts ||
+	    opts->struct_size < offsetof(struct imgfs_walk_options, max_depth))
 		return imgfs_error_set(err, -EINVAL,
 				       "walk options missing or too old");
-	memcpy(&w.o, opts, opts->struct_size < sizeof(w.o) ?
-				   opts->struct_size : sizeof(w.o));
+	memcpy(&w.o, opts,
+	       opts->struct_size < sizeof(w.o) ? opts->struct_size
+					       : sizeof(w.o));
 	if (imgfs_u64map_add(&w.seen, start_nid, 0) < 0 ||
 	    IMGFS_VEC_RESERVE(w.path.s, w.path.cap, len + 1, 256)) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

@@ -36,8 +36,7 @@ struct imgfs_hashtab {
 };
 
 /* Key comparison for imgfs_hashtab_find(): true when @n holds @key. */
-typedef bool (*imgfs_hash_eq_fn)(const struct imgfs_hnode *n,
-				 const void *key);
+typedef bool (*imgfs_hash_eq_fn)(const struct imgfs_hnode *n, const void *key);
 
 /*
  * Add @n with @hash (duplicates are allowed: the caller decides). Grows

@@ -18,8 +18,8 @@ int imgfs_vec_reserve(void **p, size_t *cap, size_t need, size_t size,
 		      size_t first);
 
 /* imgfs_vec_reserve() for an array @arr with size_t capacity @cap. */
-#define IMGFS_VEC_RESERVE(arr, cap, need, first)                             \
-	imgfs_vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)),  \
+#define IMGFS_VEC_RESERVE(arr, cap, need, first)                           \
+	imgfs_vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
 			  (first))
 
 #endif /* IMGFS_VEC_H */

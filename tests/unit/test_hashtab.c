@@ -124,8 +124,8 @@ static void test_u64map(void)
 	/* find or add: one value, written through the pointer */
 	{
 		bool added = false;
-		uint64_t *p = imgfs_u64map_find_or_add(&m, 7ull << 40, 1,
-						       &added);
+		uint64_t *p =
+			imgfs_u64map_find_or_add(&m, 7ull << 40, 1, &added);
 
 		CHECK(p && added && *p == 1);
 		*p = 2;
