@@ -48,27 +48,18 @@
 #define SYS_fchmodat2 452
 #endif
 
-/* A directory written: its place in the tree, by index into x->dirs. */
+/*
+ * A directory of the image, at the index of its walk serial (the checker
+ * hands them out: the root 0, then in the order met, parents first), so
+ * no table by nid is needed; @made once it is written.
+ */
 struct xdir {
 	uint64_t nid;
 	char *name; /* NULL for the root */
 	size_t parent; /* the root is its own parent */
 	size_t depth;
 	int fd; /* open while on the cursor's path and kept, else -1 */
-};
-
-/* First path of an inode with more than one link, for the later ones. */
-struct xlink {
-	uint64_t nid;
-	size_t dir;
-	char *name;
-};
-
-/* Open-addressing index: nid -> position + 1 in an array. */
-struct nid_index {
-	uint64_t *nids;
-	size_t *pos;
-	size_t nr, cap;
+	bool made;
 };
 
 struct fsck_extract {
@@ -81,10 +72,6 @@ struct fsck_extract {
 	bool no_fchmodat2;
 	struct xdir *dirs;
 	size_t nr_dirs, cap_dirs;
-	struct nid_index dir_index;
-	struct xlink *links;
-	size_t nr_links, cap_links;
-	struct nid_index link_index;
 	/* the cursor: dirs[lv[k]] is at depth k on the current path */
 	size_t *lv, nr_lv, cap_lv;
 	size_t *chain, cap_chain; /* scratch for cursor_goto() */
@@ -108,6 +95,7 @@ static void fail(struct fsck_extract *x, const char *path, const char *what,
 	x->failures++;
 }
 
+/* The library's vector helper is internal to it: a front end's own. */
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
 {
 	size_t n = *cap ? *cap : 16;
@@ -123,59 +111,6 @@ static int grow_array(void **p, size_t *cap, size_t need, size_t size)
 	*p = q;
 	*cap = n;
 	return 0;
-}
-
-static size_t nid_slot(uint64_t nid, size_t cap)
-{
-	return (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-/* Position of @nid, or SIZE_MAX. */
-static size_t index_find(const struct nid_index *t, uint64_t nid)
-{
-	size_t i;
-
-	if (!t->cap)
-		return SIZE_MAX;
-	for (i = nid_slot(nid, t->cap); t->pos[i]; i = (i + 1) & (t->cap - 1))
-		if (t->nids[i] == nid)
-			return t->pos[i] - 1;
-	return SIZE_MAX;
-}
-
-static int index_add(struct nid_index *t, uint64_t nid, size_t pos)
-{
-	size_t i;
-
-	if ((t->nr + 1) * 2 > t->cap) {
-		struct nid_index n = { .cap = t->cap ? t->cap * 2 : 256 };
-
-		n.nids = calloc(n.cap, sizeof(*n.nids));
-		n.pos = calloc(n.cap, sizeof(*n.pos));
-		if (!n.nids || !n.pos) {
-			free(n.nids);
-			free(n.pos);
-			return -ENOMEM;
-		}
-		for (i = 0; i < t->cap; i++)
-			if (t->pos[i])
-				index_add(&n, t->nids[i], t->pos[i] - 1);
-		free(t->nids);
-		free(t->pos);
-		*t = n;
-	}
-	for (i = nid_slot(nid, t->cap); t->pos[i]; i = (i + 1) & (t->cap - 1))
-		;
-	t->nids[i] = nid;
-	t->pos[i] = pos + 1;
-	t->nr++;
-	return 0;
-}
-
-static void index_free(struct nid_index *t)
-{
-	free(t->nids);
-	free(t->pos);
 }
 
 static int dir_is_empty(int fd)
@@ -372,28 +307,39 @@ static int cursor_goto(struct fsck_extract *x, size_t t)
 	return x->dirs[t].fd;
 }
 
-static int add_dir(struct fsck_extract *x, uint64_t nid, size_t parent,
-		   const char *name)
+/* Directory @serial, written under directory @parent (made). */
+static int add_dir(struct fsck_extract *x, uint64_t serial, uint64_t nid,
+		   size_t parent, const char *name)
 {
 	struct xdir *d;
 
-	if (grow_array((void **)&x->dirs, &x->cap_dirs, x->nr_dirs + 1,
+	if (serial >= SIZE_MAX / sizeof(*x->dirs) ||
+	    grow_array((void **)&x->dirs, &x->cap_dirs, (size_t)serial + 1,
 		       sizeof(*x->dirs)))
 		return -ENOMEM;
-	d = &x->dirs[x->nr_dirs];
+	/* serials of directories not written leave holes */
+	for (; x->nr_dirs <= serial; x->nr_dirs++)
+		x->dirs[x->nr_dirs] = (struct xdir){ .fd = -1 };
+	d = &x->dirs[serial];
+	if (d->made)
+		return 0;
 	d->nid = nid;
-	d->parent = x->nr_dirs ? parent : 0;
-	d->depth = x->nr_dirs ? x->dirs[parent].depth + 1 : 0;
+	d->parent = serial ? parent : 0;
+	d->depth = serial ? x->dirs[parent].depth + 1 : 0;
 	d->fd = -1;
 	d->name = name ? strdup(name) : NULL;
 	if (name && !d->name)
 		return -ENOMEM;
-	if (index_add(&x->dir_index, nid, x->nr_dirs)) {
-		free(d->name);
-		return -ENOMEM;
-	}
-	x->nr_dirs++;
+	d->made = true;
 	return 0;
+}
+
+/* The directory of @serial if it was written, else SIZE_MAX. */
+static size_t made_dir(const struct fsck_extract *x, uint64_t serial)
+{
+	if (serial >= x->nr_dirs || !x->dirs[serial].made)
+		return SIZE_MAX;
+	return (size_t)serial;
 }
 
 /* The root directory: the cursor's level 0, always open. */
@@ -401,32 +347,12 @@ static int add_root(struct fsck_extract *x, uint64_t nid)
 {
 	if (x->nr_dirs)
 		return 0;
-	if (add_dir(x, nid, 0, NULL) ||
+	if (add_dir(x, 0, nid, 0, NULL) ||
 	    grow_array((void **)&x->lv, &x->cap_lv, 1, sizeof(*x->lv)))
 		return -ENOMEM;
 	x->dirs[0].fd = x->rootfd;
 	x->lv[0] = 0;
 	x->nr_lv = 1;
-	return 0;
-}
-
-static int add_link(struct fsck_extract *x, uint64_t nid, size_t dir,
-		    const char *name)
-{
-	struct xlink *l;
-
-	if (grow_array((void **)&x->links, &x->cap_links, x->nr_links + 1,
-		       sizeof(*x->links)))
-		return -ENOMEM;
-	l = &x->links[x->nr_links];
-	l->nid = nid;
-	l->dir = dir;
-	l->name = strdup(name);
-	if (!l->name || index_add(&x->link_index, nid, x->nr_links)) {
-		free(l->name);
-		return -ENOMEM;
-	}
-	x->nr_links++;
 	return 0;
 }
 
@@ -720,19 +646,27 @@ static void write_node(struct fsck_extract *x, const struct imgfs_inode *inode,
 	close(t.fd);
 }
 
+/* A name from the image that cannot be created as such. */
+static bool bad_name(const char *name)
+{
+	return !*name || !strcmp(name, ".") || !strcmp(name, "..");
+}
+
 static void write_link(struct fsck_extract *x,
 		       const struct imgfs_check_entry *e, size_t pidx,
 		       const char *name)
 {
-	size_t li = index_find(&x->link_index, e->inode->nid);
+	size_t li = made_dir(x, e->link_parent_serial);
 	int ofd, pfd;
 
-	if (li == SIZE_MAX) {
-		/* the first path had one link only: a corrupt link count */
+	/* the first path had one link only (a corrupt link count), or its
+	 * directory was not written */
+	if (li == SIZE_MAX || e->inode->nlink <= 1 || !e->link_name ||
+	    bad_name(e->link_name)) {
 		fail(x, e->path, "hard link target was not recorded", ENOENT);
 		return;
 	}
-	ofd = cursor_goto(x, x->links[li].dir);
+	ofd = cursor_goto(x, li);
 	if (ofd >= 0 && (ofd = fcntl(ofd, F_DUPFD_CLOEXEC, 0)) < 0)
 		ofd = -errno;
 	if (ofd < 0) {
@@ -742,10 +676,10 @@ static void write_link(struct fsck_extract *x,
 	pfd = cursor_goto(x, pidx);
 	if (pfd < 0) {
 		fail(x, e->path, "open parent directory", -pfd);
-	} else if (linkat(ofd, x->links[li].name, pfd, name, 0)) {
+	} else if (linkat(ofd, e->link_name, pfd, name, 0)) {
 		if (errno == EEXIST && x->overwrite) {
 			remove_existing(x, pfd, name);
-			if (linkat(ofd, x->links[li].name, pfd, name, 0))
+			if (linkat(ofd, e->link_name, pfd, name, 0))
 				fail(x, e->path, "link", errno);
 		} else {
 			fail(x, e->path, "link", errno);
@@ -759,12 +693,6 @@ void fsck_extract_set_limit(struct fsck_extract *x, uint64_t bytes)
 	x->limit = bytes;
 }
 
-/* A name from the image that cannot be created as such. */
-static bool bad_name(const char *name)
-{
-	return !*name || !strcmp(name, ".") || !strcmp(name, "..");
-}
-
 int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 {
 	struct fsck_extract *x = arg;
@@ -776,7 +704,7 @@ int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 	if (!strcmp(e->path, "/"))
 		return add_root(x, inode->nid);
 	name = strrchr(e->path, '/') + 1;
-	pidx = index_find(&x->dir_index, e->parent_nid);
+	pidx = made_dir(x, e->parent_serial);
 	if (pidx == SIZE_MAX || bad_name(name)) {
 		fail(x, e->path,
 		     pidx == SIZE_MAX ? "parent directory not extracted"
@@ -800,12 +728,11 @@ int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e)
 		if (mkdirat(pfd, name, 0700) &&
 		    !(errno == EEXIST && x->overwrite))
 			fail(x, e->path, "mkdir", errno);
-		else if (add_dir(x, inode->nid, pidx, name))
+		else if (e->serial != IMGFS_WALK_NO_SERIAL &&
+			 add_dir(x, e->serial, inode->nid, pidx, name))
 			return -ENOMEM;
 		return 0;
 	}
-	if (inode->nlink > 1 && add_link(x, inode->nid, pidx, name))
-		return -ENOMEM;
 	if (imgfs_inode_is_reg(inode)) {
 		write_file(x, inode, e->path, pfd, name);
 		if (x->over_limit)
@@ -871,7 +798,8 @@ int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
 	(void)err;
 	/* deepest first: the entries came breadth first */
 	for (i = x->nr_dirs; i-- > 0;)
-		finish_dir(x, i, &pbuf);
+		if (x->dirs[i].made)
+			finish_dir(x, i, &pbuf);
 	while (x->nr_lv > 1)
 		lv_close(x, --x->nr_lv);
 	for (i = 0; i < x->nr_dirs; i++) {
@@ -879,17 +807,12 @@ int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
 			close(x->dirs[i].fd);
 		free(x->dirs[i].name);
 	}
-	for (i = 0; i < x->nr_links; i++)
-		free(x->links[i].name);
 	*written = x->written;
 	*failures = x->failures;
 	free(pbuf);
 	free(x->dirs);
-	free(x->links);
 	free(x->lv);
 	free(x->chain);
-	index_free(&x->dir_index);
-	index_free(&x->link_index);
 	free(x->buf);
 	close(x->rootfd);
 	free(x);

@@ -20,6 +20,7 @@
 #include "imgfs/api.h"
 #include "imgfs/error.h"
 #include "imgfs/reader.h"
+#include "imgfs/walk.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +72,18 @@ struct imgfs_check_entry {
 	/* nid of the directory holding this path (the root's own for "/"):
 	 * with it a consumer can keep a tree without keeping full paths. */
 	uint64_t parent_nid;
+	/*
+	 * Walk serials (imgfs/walk.h: the root is 0, then every directory in
+	 * the order met): @serial of a directory whose entries follow later
+	 * (else IMGFS_WALK_NO_SERIAL), @parent_serial of the directory
+	 * holding this path. For a hard link, where its first path is:
+	 * @link_parent_serial and @link_name (else IMGFS_WALK_NO_SERIAL and
+	 * NULL). With them a consumer keeps its tree in arrays.
+	 */
+	uint64_t serial;
+	uint64_t parent_serial;
+	uint64_t link_parent_serial;
+	const char *link_name;
 };
 
 /*

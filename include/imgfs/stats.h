@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgfs/stats.h - describing an EROFS image: names of on-disk values, a
- * tree walker and statistics over the whole tree.
+ * imgfs/stats.h - describing an EROFS image: names of on-disk values and
+ * statistics over the whole tree (the walker itself: imgfs/walk.h).
  *
  * Everything here is built on the reader (imgfs/reader.h) and takes an
  * open struct imgfs_image. Nothing keeps global state.
@@ -17,6 +17,7 @@
 #include "imgfs/error.h"
 #include "imgfs/format.h"
 #include "imgfs/reader.h"
+#include "imgfs/walk.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,60 +93,7 @@ IMGFS_API
 bool imgfs_extent_merge(struct imgfs_extent *run,
 			const struct imgfs_extent *next);
 
-/* One entry met by imgfs_walk(), valid only during the callback. */
-struct imgfs_walk_entry {
-	const char *path; /* "/a/b" */
-	const char *name; /* last component, inside @path */
-	size_t name_len;
-	const struct imgfs_inode *inode; /* the entry's inode, read */
-	uint64_t parent_nid;
-	unsigned int file_type; /* the dirent's raw file_type */
-	unsigned int depth; /* 1 for entries of the start directory */
-	bool first; /* first path met for this inode during the walk */
-};
-
-/* imgfs_walk_options.flags */
-enum {
-	IMGFS_WALK_NO_RECURSE = 1u << 0, /* list the start directory only */
-};
-
-/*
- * Callbacks of imgfs_walk(). Each may be NULL; each returns 0 to go on, a
- * positive value to stop the walk (imgfs_walk() then returns it) or a
- * negative errno to fail (returned as is).
- */
-struct imgfs_walk_options {
-	size_t struct_size; /* sizeof(struct imgfs_walk_options) */
-	unsigned int flags; /* IMGFS_WALK_* */
-	/* Before the entries of directory @dir (at @path) are listed. */
-	int (*dir_begin)(void *arg, const char *path,
-			 const struct imgfs_inode *dir);
-	/* Once per entry of the directory, "." and ".." excluded. */
-	int (*entry)(void *arg, const struct imgfs_walk_entry *e);
-	/* After the last entry; @entries counts them. */
-	int (*dir_end)(void *arg, const char *path,
-		       const struct imgfs_inode *dir, uint64_t entries);
-	void *arg;
-};
-
-/*
- * Walk the tree below directory @start_nid, named @start_path in the paths
- * handed out ("/" for the root). Each directory is listed in full (its
- * entries in on-disk order), then its subdirectories are walked in that
- * order, depth first, like "ls -R". A directory is entered once only, so a
- * corrupt image whose entries form a cycle or link a directory twice ends
- * the walk normally (later paths of an inode come with first == false).
- * The walk stops at the first error (an entry's inode or a directory block
- * that cannot be read) and returns it. Memory grows with the number of
- * inodes (one set of seen NIDs), the depth (one path) and the names of the
- * subdirectories still to walk, never with depth times path length.
- * Returns 0, a callback's positive value, -ENOTDIR if @start_nid is not a
- * directory, or a negative errno.
- */
-IMGFS_API
-int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
-	       const char *start_path, const struct imgfs_walk_options *opts,
-	       struct imgfs_error *err);
+/* imgfs_walk(), the tree walker these are built on, is in imgfs/walk.h. */
 
 /* Symlinks followed by imgfs_resolve() before -ELOOP, as in the kernel. */
 #define IMGFS_RESOLVE_MAX_LINKS 40

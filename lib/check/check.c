@@ -1,279 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * check.c - image checker: reporting, inode table, superblock, tree walk.
+ * check.c - image checker: superblock, inode fields, tree walk; drives the
+ * per-inode checks of data.c and xattr.c (findings go through report.c).
  *
- * The walk is breadth first over directories with an explicit queue, so a
- * deep (hostile) tree cannot exhaust the stack. Every inode gets one record
- * in a hash table keyed by nid; a directory is only queued when its first
- * entry is met, which bounds the walk even when entries form cycles.
+ * The tree is visited by imgfs_walk() (lib/reader/walk.c) breadth first,
+ * going on after read errors, so a deep (hostile) tree cannot exhaust the
+ * stack and a directory is only listed when its first entry is met, which
+ * bounds the walk even when entries form cycles. Every inode gets one
+ * record (nodes.c), which counts its links and names its path.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/internal.h"
-#include "reader/dir.h"
-
-#define NODES_PER_CHUNK 4096u
-
-static const char *const severity_names[] = { "error", "warning", "note" };
-static const char *const area_names[] = { "superblock", "inode", "directory",
-					  "xattr", "data", "layout" };
-
-const char *imgfs_check_severity_name(enum imgfs_check_severity s)
-{
-	return (unsigned int)s < 3 ? severity_names[s] : "?";
-}
-
-const char *imgfs_check_area_name(enum imgfs_check_area a)
-{
-	return (unsigned int)a < 6 ? area_names[a] : "?";
-}
+#include "imgfs/walk.h"
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->struct_size = sizeof(*opts);
-}
-
-void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
-		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
-		  ...)
-{
-	struct imgfs_check_problem p = { .severity = sev, .area = area,
-					 .nid = nid };
-	char msg[1024];
-	va_list ap;
-
-	if (sev == IMGFS_CHECK_ERROR)
-		c->res->errors++;
-	else if (sev == IMGFS_CHECK_WARNING)
-		c->res->warnings++;
-	else
-		c->res->notes++;
-	if (!c->opts.report)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	p.msg = msg;
-	if (nid != IMGFS_CHECK_NO_NID && check_node_find(c, nid))
-		p.path = check_node_path_buf(c, nid, &c->rpath);
-	c->opts.report(c->opts.report_arg, &p);
-}
-
-/* ---- inode table: chunked node storage (stable pointers) + index hash */
-
-struct node_table {
-	struct check_node **chunks;
-	size_t nr_chunks;
-	size_t count;
-	uint32_t *slots; /* index + 1, 0 = empty */
-	size_t cap;
-};
-
-static uint64_t nid_hash(uint64_t nid)
-{
-	nid *= 0x9E3779B97F4A7C15ull;
-	return nid ^ (nid >> 31);
-}
-
-static struct check_node *node_at(struct node_table *t, size_t i)
-{
-	return &t->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
-}
-
-static struct node_table *table(struct check_ctx *c)
-{
-	return (struct node_table *)c->nodes;
-}
-
-struct check_node *check_node_find(struct check_ctx *c, uint64_t nid)
-{
-	struct node_table *t = table(c);
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = nid_hash(nid) & (t->cap - 1); t->slots[i];
-	     i = (i + 1) & (t->cap - 1)) {
-		struct check_node *n = node_at(t, t->slots[i] - 1);
-
-		if (n->nid == nid)
-			return n;
-	}
-	return NULL;
-}
-
-static int table_grow(struct node_table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024, i, j;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->count; i++) {
-		for (j = nid_hash(node_at(t, i)->nid) & (cap - 1); slots[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = cap;
-	return 0;
-}
-
-static struct check_node *node_insert(struct check_ctx *c, uint64_t nid)
-{
-	struct node_table *t = table(c);
-	struct check_node *n;
-	size_t i;
-
-	if (t->count >= UINT32_MAX - 1)
-		return NULL;
-	if ((t->count + 1) * 2 > t->cap && table_grow(t))
-		return NULL;
-	if (t->count == t->nr_chunks * NODES_PER_CHUNK) {
-		struct check_node **ch = realloc(t->chunks, (t->nr_chunks + 1) *
-							  sizeof(*ch));
-
-		if (!ch)
-			return NULL;
-		t->chunks = ch;
-		ch[t->nr_chunks] = calloc(NODES_PER_CHUNK, sizeof(**ch));
-		if (!ch[t->nr_chunks])
-			return NULL;
-		t->nr_chunks++;
-	}
-	n = node_at(t, t->count);
-	memset(n, 0, sizeof(*n));
-	n->nid = nid;
-	for (i = nid_hash(nid) & (t->cap - 1); t->slots[i];
-	     i = (i + 1) & (t->cap - 1))
-		;
-	t->slots[i] = (uint32_t)(++t->count);
-	return n;
-}
-
-static void table_free(struct node_table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->count; i++)
-		free(node_at(t, i)->name);
-	for (i = 0; i < t->nr_chunks; i++)
-		free(t->chunks[i]);
-	free(t->chunks);
-	free(t->slots);
-	free(t);
-}
-
-static int buf_reserve(struct check_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	char *s;
-
-	if (need <= b->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s)
-		return -ENOMEM;
-	b->s = s;
-	b->cap = cap;
-	return 0;
-}
-
-/*
- * Length of the path of @n (0 for the root), or SIZE_MAX when its chain
- * does not reach the root. The chain holds no cycle: a node's parent is a
- * directory inserted before it.
- */
-static size_t node_path_len(struct check_ctx *c, struct check_node *n)
-{
-	size_t len = 0;
-
-	while (n && n->name) {
-		len += 1 + strlen(n->name);
-		n = check_node_find(c, n->parent);
-	}
-	return n ? len : SIZE_MAX;
-}
-
-/* Write the path of @n (@len bytes) backwards into @out, all but its
- * first @skip bytes: byte i of the path goes to out[i - skip]. */
-static void node_path_fill(struct check_ctx *c, struct check_node *n, char *out,
-			   size_t len, size_t skip)
-{
-	size_t pos = len, l;
-
-	while (n && n->name && pos > skip) {
-		l = strlen(n->name);
-		while (l-- > 0)
-			if (pos-- > skip)
-				out[pos - skip] = n->name[l];
-		if (pos-- > skip)
-			out[pos - skip] = '/';
-		n = check_node_find(c, n->parent);
-	}
-}
-
-static const char *nid_path(struct check_ctx *c, uint64_t nid)
-{
-	snprintf(c->nid_path, sizeof(c->nid_path), "<nid %llu>",
-		 (unsigned long long)nid);
-	return c->nid_path;
-}
-
-const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
-				struct check_buf *b)
-{
-	struct check_node *n = check_node_find(c, nid);
-	size_t len = node_path_len(c, n);
-
-	if (len == SIZE_MAX || buf_reserve(b, len + 2))
-		return nid_path(c, nid);
-	if (!len) {
-		strcpy(b->s, "/");
-		return b->s;
-	}
-	node_path_fill(c, n, b->s, len, 0);
-	b->s[len] = '\0';
-	return b->s;
-}
-
-const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
-			    size_t size)
-{
-	struct check_node *n = check_node_find(c, nid);
-	size_t len = node_path_len(c, n);
-
-	if (len == SIZE_MAX) {
-		snprintf(buf, size, "<nid %llu>", (unsigned long long)nid);
-		return buf;
-	}
-	if (!len) {
-		snprintf(buf, size, "/");
-		return buf;
-	}
-	if (len < size) {
-		node_path_fill(c, n, buf, len, 0);
-		buf[len] = '\0';
-		return buf;
-	}
-	/* too long: "..." and the end of the path */
-	if (size < 8) {
-		snprintf(buf, size, "...");
-		return buf;
-	}
-	node_path_fill(c, n, buf + 3, len, len - (size - 1 - 3));
-	memcpy(buf, "...", 3);
-	buf[size - 1] = '\0';
-	return buf;
 }
 
 /* ---- superblock */
@@ -523,31 +270,10 @@ static void check_inode(struct check_ctx *c, const struct imgfs_inode *inode,
 	check_data(c, inode, n);
 }
 
-/* ---- directory walk */
+/* ---- directory walk (imgfs_walk(), breadth first, going on after errors) */
 
-struct nid_queue {
-	uint64_t *v;
-	size_t head, len, cap;
-};
-
-static int queue_push(struct nid_queue *q, uint64_t nid)
-{
-	if (q->len == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 256;
-		uint64_t *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
-	q->v[q->len++] = nid;
-	return 0;
-}
-
+/* The directory being listed. */
 struct dir_scan {
-	struct check_ctx *c;
-	struct nid_queue *queue;
 	uint64_t nid;
 	uint64_t parent;
 	bool dot_omitted;
@@ -555,7 +281,6 @@ struct dir_scan {
 	bool have_prev;
 	size_t prev_len;
 	char prev[IMGFS_NAME_MAX + 1];
-	const char *dirpath; /* in c->dirpath */
 };
 
 static const char *const type_names[] = { "unknown", "regular file",
@@ -563,7 +288,8 @@ static const char *const type_names[] = { "unknown", "regular file",
 					  "block device", "FIFO", "socket",
 					  "symlink" };
 
-static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
+static void check_order(struct check_ctx *c, struct dir_scan *s,
+			const struct imgfs_dirent_info *de)
 {
 	size_t min = de->name_len < s->prev_len ? de->name_len : s->prev_len;
 	int cmp;
@@ -574,11 +300,11 @@ static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
 			cmp = de->name_len < s->prev_len ? -1 :
 			      de->name_len > s->prev_len;
 		if (!cmp)
-			check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
 				     s->nid, "duplicate entry \"%s\"",
 				     de->name);
 		else if (cmp < 0)
-			check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
 				     s->nid,
 				     "entry \"%s\" (block %llu) is not sorted after \"%s\"",
 				     de->name, (unsigned long long)de->block,
@@ -589,7 +315,7 @@ static void check_order(struct dir_scan *s, const struct imgfs_dirent_info *de)
 	s->have_prev = true;
 }
 
-static int check_dot_entry(struct dir_scan *s,
+static int check_dot_entry(struct check_ctx *c, struct dir_scan *s,
 			   const struct imgfs_dirent_info *de, bool dotdot)
 {
 	uint64_t want = dotdot ? s->parent : s->nid;
@@ -599,49 +325,24 @@ static int check_dot_entry(struct dir_scan *s,
 	else
 		s->dots++;
 	if (de->nid != want)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\"%s\" points to nid %llu instead of %llu",
 			     de->name, (unsigned long long)de->nid,
 			     (unsigned long long)want);
 	if (de->file_type != IMGFS_FT_DIR)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\"%s\" has file type %u instead of 2 (directory)",
 			     de->name, de->file_type);
 	if (!dotdot && s->dot_omitted)
-		check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "\".\" present in a directory flagged DOT_OMITTED");
 	return 0;
 }
 
-/* "<directory path>/<name>" in c->epath ("/" for the root: @s NULL). */
-static const char *entry_path(struct check_ctx *c, const struct dir_scan *s,
-			      const char *name)
-{
-	size_t dl, nl;
-
-	if (!s) {
-		if (buf_reserve(&c->epath, 2))
-			return NULL;
-		strcpy(c->epath.s, "/");
-		return c->epath.s;
-	}
-	dl = c->dirpath_len; /* 0 for the root */
-	nl = strlen(name);
-	if (buf_reserve(&c->epath, dl + nl + 2))
-		return NULL;
-	memcpy(c->epath.s, s->dirpath, dl);
-	c->epath.s[dl] = '/';
-	memcpy(c->epath.s + dl + 1, name, nl + 1);
-	return c->epath.s;
-}
-
 static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
 {
-	int ret;
+	int ret = c->opts.entry(c->opts.entry_arg, e);
 
-	if (!e->path)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	ret = c->opts.entry(c->opts.entry_arg, e);
 	if (ret) {
 		c->res->stopped = true;
 		return ret < 0 ? ret : 1;
@@ -649,250 +350,214 @@ static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
 	return 0;
 }
 
-/* The first path of an inode, found in directory @s (NULL: the root). */
-static int emit_entry(struct check_ctx *c, const struct dir_scan *s,
-		      const struct imgfs_inode *inode, struct check_node *n,
-		      const char *name)
+/* The first path of an inode: the root (@w NULL), or met by the walk. */
+static int emit_entry(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		      const struct imgfs_inode *inode, struct check_node *n)
 {
 	struct imgfs_check_entry e = {
+		.path = w ? w->path : "/",
 		.inode = inode,
 		.sha256 = n->have_digest ? n->sha256 : NULL,
 		.data_ok = n->data_ok,
-		.parent_nid = s ? s->nid : n->nid,
+		.parent_nid = w ? w->parent_nid : n->nid,
+		.serial = w ? w->serial : 0,
+		.parent_serial = w ? w->parent_serial : 0,
+		.link_parent_serial = IMGFS_WALK_NO_SERIAL,
 	};
 
 	if (!c->opts.entry)
 		return 0;
-	e.path = entry_path(c, s, name);
 	return call_entry(c, &e);
 }
 
 /* A second or later path to a non-directory inode (hard link). */
-static int emit_link(struct dir_scan *s, struct check_node *n,
-		     const struct imgfs_inode *inode, const char *name)
+static int emit_link(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		     struct check_node *n)
 {
-	struct check_ctx *c = s->c;
 	struct imgfs_check_entry e = {
-		.inode = inode,
+		.path = w->path,
+		.inode = w->inode,
 		.link_to = check_node_path_buf(c, n->nid, &c->lpath),
 		.sha256 = n->have_digest ? n->sha256 : NULL,
 		.data_ok = n->data_ok,
-		.parent_nid = s->nid,
+		.parent_nid = w->parent_nid,
+		.serial = IMGFS_WALK_NO_SERIAL,
+		.parent_serial = w->parent_serial,
+		.link_parent_serial = n->parent_serial,
+		.link_name = n->name,
 	};
 
-	e.path = entry_path(c, s, name);
 	return call_entry(c, &e);
 }
 
 /* First (or later) reference to a non-directory inode. */
-static int visit_file(struct dir_scan *s, struct check_node *n,
-		      const struct imgfs_inode *inode, const char *name)
+static int visit_file(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		      struct check_node *n)
 {
-	struct check_ctx *c = s->c;
-
 	n->refs++;
 	if (n->refs == 1) {
-		check_inode(c, inode, n);
-		return emit_entry(c, s, inode, n, name);
+		check_inode(c, w->inode, n);
+		return emit_entry(c, w, w->inode, n);
 	}
 	c->res->hardlinks++;
-	return c->opts.entry ? emit_link(s, n, inode, name) : 0;
+	return c->opts.entry ? emit_link(c, w, n) : 0;
 }
 
-static int visit_dir(struct dir_scan *s, struct check_node *n,
-		     const struct imgfs_inode *inode, const char *name)
+/* The walk lists a directory the first time it is met, and only then. */
+static int visit_dir(struct check_ctx *c, const struct imgfs_walk_entry *w,
+		     struct check_node *n)
 {
-	struct check_ctx *c = s->c;
-	int ret;
+	struct check_node *parent = check_node_find(c, w->parent_nid);
 
+	if (parent)
+		parent->subdirs++;
 	n->refs++;
 	if (n->refs > 1) {
-		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR,
+			     w->parent_nid,
 			     "entry \"%s\" reaches directory nid %llu a second time (hard-linked directory or cycle)",
-			     name, (unsigned long long)n->nid);
+			     w->dirent->name, (unsigned long long)n->nid);
 		return 0;
 	}
-	check_inode(c, inode, n);
-	ret = queue_push(s->queue, n->nid);
-	if (ret)
-		return imgfs_error_set(c->err, ret, "out of memory");
-	return emit_entry(c, s, inode, n, name);
+	check_inode(c, w->inode, n);
+	return emit_entry(c, w, w->inode, n);
 }
 
-static int dirent_cb(void *arg, const struct imgfs_dirent_info *de)
+/* The record of the entry's inode, created at its first path. */
+static struct check_node *entry_node(struct check_ctx *c,
+				     const struct imgfs_walk_entry *w,
+				     bool *is_new)
 {
-	struct dir_scan *s = arg;
-	struct check_ctx *c = s->c;
-	struct imgfs_error e = { 0 };
-	struct imgfs_inode inode;
-	struct check_node *n, *dir;
+	const struct imgfs_dirent_info *de = w->dirent;
+	struct check_node *n = check_node_get(c, de->nid, is_new);
+
+	if (!n || !*is_new)
+		return n;
+	n->parent = w->parent_nid;
+	n->parent_serial = w->parent_serial;
+	n->name = strdup(de->name);
+	return n->name ? n : NULL;
+}
+
+static int walk_entry(void *arg, const struct imgfs_walk_entry *w)
+{
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+	const struct imgfs_dirent_info *de = w->dirent;
+	struct check_node *n;
 	bool is_new;
 
-	check_order(s, de);
+	check_order(c, s, de);
 	if (de->file_type >= IMGFS_FT_MAX)
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "entry \"%s\" has invalid file type %u",
 			     de->name, de->file_type);
 	if (!strcmp(de->name, "."))
-		return check_dot_entry(s, de, false);
+		return check_dot_entry(c, s, de, false);
 	if (!strcmp(de->name, ".."))
-		return check_dot_entry(s, de, true);
-
-	n = check_node_find(c, de->nid);
-	is_new = !n;
-	if (is_new) {
-		n = node_insert(c, de->nid);
-		if (!n)
-			return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-		n->parent = s->nid;
-		n->name = strdup(de->name);
-		if (!n->name)
-			return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	}
-	if (n->bad) {
+		return check_dot_entry(c, s, de, true);
+	n = entry_node(c, w, &is_new);
+	if (!n)
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	if (n->bad || !w->inode) {
 		n->refs++;
-		return 0;
-	}
-	if (imgfs_inode_read(c->img, de->nid, &inode, &e)) {
+		if (!n->bad)
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_INODE,
+				     de->nid, "%s", w->error->msg);
 		n->bad = true;
-		n->refs++;
-		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_INODE, de->nid,
-			     "%s", e.msg);
 		return 0;
 	}
 	if (is_new) {
-		n->mode = inode.mode;
-		n->nlink = inode.nlink;
+		n->mode = w->inode->mode;
+		n->nlink = w->inode->nlink;
 	}
 	if (de->file_type < IMGFS_FT_MAX &&
-	    de->file_type != imgfs_mode_to_ftype(inode.mode))
+	    de->file_type != imgfs_mode_to_ftype(w->inode->mode))
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
 			     "entry \"%s\": file type %u (%s) but the inode is a %s",
 			     de->name, de->file_type,
 			     type_names[de->file_type],
-			     type_names[imgfs_mode_to_ftype(inode.mode)]);
-	if (!imgfs_inode_is_dir(&inode))
-		return visit_file(s, n, &inode, de->name);
-	dir = check_node_find(c, s->nid);
-	if (dir)
-		dir->subdirs++;
-	return visit_dir(s, n, &inode, de->name);
+			     type_names[imgfs_mode_to_ftype(w->inode->mode)]);
+	if (!imgfs_inode_is_dir(w->inode))
+		return visit_file(c, w, n);
+	return visit_dir(c, w, n);
 }
 
-static int bad_block_cb(void *arg, uint64_t block, unsigned int entry,
-			const char *why)
+static int walk_bad_block(void *arg, const char *path,
+			  const struct imgfs_inode *dir, uint64_t block,
+			  unsigned int entry, const char *why)
 {
-	struct dir_scan *s = arg;
+	struct check_ctx *c = arg;
 
-	check_report(s->c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
+	(void)path;
+	check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
 		     "directory block %llu (entry %u): %s",
 		     (unsigned long long)block, entry, why);
 	return 0;
 }
 
-/*
- * The path of directory @n into c->dirpath. Directories are scanned in
- * breadth-first order, so the next one is most often a child or a sibling
- * of the previous one: then only its name is added, and a chain of
- * directories costs time linear in its depth, not quadratic.
- */
-static const char *dir_path(struct check_ctx *c, uint64_t nid,
-			    struct check_node *n)
+/* A block of @dir could not be read: report, go on. */
+static int walk_dir_error(void *arg, const char *path,
+			  const struct imgfs_inode *dir,
+			  const struct imgfs_error *e)
 {
-	struct check_buf *b = &c->dirpath;
-	bool valid = c->dirpath_valid;
-	size_t base, nl;
-
-	c->dirpath_valid = false;
-	if (!n->name) { /* the root: "" here, its entries are "/name" */
-		base = 0;
-		nl = 0;
-	} else if (valid && n->parent == c->dirpath_nid) {
-		base = c->dirpath_len;
-	} else if (valid && n->parent == c->dirpath_parent) {
-		base = c->dirpath_parent_len;
-	} else {
-		struct check_node *p = check_node_find(c, n->parent);
-
-		base = node_path_len(c, p);
-		if (base == SIZE_MAX || buf_reserve(b, base + 1))
-			return NULL;
-		node_path_fill(c, p, b->s, base, 0);
-	}
-	if (n->name)
-		nl = strlen(n->name);
-	if (buf_reserve(b, base + nl + 2))
-		return NULL;
-	c->dirpath_parent = n->parent;
-	c->dirpath_parent_len = base;
-	if (n->name) {
-		b->s[base] = '/';
-		memcpy(b->s + base + 1, n->name, nl);
-		base += 1 + nl;
-	}
-	b->s[base] = '\0';
-	c->dirpath_len = base;
-	c->dirpath_nid = nid;
-	c->dirpath_valid = true;
-	return b->s;
+	(void)path;
+	check_report(arg, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid, "%s",
+		     e->msg);
+	return 0;
 }
 
-static int scan_dir(struct check_ctx *c, struct nid_queue *q, uint64_t nid)
+static int walk_dir_begin(void *arg, const char *path,
+			  const struct imgfs_inode *dir)
 {
-	struct check_node *n = check_node_find(c, nid);
-	struct imgfs_error e = { 0 };
-	struct imgfs_inode dir;
-	struct dir_scan *s;
-	int ret;
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+	struct check_node *n = check_node_find(c, dir->nid);
 
-	if (imgfs_inode_read(c->img, nid, &dir, &e))
-		return 0; /* reported when first reached */
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	s->c = c;
-	s->queue = q;
-	s->nid = nid;
-	s->parent = n->name ? n->parent : nid;
-	s->dot_omitted = dir.dot_omitted;
-	s->dirpath = dir_path(c, nid, n);
-	if (!s->dirpath) {
-		free(s);
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	}
-	ret = imgfs_dir_walk(c->img, &dir, dirent_cb, s, bad_block_cb, s, &e);
-	if (ret < 0 && !c->err->code && e.code) {
-		/* A reader error (unreadable block): report, go on. */
-		if (ret == -ENOMEM) {
-			imgfs_error_set(c->err, ret, "%s", e.msg);
-		} else {
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%s", e.msg);
-			ret = 0;
-		}
-	}
-	if (ret >= 0) {
-		if (!s->dot_omitted && s->dots != 1)
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%u \".\" entries (expected 1)", s->dots);
-		if (s->dotdots != 1)
-			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, nid,
-				     "%u \"..\" entries (expected 1)",
-				     s->dotdots);
-	}
-	free(s);
-	return ret < 0 ? ret : (ret > 0 ? 1 : 0);
+	(void)path;
+	memset(s, 0, sizeof(*s));
+	s->nid = dir->nid;
+	s->parent = n && n->name ? n->parent : dir->nid;
+	s->dot_omitted = dir->dot_omitted;
+	return 0;
+}
+
+static int walk_dir_end(void *arg, const char *path,
+			const struct imgfs_inode *dir, uint64_t entries)
+{
+	struct check_ctx *c = arg;
+	struct dir_scan *s = c->scan;
+
+	(void)path;
+	(void)entries;
+	if (!s->dot_omitted && s->dots != 1)
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
+			     "%u \".\" entries (expected 1)", s->dots);
+	if (s->dotdots != 1)
+		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, dir->nid,
+			     "%u \"..\" entries (expected 1)", s->dotdots);
+	return 0;
 }
 
 static int walk(struct check_ctx *c)
 {
-	struct nid_queue q = { 0 };
+	struct imgfs_walk_options o = {
+		.struct_size = sizeof(o),
+		.flags = IMGFS_WALK_BREADTH_FIRST | IMGFS_WALK_DOTS |
+			 IMGFS_WALK_CONTINUE,
+		.dir_begin = walk_dir_begin,
+		.entry = walk_entry,
+		.dir_end = walk_dir_end,
+		.arg = c,
+		.bad_block = walk_bad_block,
+		.dir_error = walk_dir_error,
+	};
 	struct imgfs_error e = { 0 };
 	struct imgfs_inode root;
 	struct check_node *n;
 	int ret;
 
-	n = node_insert(c, c->sb->root_nid);
+	n = check_node_insert(c, c->sb->root_nid);
 	if (!n)
 		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
 	n->parent = c->sb->root_nid;
@@ -906,22 +571,23 @@ static int walk(struct check_ctx *c)
 	n->mode = root.mode;
 	n->nlink = root.nlink;
 	check_inode(c, &root, n);
-	ret = emit_entry(c, NULL, &root, n, NULL);
+	ret = emit_entry(c, NULL, &root, n);
+	c->scan = calloc(1, sizeof(*c->scan));
+	if (!ret && !c->scan)
+		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
 	if (!ret)
-		ret = queue_push(&q, root.nid);
-	while (!ret && q.head < q.len)
-		ret = scan_dir(c, &q, q.v[q.head++]);
-	free(q.v);
+		ret = imgfs_walk(c->img, root.nid, "/", &o, c->err);
+	free(c->scan);
+	c->scan = NULL;
 	return ret < 0 ? ret : 0;
 }
 
 static void check_links(struct check_ctx *c)
 {
-	struct node_table *t = table(c);
 	size_t i;
 
-	for (i = 0; i < t->count; i++) {
-		struct check_node *n = node_at(t, i);
+	for (i = 0; i < c->nodes.count; i++) {
+		struct check_node *n = check_node_at(c, i);
 		bool dir = (n->mode & 0170000) == 0040000;
 		uint64_t want = dir ? 2ull + n->subdirs : n->refs;
 
@@ -960,12 +626,11 @@ int imgfs_check_image(struct imgfs_image *img,
 		memcpy(&c->opts, opts,
 		       opts->struct_size < sizeof(c->opts) ? opts->struct_size :
 							     sizeof(c->opts));
-	c->nodes = calloc(1, sizeof(struct node_table));
 	/* no file can hold more plain bytes than the image */
 	c->bufsz = img->size < CHECK_BUFSZ ? (size_t)img->size + 1 :
 					     CHECK_BUFSZ;
 	c->buf = malloc(c->bufsz);
-	if (!c->nodes || !c->buf) {
+	if (!c->buf) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -988,12 +653,9 @@ int imgfs_check_image(struct imgfs_image *img,
 			     (unsigned long long)(res->inodes +
 						  c->hidden_inodes));
 out:
-	if (c->nodes)
-		table_free(table(c));
+	check_nodes_free(c);
 	free(c->rpath.s);
-	free(c->epath.s);
 	free(c->lpath.s);
-	free(c->dirpath.s);
 	free(c->ranges);
 	free(c->buf);
 	free(c->readmap);

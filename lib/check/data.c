@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "check/internal.h"
+#include "util/vec.h"
 
 /*
  * Zeros hashed for the holes of one sparse file, and for a whole check,
@@ -36,17 +37,10 @@ int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
 
 	if (!len)
 		return 0;
-	if (c->nr_ranges == c->ranges_cap) {
-		size_t cap = c->ranges_cap ? c->ranges_cap * 2 : 1024;
-
-		r = realloc(c->ranges, cap * sizeof(*r));
-		if (!r) {
-			c->fatal = imgfs_error_set(c->err, -ENOMEM,
-						   "out of memory");
-			return c->fatal;
-		}
-		c->ranges = r;
-		c->ranges_cap = cap;
+	if (IMGFS_VEC_RESERVE(c->ranges, c->ranges_cap, c->nr_ranges + 1,
+			      1024)) {
+		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return c->fatal;
 	}
 	r = &c->ranges[c->nr_ranges++];
 	r->start = start;
@@ -438,15 +432,8 @@ static int phys_cb(void *arg, const struct imgfs_extent *ext)
 	p->logical += ext->length;
 	if (ext->kind == IMGFS_EXTENT_FRAGMENT)
 		return 0;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct check_range *r = realloc(p->r, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		p->r = r;
-		p->cap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(p->r, p->cap, p->n + 1, 256))
+		return -ENOMEM;
 	p->r[p->n].start = ext->pos;
 	p->r[p->n].end = ext->pos + (ext->kind == IMGFS_EXTENT_INLINE ?
 					     ext->length : ext->plen);

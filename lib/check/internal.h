@@ -7,11 +7,13 @@
 
 #include "imgfs/check.h"
 #include "reader/internal.h"
+#include "util/hashtab.h"
 
 /* What the checker remembers about each inode it reached. */
 struct check_node {
 	uint64_t nid;
 	uint64_t parent; /* directory through which it was first reached */
+	uint64_t parent_serial; /* that directory's walk serial */
 	char *name; /* name of that first entry (NULL for the root) */
 	uint32_t mode;
 	uint32_t nlink; /* on-disk link count */
@@ -39,11 +41,21 @@ enum {
 	CHECK_RANGE_SHARED_XATTR, /* a shared xattr entry (shareable) */
 };
 
-/* A growable string. */
+/* The checker's records, in the order they were met (see nodes.c). */
+struct check_nodes {
+	struct check_node **chunks;
+	size_t nr_chunks, chunks_cap;
+	size_t count;
+	struct imgfs_u64map index; /* nid -> position */
+};
+
+/* A growable string (util/vec.h). */
 struct check_buf {
 	char *s;
 	size_t cap;
 };
+
+struct dir_scan;
 
 struct check_ctx {
 	struct imgfs_image *img;
@@ -51,9 +63,7 @@ struct check_ctx {
 	struct imgfs_check_options opts;
 	struct imgfs_check_result *res;
 	struct imgfs_error *err; /* operational failures only */
-	struct check_node *nodes; /* open-addressing table keyed by nid */
-	size_t nodes_cap;
-	size_t nodes_used;
+	struct check_nodes nodes;
 	struct check_range *ranges;
 	size_t nr_ranges;
 	size_t ranges_cap;
@@ -65,26 +75,37 @@ struct check_ctx {
 	uint64_t hidden_inodes; /* counted in sb inos, not reachable (packed) */
 	/* Paths, grown as needed: no depth limit. */
 	struct check_buf rpath; /* of a problem reported */
-	struct check_buf epath; /* of the entry handed out */
 	struct check_buf lpath; /* first path of a hard-linked inode */
-	/* Path of the directory being scanned (dirpath_nid), and the length
-	 * of its parent's path at its start: the next directory scanned is
-	 * usually its child or its sibling, which then costs one name. */
-	struct check_buf dirpath;
-	size_t dirpath_len, dirpath_parent_len;
-	uint64_t dirpath_nid, dirpath_parent;
-	bool dirpath_valid;
+	struct dir_scan *scan; /* the directory being listed (check.c) */
 	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
 };
 
 #define CHECK_BUFSZ (1u << 20)
 
+/* report.c: count a finding and hand it to opts.report. */
 void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
 		  ...) __attribute__((format(printf, 5, 6)));
 
+/* nodes.c: the record of @nid, or NULL. */
 struct check_node *check_node_find(struct check_ctx *c, uint64_t nid);
+/* The record of @nid, created zeroed (*@is_new set) when not there yet;
+ * NULL on no memory. */
+struct check_node *check_node_get(struct check_ctx *c, uint64_t nid,
+				  bool *is_new);
+/* A new zeroed record for @nid (not yet there); NULL on no memory. */
+struct check_node *check_node_insert(struct check_ctx *c, uint64_t nid);
+/* Record @i (0 .. c->nodes.count - 1), in the order they were met. */
+struct check_node *check_node_at(struct check_ctx *c, size_t i);
+void check_nodes_free(struct check_ctx *c);
+/* Length of the path of @n (0 for the root), SIZE_MAX if its chain does
+ * not reach the root. */
+size_t check_node_path_len(struct check_ctx *c, struct check_node *n);
+/* Write the path of @n (@len bytes) backwards into @out, all but its
+ * first @skip bytes: byte i of the path goes to out[i - skip]. */
+void check_node_path_fill(struct check_ctx *c, struct check_node *n,
+			  char *out, size_t len, size_t skip);
 /* Path of @nid as first reached, built into @buf; "<nid N>" if unknown.
  * A path longer than @size keeps its end, after "...". */
 const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
@@ -94,11 +115,12 @@ const char *check_node_path(struct check_ctx *c, uint64_t nid, char *buf,
 const char *check_node_path_buf(struct check_ctx *c, uint64_t nid,
 				struct check_buf *b);
 
+/* data.c: ranges of the image owned by inodes, and their overlaps. */
 int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
 		    uint64_t nid, unsigned int kind);
 void check_ranges(struct check_ctx *c);
 
-/* Per-inode checks of the other files. */
+/* Per-inode checks of data.c and xattr.c, driven by check.c. */
 void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode);
 void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n);

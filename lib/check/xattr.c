@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check/internal.h"
+#include "util/vec.h"
 
 struct xname {
 	char *name;
@@ -83,16 +84,9 @@ static void add_name(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 	struct xname *n;
 	size_t len = x->name_len + 4;
 
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-
-		n = realloc(s->names, cap * sizeof(*n));
-		if (!n) {
-			s->oom = true;
-			return;
-		}
-		s->names = n;
-		s->cap = cap;
+	if (IMGFS_VEC_RESERVE(s->names, s->cap, s->nr + 1, 16)) {
+		s->oom = true;
+		return;
 	}
 	n = &s->names[s->nr];
 	n->name = malloc(len);

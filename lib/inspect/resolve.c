@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "imgfs/stats.h"
+#include "util/vec.h"
 
 struct resolve {
 	struct imgfs_image *img;
@@ -25,16 +26,8 @@ struct resolve {
 
 static int push_nid(struct resolve *r, uint64_t nid)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		uint64_t *v = realloc(r->nids, cap * sizeof(*v));
-
-		if (!v)
-			return imgfs_error_set(r->err, -ENOMEM,
-					       "out of memory");
-		r->nids = v;
-		r->cap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(r->nids, r->cap, r->n + 1, 64))
+		return imgfs_error_set(r->err, -ENOMEM, "out of memory");
 	r->nids[r->n++] = nid;
 	return 0;
 }

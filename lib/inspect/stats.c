@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "imgfs/stats.h"
+#include "util/vec.h"
 
 #define TAG_PLAIN 0xffu /* a range of uncompressed data; else an algorithm */
 
@@ -38,15 +39,8 @@ static int range_add(struct gather *g, uint64_t pos, uint64_t len,
 {
 	if (!len)
 		return 0;
-	if (g->nr_ranges == g->cap_ranges) {
-		size_t cap = g->cap_ranges ? g->cap_ranges * 2 : 256;
-		struct range *r = realloc(g->ranges, cap * sizeof(*r));
-
-		if (!r)
-			return imgfs_error_set(g->err, -ENOMEM, "out of memory");
-		g->ranges = r;
-		g->cap_ranges = cap;
-	}
+	if (IMGFS_VEC_RESERVE(g->ranges, g->cap_ranges, g->nr_ranges + 1, 256))
+		return imgfs_error_set(g->err, -ENOMEM, "out of memory");
 	g->ranges[g->nr_ranges++] = (struct range){ pos, len, tag };
 	return 0;
 }

@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "reader/zdata.h"
+#include "util/vec.h"
 
-/* Granularity of buffer growth, to avoid a realloc per pcluster size. */
+/* First size of the buffers, which then double: no realloc per pcluster
+ * size. */
 #define BUF_STEP (64u * 1024u)
 
 void imgfs_zwork_free(struct imgfs_zwork *w)
@@ -45,22 +47,6 @@ uint64_t imgfs_z_decoded_count(struct imgfs_image *img)
 	n = zs->decoded;
 	pthread_mutex_unlock(&zs->lock);
 	return n;
-}
-
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t *p;
-	size_t n;
-
-	if (*cap >= need)
-		return 0;
-	n = (need + BUF_STEP - 1) / BUF_STEP * BUF_STEP;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = n;
-	return 0;
 }
 
 static bool cache_match(const struct imgfs_zcache *c,
@@ -204,8 +190,9 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	    ext->length > IMGFS_MAX_EXTENT_SIZE)
 		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
 			    "pcluster or extent size out of bounds");
-	if (grow(&w->in, &w->in_cap, (size_t)ext->plen) ||
-	    grow(&w->out, &w->out_cap, (size_t)ext->length))
+	if (IMGFS_VEC_RESERVE(w->in, w->in_cap, (size_t)ext->plen, BUF_STEP) ||
+	    IMGFS_VEC_RESERVE(w->out, w->out_cap, (size_t)ext->length,
+			      BUF_STEP))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	ret = imgfs_img_read(img, w->in, (size_t)ext->plen, ext->pos,
 			     "compressed data", inode->nid, err);

@@ -42,6 +42,8 @@
 #include "writer/compress.h"
 #include "writer/compress_map.h"
 #include "codec/codec.h"
+#include "util/hashtab.h"
+#include "util/vec.h"
 #include "util/workpool.h"
 #include "writer/internal.h"
 
@@ -117,7 +119,8 @@ struct zjob {
 
 /* The first file seen with a given content. */
 struct zseen {
-	struct zseen *next;
+	struct imgfs_hnode hnode; /* by content: digest and size */
+	struct zseen *next_all; /* for freeing */
 	uint64_t size;
 	uint8_t digest[32];
 	struct imgfs_node *inode;
@@ -156,8 +159,8 @@ struct imgfs_compressor {
 	uint64_t packed_queued; /* of which queued as jobs */
 	uint64_t frag_reserved; /* packed_len + what queued jobs may add */
 	/* files by content */
-	struct zseen **seen;
-	size_t nr_seen, seen_buckets;
+	struct imgfs_hashtab seen;
+	struct zseen *all_seen;
 };
 
 static size_t div_up(size_t a, size_t b)
@@ -169,34 +172,16 @@ static size_t div_up(size_t a, size_t b)
 
 static int out_reserve(struct zjob *j, size_t bytes)
 {
-	size_t cap = j->out_cap ? j->out_cap : j->len + j->p->bs;
-	uint8_t *q;
-
-	if (j->out_len + bytes <= j->out_cap)
-		return 0;
-	while (cap < j->out_len + bytes)
-		cap *= 2;
-	q = realloc(j->out, cap);
-	if (!q)
-		return -ENOMEM;
-	j->out = q;
-	j->out_cap = cap;
-	return 0;
+	return IMGFS_VEC_RESERVE(j->out, j->out_cap, j->out_len + bytes,
+				 j->len + j->p->bs);
 }
 
 static int add_ext(struct zjob *j, uint64_t lstart, size_t nblk, bool plain)
 {
 	struct imgfs_zext *x;
 
-	if (j->n_ext == j->cap_ext) {
-		size_t cap = j->cap_ext ? 2 * j->cap_ext : 16;
-
-		x = realloc(j->ext, cap * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		j->ext = x;
-		j->cap_ext = cap;
-	}
+	if (IMGFS_VEC_RESERVE(j->ext, j->cap_ext, j->n_ext + 1, 16))
+		return -ENOMEM;
 	x = &j->ext[j->n_ext++];
 	x->lstart = lstart;
 	x->pblk = (uint32_t)(j->out_len >> j->p->bits);
@@ -530,18 +515,8 @@ static void file_free(struct zfile *f)
 
 static int file_add_exts(struct zfile *f, const struct zjob *j, uint64_t blk)
 {
-	if (f->n_ext + j->n_ext > f->cap_ext) {
-		size_t cap = f->cap_ext ? f->cap_ext : 16;
-		struct imgfs_zext *x;
-
-		while (cap < f->n_ext + j->n_ext)
-			cap *= 2;
-		x = realloc(f->ext, cap * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		f->ext = x;
-		f->cap_ext = cap;
-	}
+	if (IMGFS_VEC_RESERVE(f->ext, f->cap_ext, f->n_ext + j->n_ext, 16))
+		return -ENOMEM;
 	for (size_t i = 0; i < j->n_ext; i++) {
 		f->ext[f->n_ext] = j->ext[i];
 		f->ext[f->n_ext].pblk += (uint32_t)blk;
@@ -553,18 +528,8 @@ static int file_add_exts(struct zfile *f, const struct zjob *j, uint64_t blk)
 static int packed_append(struct imgfs_compressor *c, const uint8_t *p,
 			 size_t n)
 {
-	if (c->plen + n > c->pcap) {
-		size_t cap = c->pcap ? c->pcap : 1u << 20;
-		uint8_t *q;
-
-		while (cap < c->plen + n)
-			cap *= 2;
-		q = realloc(c->pbuf, cap);
-		if (!q)
-			return -ENOMEM;
-		c->pbuf = q;
-		c->pcap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(c->pbuf, c->pcap, c->plen + n, 1u << 20))
+		return -ENOMEM;
 	memcpy(c->pbuf + c->plen, p, n);
 	c->plen += n;
 	c->packed_len += n;
@@ -679,63 +644,46 @@ static int finish_file(struct imgfs_compressor *c, struct zfile *f,
 	return 0;
 }
 
-static size_t seen_bucket(const struct imgfs_compressor *c, uint64_t size,
-			  const uint8_t *digest)
+static uint64_t seen_hash(uint64_t size, const uint8_t *digest)
 {
 	uint64_t h;
 
 	memcpy(&h, digest, sizeof(h));
-	return (size_t)((h ^ size) % c->seen_buckets);
+	return h ^ size;
 }
 
 static struct zseen *seen_find(const struct imgfs_compressor *c,
 			       uint64_t size, const uint8_t *digest)
 {
-	struct zseen *e;
+	struct imgfs_hnode *n = imgfs_hashtab_first(&c->seen,
+						    seen_hash(size, digest));
 
-	if (!c->seen_buckets)
-		return NULL;
-	for (e = c->seen[seen_bucket(c, size, digest)]; e; e = e->next)
+	for (; n; n = imgfs_hashtab_next(n)) {
+		struct zseen *e = imgfs_container_of(n, struct zseen, hnode);
+
 		if (e->size == size && !memcmp(e->digest, digest, 32))
 			return e;
+	}
 	return NULL;
 }
 
 static int seen_add(struct imgfs_compressor *c, struct imgfs_node *inode,
 		    const uint8_t *digest)
 {
-	struct zseen *e;
+	struct zseen *e = malloc(sizeof(*e));
 
-	if (c->nr_seen >= c->seen_buckets) {
-		size_t n = c->seen_buckets ? 2 * c->seen_buckets : 4096;
-		struct zseen **b = calloc(n, sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		for (size_t i = 0; i < c->seen_buckets; i++) {
-			while ((e = c->seen[i])) {
-				size_t k;
-
-				c->seen[i] = e->next;
-				memcpy(&k, e->digest, sizeof(k));
-				k = (size_t)(((uint64_t)k ^ e->size) % n);
-				e->next = b[k];
-				b[k] = e;
-			}
-		}
-		free(c->seen);
-		c->seen = b;
-		c->seen_buckets = n;
-	}
-	e = malloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->size = inode->size;
 	memcpy(e->digest, digest, 32);
 	e->inode = inode;
-	e->next = c->seen[seen_bucket(c, inode->size, digest)];
-	c->seen[seen_bucket(c, inode->size, digest)] = e;
-	c->nr_seen++;
+	if (imgfs_hashtab_insert(&c->seen, &e->hnode,
+				 seen_hash(inode->size, digest))) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->next_all = c->all_seen;
+	c->all_seen = e;
 	return 0;
 }
 
@@ -1369,15 +1317,13 @@ void imgfs_compressor_destroy(struct imgfs_compressor *c)
 		if (!--f->pending)
 			file_free(f);
 	}
-	for (size_t i = 0; i < c->seen_buckets; i++) {
-		while (c->seen[i]) {
-			struct zseen *e = c->seen[i];
+	while (c->all_seen) {
+		struct zseen *e = c->all_seen;
 
-			c->seen[i] = e->next;
-			free(e);
-		}
+		c->all_seen = e->next_all;
+		free(e);
 	}
-	free(c->seen);
+	imgfs_hashtab_free(&c->seen);
 	free(c->pbuf);
 	free(c);
 }

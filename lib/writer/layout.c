@@ -16,6 +16,7 @@
 #include "imgfs/format.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
+#include "util/vec.h"
 
 struct layout {
 	struct imgfs_node **order; /* placement order, root first */
@@ -30,15 +31,8 @@ struct layout {
 
 static int order_add(struct layout *l, struct imgfs_node *inode)
 {
-	if (l->nr == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		void *p = realloc(l->order, cap * sizeof(*l->order));
-
-		if (!p)
-			return -ENOMEM;
-		l->order = p;
-		l->cap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(l->order, l->cap, l->nr + 1, 1024))
+		return -ENOMEM;
 	l->order[l->nr++] = inode;
 	return 0;
 }
@@ -59,15 +53,9 @@ static int add_dots(struct imgfs_writer *w, struct imgfs_dentry *dir)
 	dotdot->name_len = 2;
 	dotdot->inode = parent->inode;
 	/* reuse the child vector; both are unhashed and never looked up */
-	if (dir->nr_children + 2 > dir->cap_children) {
-		uint32_t cap = dir->nr_children + 2;
-		void *p = realloc(dir->children, cap * sizeof(*dir->children));
-
-		if (!p)
-			return -ENOMEM;
-		dir->children = p;
-		dir->cap_children = cap;
-	}
+	if (IMGFS_VEC_RESERVE(dir->children, dir->cap_children,
+			      (size_t)dir->nr_children + 2, 2))
+		return -ENOMEM;
 	dir->children[dir->nr_children++] = dot;
 	dir->children[dir->nr_children++] = dotdot;
 	return 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The writer's in-memory tree: dentries in an arena, a (parent, name) hash
- * table, and per-directory child vectors sorted only once at layout time.
+ * table (util/hashtab.h), and per-directory child vectors sorted only once
+ * at layout time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "writer/tree.h"
 #include "writer/xattr.h"
+#include "util/vec.h"
 
 #define ARENA_CHUNK (256u * 1024u)
 
@@ -55,42 +57,10 @@ void imgfs_arena_free(struct imgfs_arena *a)
 }
 
 /* FNV-1a over the parent pointer and the name. */
-static size_t dentry_hash(const struct imgfs_dentry *parent, const char *name,
-			  size_t len)
+static uint64_t dentry_hash(const struct imgfs_dentry *parent, const char *name,
+			    size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)parent;
-
-	h *= 0x100000001b3ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
-		h *= 0x100000001b3ull;
-	}
-	return (size_t)(h ^ (h >> 29));
-}
-
-static int tree_grow(struct imgfs_tree *t)
-{
-	size_t n = t->nr_buckets ? t->nr_buckets * 2 : 1024;
-	struct imgfs_dentry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nr_buckets; i++) {
-		struct imgfs_dentry *d = t->buckets[i];
-
-		while (d) {
-			struct imgfs_dentry *next = d->hash_next;
-			size_t h = dentry_hash(d->parent, d->name, d->name_len);
-
-			d->hash_next = b[h & (n - 1)];
-			b[h & (n - 1)] = d;
-			d = next;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->nr_buckets = n;
-	return 0;
+	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
 struct imgfs_node *imgfs_node_new(struct imgfs_tree *t)
@@ -119,8 +89,6 @@ int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err)
 	struct imgfs_node *inode;
 
 	memset(t, 0, sizeof(*t));
-	if (tree_grow(t))
-		goto nomem;
 	inode = imgfs_node_new(t);
 	if (!inode)
 		goto nomem;
@@ -150,7 +118,7 @@ void imgfs_tree_free(struct imgfs_tree *t)
 		inode_free(inode);
 		inode = next;
 	}
-	free(t->buckets);
+	imgfs_hashtab_free(&t->dentries);
 	imgfs_arena_free(&t->arena);
 	memset(t, 0, sizeof(*t));
 }
@@ -159,9 +127,13 @@ struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
 				       struct imgfs_dentry *dir,
 				       const char *name, size_t len)
 {
-	size_t h = dentry_hash(dir, name, len) & (t->nr_buckets - 1);
+	struct imgfs_hnode *n = imgfs_hashtab_first(&t->dentries,
+						    dentry_hash(dir, name, len));
 
-	for (struct imgfs_dentry *d = t->buckets[h]; d; d = d->hash_next) {
+	for (; n; n = imgfs_hashtab_next(n)) {
+		struct imgfs_dentry *d =
+			imgfs_container_of(n, struct imgfs_dentry, hnode);
+
 		if (d->parent == dir && d->name_len == len && !d->dead &&
 		    !memcmp(d->name, name, len))
 			return d;
@@ -169,30 +141,12 @@ struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
 	return NULL;
 }
 
-static int dir_add_child(struct imgfs_dentry *dir, struct imgfs_dentry *d)
-{
-	if (dir->nr_children == dir->cap_children) {
-		uint32_t cap = dir->cap_children ? dir->cap_children * 2 : 8;
-		void *p = realloc(dir->children, cap * sizeof(*dir->children));
-
-		if (!p)
-			return -ENOMEM;
-		dir->children = p;
-		dir->cap_children = cap;
-	}
-	dir->children[dir->nr_children++] = d;
-	return 0;
-}
-
 struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
 				    struct imgfs_dentry *dir, const char *name,
 				    size_t len, struct imgfs_node *inode)
 {
 	struct imgfs_dentry *d;
-	size_t h;
 
-	if (t->nr_dentries * 4 >= t->nr_buckets * 3 && tree_grow(t))
-		return NULL;
 	d = imgfs_arena_alloc(&t->arena, sizeof(*d) + len + 1);
 	if (!d)
 		return NULL;
@@ -201,12 +155,13 @@ struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
 	d->name_len = (uint16_t)len;
 	d->parent = dir;
 	d->inode = inode;
-	if (dir_add_child(dir, d))
+	if (IMGFS_VEC_RESERVE(dir->children, dir->cap_children,
+			      (size_t)dir->nr_children + 1, 8))
 		return NULL;
-	h = dentry_hash(dir, name, len) & (t->nr_buckets - 1);
-	d->hash_next = t->buckets[h];
-	t->buckets[h] = d;
-	t->nr_dentries++;
+	if (imgfs_hashtab_insert(&t->dentries, &d->hnode,
+				 dentry_hash(dir, name, len)))
+		return NULL;
+	dir->children[dir->nr_children++] = d;
 	return d;
 }
 

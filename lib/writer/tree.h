@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "imgfs/error.h"
+#include "util/hashtab.h"
 
 struct imgfs_xattr_item;
 
@@ -23,7 +24,7 @@ struct imgfs_xattr_item;
 struct imgfs_node_xattrs {
 	struct imgfs_xattr_item **items;
 	uint32_t count;
-	uint32_t cap;
+	size_t cap;
 };
 
 struct imgfs_node {
@@ -66,7 +67,7 @@ struct imgfs_node {
 struct imgfs_dentry {
 	struct imgfs_dentry *parent;
 	struct imgfs_node *inode;
-	struct imgfs_dentry *hash_next;
+	struct imgfs_hnode hnode; /* in the tree's (parent, name) table */
 	char *name;
 	uint16_t name_len;
 	bool dead; /* replaced by a later entry; skipped at layout */
@@ -76,7 +77,7 @@ struct imgfs_dentry {
 	/* directories only */
 	struct imgfs_dentry **children;
 	uint32_t nr_children;
-	uint32_t cap_children;
+	size_t cap_children;
 };
 
 /* Bump allocator for dentries and names: freed all at once. */
@@ -94,9 +95,7 @@ struct imgfs_tree {
 	struct imgfs_arena arena;
 	struct imgfs_node *all_inodes;
 	struct imgfs_dentry *root;
-	struct imgfs_dentry **buckets;
-	size_t nr_buckets;
-	size_t nr_dentries;
+	struct imgfs_hashtab dentries; /* by (parent, name) */
 	uint64_t nr_inodes;
 };
 

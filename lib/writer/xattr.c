@@ -17,6 +17,7 @@
 #include "format/acl.h"
 #include "writer/tree.h"
 #include "writer/xattr.h"
+#include "util/vec.h"
 
 static const struct {
 	const char *prefix;
@@ -64,23 +65,6 @@ static uint64_t item_hash(uint8_t index, const char *suffix, size_t nlen,
 	uint64_t h = XXH64(suffix, nlen, index);
 
 	return XXH64(value, vlen, h);
-}
-
-static int table_grow(struct imgfs_xattr_table *t)
-{
-	size_t n = t->nr_buckets ? t->nr_buckets * 2 : 256;
-	struct imgfs_xattr_item **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (struct imgfs_xattr_item *it = t->all; it; it = it->next_all) {
-		it->hash_next = b[it->hash & (n - 1)];
-		b[it->hash & (n - 1)] = it;
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->nr_buckets = n;
-	return 0;
 }
 
 /* An unlinked file in $TMPDIR (or /tmp), gone when the writer closes it. */
@@ -196,13 +180,14 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	uint64_t h = item_hash(index, suffix, nlen, value, vlen);
 	bool spill = vlen > IMGFS_XATTR_SPILL_MIN;
 	struct imgfs_xattr_item *it;
+	struct imgfs_hnode *n;
 	int ret;
 
-	if (t->count * 4 >= t->nr_buckets * 3 && table_grow(t))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	for (it = t->buckets[h & (t->nr_buckets - 1)]; it; it = it->hash_next) {
-		if (it->hash != h || it->index != index ||
-		    it->name_len != nlen || it->value_len != vlen ||
+	for (n = imgfs_hashtab_first(&t->items, h); n;
+	     n = imgfs_hashtab_next(n)) {
+		it = imgfs_container_of(n, struct imgfs_xattr_item, hnode);
+		if (it->index != index || it->name_len != nlen ||
+		    it->value_len != vlen ||
 		    memcmp(it->data, suffix, nlen))
 			continue;
 		ret = same_value(t, it, value, err);
@@ -226,17 +211,18 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	} else if (vlen) {
 		memcpy(it->data + nlen, value, vlen);
 	}
-	it->hash = h;
+	/* the spilled bytes of an item not added stay unused in the file */
+	if (imgfs_hashtab_insert(&t->items, &it->hnode, h)) {
+		free(it);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
 	it->index = index;
 	it->name_len = (uint8_t)nlen;
 	it->value_len = (uint16_t)vlen;
 	memcpy(it->data, suffix, nlen);
 	it->filter_bit = (uint8_t)imgfs_xattr_filter_bit(index, suffix, nlen);
-	it->hash_next = t->buckets[h & (t->nr_buckets - 1)];
-	t->buckets[h & (t->nr_buckets - 1)] = it;
 	it->next_all = t->all;
 	t->all = it;
-	t->count++;
 	*out = it;
 	return 0;
 }
@@ -251,7 +237,7 @@ void imgfs_xattr_table_free(struct imgfs_xattr_table *t)
 		free(it);
 		it = next;
 	}
-	free(t->buckets);
+	imgfs_hashtab_free(&t->items);
 	free(t->shared);
 	if (t->spill_open)
 		close(t->spill_fd);
@@ -313,15 +299,8 @@ int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		it->refcount++;
 		return 0;
 	}
-	if (x->count == x->cap) {
-		uint32_t cap = x->cap ? x->cap * 2 : 4;
-		void *p = realloc(x->items, cap * sizeof(*x->items));
-
-		if (!p)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		x->items = p;
-		x->cap = cap;
-	}
+	if (IMGFS_VEC_RESERVE(x->items, x->cap, (size_t)x->count + 1, 4))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	x->items[x->count++] = it;
 	it->refcount++;
 	return 0;
@@ -353,8 +332,8 @@ static int item_cmp(const struct imgfs_xattr_item *a,
 		return r ? r : (a->name_len < b->name_len ? -1 : 1);
 	if (a->value_len != b->value_len)
 		return a->value_len < b->value_len ? -1 : 1;
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
+	if (a->hnode.hash != b->hnode.hash)
+		return a->hnode.hash < b->hnode.hash ? -1 : 1;
 	return 0;
 }
 

@@ -34,9 +34,8 @@ struct imgfs_node;
 #define IMGFS_XATTR_LIST_MAX 65536u
 
 struct imgfs_xattr_item {
-	struct imgfs_xattr_item *hash_next;
+	struct imgfs_hnode hnode; /* hash of index, name suffix and value */
 	struct imgfs_xattr_item *next_all;
-	uint64_t hash; /* of index, name suffix and value */
 	uint64_t spill_off; /* where the value is in the spill file */
 	uint32_t refcount;
 	uint32_t shared_id; /* offset / 4 in the shared area */
@@ -51,9 +50,7 @@ struct imgfs_xattr_item {
 };
 
 struct imgfs_xattr_table {
-	struct imgfs_xattr_item **buckets;
-	size_t nr_buckets;
-	size_t count;
+	struct imgfs_hashtab items; /* interned, by hnode.hash */
 	struct imgfs_xattr_item *all;
 	struct imgfs_xattr_item **shared; /* shared items in area order */
 	size_t nr_shared;

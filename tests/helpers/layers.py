@@ -45,8 +45,6 @@ PROGRAMS = ("mkfs", "fsck", "dump")
 KNOWN_INCLUDES = {
 }
 KNOWN_CALLS = {
-    ("lib/compare/image.c", "lib/inspect/walk.c"):
-        "the tree walker moves to lib/reader (util work)",
     ("lib/writer/xattr.c", "lib/reader/xattr.c"):
         "the xattr filter bit moves to lib/format (format work)",
 }

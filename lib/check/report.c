@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - the checker's findings: counted, and handed to the caller's
+ * report callback with the path of the inode they are about.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "check/internal.h"
+
+static const char *const severity_names[] = { "error", "warning", "note" };
+static const char *const area_names[] = { "superblock", "inode", "directory",
+					  "xattr", "data", "layout" };
+
+const char *imgfs_check_severity_name(enum imgfs_check_severity s)
+{
+	return (unsigned int)s < 3 ? severity_names[s] : "?";
+}
+
+const char *imgfs_check_area_name(enum imgfs_check_area a)
+{
+	return (unsigned int)a < 6 ? area_names[a] : "?";
+}
+
+void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
+		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
+		  ...)
+{
+	struct imgfs_check_problem p = { .severity = sev, .area = area,
+					 .nid = nid };
+	char msg[1024];
+	va_list ap;
+
+	if (sev == IMGFS_CHECK_ERROR)
+		c->res->errors++;
+	else if (sev == IMGFS_CHECK_WARNING)
+		c->res->warnings++;
+	else
+		c->res->notes++;
+	if (!c->opts.report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p.msg = msg;
+	if (nid != IMGFS_CHECK_NO_NID && check_node_find(c, nid))
+		p.path = check_node_path_buf(c, nid, &c->rpath);
+	c->opts.report(c->opts.report_arg, &p);
+}
