@@ -373,12 +373,6 @@ IMGFS_API
 ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
 		       char *buf, size_t size, struct imgfs_error *err);
 
-/*
- * Prefix string of a short xattr name index (1..6), or NULL. Index 5
- * (lustre.) is returned although the kernel ignores it.
- */
-IMGFS_API
-const char *imgfs_xattr_prefix(unsigned int index);
 
 /*
  * Long xattr prefix @n (0-based) of the image: its base short index and

@@ -44,11 +44,11 @@ static const char *acl_problem(const uint8_t *v, size_t len)
 	uint32_t prev_id = 0;
 	size_t i, nr;
 
-	if (len < 4 || (len - 4) % sizeof(struct imgfs_acl_entry))
+	if (len < 4 || (len - 4) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * n";
 	if (imgfs_get_le32(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
-	nr = (len - 4) / sizeof(struct imgfs_acl_entry);
+	nr = (len - 4) / IMGFS_ACL_ENTRY_SIZE;
 	for (i = 0; i < nr; i++) {
 		const uint8_t *e = v + 4 + 8 * i;
 		unsigned int tag = imgfs_get_le16(e);

@@ -15,7 +15,7 @@ static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			     uint32_t len, unsigned int blkszbits, char *why,
 			     size_t whylen)
 {
-	if (len < sizeof(struct imgfs_deflate_cfgs))
+	if (len < IMGFS_DEFLATE_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "DEFLATE config record is %u bytes, not 6",
 				      len);
@@ -150,9 +150,9 @@ static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
 				       uint8_t *buf)
 {
-	memset(buf, 0, sizeof(struct imgfs_deflate_cfgs));
+	memset(buf, 0, IMGFS_DEFLATE_CFGS_SIZE);
 	buf[0] = (uint8_t)window_bits(cfg->dictsize);
-	return sizeof(struct imgfs_deflate_cfgs);
+	return IMGFS_DEFLATE_CFGS_SIZE;
 }
 
 /* The inflate state, set up once and reset per pcluster. */

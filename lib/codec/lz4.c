@@ -19,11 +19,11 @@
 
 static unsigned int lz4_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 {
-	memset(buf, 0, sizeof(struct imgfs_lz4_cfgs));
+	memset(buf, 0, IMGFS_LZ4_CFGS_SIZE);
 	imgfs_put_le16(buf, LZ4_MATCH_DISTANCE);
 	imgfs_put_le16(buf + 2,
 		       (uint16_t)(cfg->pclustersize >> cfg->blkszbits));
-	return sizeof(struct imgfs_lz4_cfgs);
+	return IMGFS_LZ4_CFGS_SIZE;
 }
 
 static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
@@ -32,7 +32,7 @@ static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 {
 	unsigned int blks;
 
-	if (len < sizeof(struct imgfs_lz4_cfgs))
+	if (len < IMGFS_LZ4_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZ4 config record is %u bytes, not 14",
 				      len);

@@ -101,9 +101,9 @@ static ssize_t lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 
 static unsigned int lzma_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 {
-	memset(buf, 0, sizeof(struct imgfs_lzma_cfgs));
+	memset(buf, 0, IMGFS_LZMA_CFGS_SIZE);
 	imgfs_put_le32(buf, cfg->dictsize);
-	return sizeof(struct imgfs_lzma_cfgs);
+	return IMGFS_LZMA_CFGS_SIZE;
 }
 
 static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
@@ -112,7 +112,7 @@ static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 {
 	uint32_t dict;
 
-	if (len < sizeof(struct imgfs_lzma_cfgs))
+	if (len < IMGFS_LZMA_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZMA config record is %u bytes, not 14",
 				      len);

@@ -27,16 +27,16 @@ static unsigned int ilog2_u32(uint32_t v)
 static unsigned int zstd_cfg_record(const struct imgfs_zcfg *cfg,
 				    uint8_t *buf)
 {
-	memset(buf, 0, sizeof(struct imgfs_zstd_cfgs));
+	memset(buf, 0, IMGFS_ZSTD_CFGS_SIZE);
 	buf[1] = (uint8_t)(ilog2_u32(cfg->dictsize) - 10);
-	return sizeof(struct imgfs_zstd_cfgs);
+	return IMGFS_ZSTD_CFGS_SIZE;
 }
 
 static int zstd_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			  uint32_t len, unsigned int blkszbits, char *why,
 			  size_t whylen)
 {
-	if (len < sizeof(struct imgfs_zstd_cfgs))
+	if (len < IMGFS_ZSTD_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "Zstandard config record is %u bytes, not 6",
 				      len);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_dir.c - directory blocks, iteration and lookup (docs/format.md §6).
+ * Directory blocks, iteration and lookup (docs/format.md §6); entries are
+ * decoded by lib/format/dirent.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,11 +14,14 @@ static int dirent_name(const uint8_t *blk, unsigned int blen, unsigned int n,
 		       unsigned int i, unsigned int *off, unsigned int *len,
 		       const char **why)
 {
-	unsigned int start = imgfs_get_le16(blk + i * IMGFS_DIRENT_SIZE + 8);
-	unsigned int end;
+	struct imgfs_dirent de, next;
+	unsigned int start, end;
 
+	imgfs_dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &de);
+	start = de.nameoff;
 	if (i + 1 < n) {
-		end = imgfs_get_le16(blk + (i + 1) * IMGFS_DIRENT_SIZE + 8);
+		imgfs_dirent_decode(blk + (i + 1) * IMGFS_DIRENT_SIZE, &next);
+		end = next.nameoff;
 	} else {
 		/* The last name ends at the first NUL or the block end. */
 		end = start;
@@ -50,6 +54,7 @@ int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
 		       unsigned int blksz, unsigned int *nr, unsigned int *bad,
 		       const char **why)
 {
+	struct imgfs_dirent first;
 	unsigned int nameoff0, i, off, len;
 	int ret;
 
@@ -58,7 +63,8 @@ int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
 		*why = "directory block too short for one entry";
 		return -IMGFS_EFSCORRUPTED;
 	}
-	nameoff0 = imgfs_get_le16(blk + 8);
+	imgfs_dirent_decode(blk, &first);
+	nameoff0 = first.nameoff;
 	if (nameoff0 < IMGFS_DIRENT_SIZE || nameoff0 >= blksz ||
 	    nameoff0 % IMGFS_DIRENT_SIZE || nameoff0 >= blen) {
 		*why = "invalid first name offset";
@@ -78,17 +84,18 @@ int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
 void imgfs_dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
 			unsigned int i, struct imgfs_dirent_info *de, char *name)
 {
-	const uint8_t *d = blk + i * IMGFS_DIRENT_SIZE;
+	struct imgfs_dirent d;
 	unsigned int off, len;
 	const char *why;
 
+	imgfs_dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &d);
 	dirent_name(blk, blen, nr, i, &off, &len, &why);
 	memcpy(name, blk + off, len);
 	name[len] = '\0';
 	de->name = name;
 	de->name_len = len;
-	de->nid = imgfs_get_le64(d);
-	de->file_type = d[10];
+	de->nid = d.nid;
+	de->file_type = d.file_type;
 	de->index = i;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * image.c - opening an image: superblock, long xattr prefixes, then the
- * compressed-data state (lib/reader/zconfig.c); closing it. The reads
- * themselves are in lib/reader/io.c.
+ * image.c - opening an image: superblock (docs/format.md §3), long xattr
+ * prefixes (§7.5), then the compressed-data state (lib/reader/zconfig.c);
+ * closing it. The reads themselves are in lib/reader/io.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imgfs/crc32c.h"
 #include "reader/internal.h"
 
 #define KNOWN_COMPAT IMGFS_FEATURE_COMPAT_ALL
@@ -29,7 +28,7 @@ const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img)
 static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
 		       struct imgfs_error *err)
 {
-	uint32_t len = img->blksz > 1024 ? img->blksz - 1024 : img->blksz;
+	uint32_t len = imgfs_super_csum_len(img->blksz);
 	uint8_t *buf;
 	int ret;
 
@@ -42,50 +41,52 @@ static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	ret = imgfs_img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock",
 			     0, err);
-	if (!ret) {
-		memset(buf + 4, 0, 4);
-		*crc = imgfs_crc32c(0xFFFFFFFFu, buf, len);
-	}
+	if (!ret)
+		*crc = imgfs_super_checksum(buf, len);
 	free(buf);
 	return ret;
 }
 
 static void sb_parse(struct imgfs_sb_info *sb, const uint8_t *b)
 {
-	sb->magic = imgfs_get_le32(b + 0);
-	sb->checksum = imgfs_get_le32(b + 4);
-	sb->feature_compat = imgfs_get_le32(b + 8);
-	sb->blkszbits = b[12];
-	sb->sb_extslots = b[13];
+	struct imgfs_super_block d;
+
+	imgfs_super_decode(b, &d);
+	sb->magic = d.magic;
+	sb->checksum = d.checksum;
+	sb->feature_compat = d.feature_compat;
+	sb->blkszbits = d.blkszbits;
+	sb->sb_extslots = d.sb_extslots;
 	sb->sb_size = IMGFS_SUPER_BASE_SIZE +
 		      IMGFS_SUPER_EXTSLOT_SIZE * sb->sb_extslots;
-	sb->inos = imgfs_get_le64(b + 16);
-	sb->epoch = (int64_t)imgfs_get_le64(b + 24);
-	sb->fixed_nsec = imgfs_get_le32(b + 32);
-	sb->blocks = imgfs_get_le32(b + 36);
-	sb->meta_blkaddr = imgfs_get_le32(b + 40);
-	sb->xattr_blkaddr = imgfs_get_le32(b + 44);
-	memcpy(sb->uuid, b + 48, 16);
-	memcpy(sb->label, b + 64, 16);
+	sb->inos = d.inos;
+	sb->epoch = (int64_t)d.epoch;
+	sb->fixed_nsec = d.fixed_nsec;
+	sb->blocks = d.blocks_lo;
+	sb->meta_blkaddr = d.meta_blkaddr;
+	sb->xattr_blkaddr = d.xattr_blkaddr;
+	memcpy(sb->uuid, d.uuid, 16);
+	memcpy(sb->label, d.volume_name, 16);
 	sb->label[16] = '\0';
-	sb->feature_incompat = imgfs_get_le32(b + 80);
+	sb->feature_incompat = d.feature_incompat;
 	if (sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_COMPR_CFGS)
-		sb->compr_algs = imgfs_get_le16(b + 84);
+		sb->compr_algs = d.u1;
 	else
-		sb->lz4_max_distance = imgfs_get_le16(b + 84);
-	sb->extra_devices = imgfs_get_le16(b + 86);
-	sb->devt_slotoff = imgfs_get_le16(b + 88);
-	sb->dirblkbits = b[90];
-	sb->xattr_prefix_count = b[91];
-	sb->xattr_prefix_start = imgfs_get_le32(b + 92);
-	sb->packed_nid = imgfs_get_le64(b + 96);
-	sb->xattr_filter_reserved = b[104];
-	sb->build_time = imgfs_get_le32(b + 108);
-	sb->root_nid = imgfs_get_le16(b + 14);
+		sb->lz4_max_distance = d.u1;
+	sb->extra_devices = d.extra_devices;
+	sb->devt_slotoff = d.devt_slotoff;
+	sb->dirblkbits = d.dirblkbits;
+	sb->xattr_prefix_count = d.xattr_prefix_count;
+	sb->xattr_prefix_start = d.xattr_prefix_start;
+	sb->packed_nid = d.packed_nid;
+	sb->xattr_filter_reserved = d.xattr_filter_reserved;
+	sb->build_time = d.build_time;
+	sb->root_nid = d.root_nid;
+	/* docs/format.md §10.2: root_nid then holds blocks bits 32..47 */
 	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT) &&
-	    imgfs_get_le64(b + 112)) {
-		sb->root_nid = imgfs_get_le64(b + 112);
-		sb->blocks |= (uint64_t)imgfs_get_le16(b + 14) << 32;
+	    d.root_nid_64) {
+		sb->root_nid = d.root_nid_64;
+		sb->blocks |= (uint64_t)d.root_nid << 32;
 	}
 	sb->unknown_compat = sb->feature_compat & ~KNOWN_COMPAT;
 	sb->unknown_incompat = sb->feature_incompat & ~KNOWN_INCOMPAT;
@@ -129,7 +130,8 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 			   uint64_t *pos, struct imgfs_error *err)
 {
 	struct imgfs_long_prefix *p = &img->prefixes[n];
-	uint8_t hdr[3];
+	uint8_t hdr[IMGFS_XATTR_LONG_PREFIX_HDR_SIZE];
+	struct imgfs_xattr_long_prefix rec;
 	unsigned int len;
 	int ret;
 
@@ -138,14 +140,16 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 			     0, err);
 	if (ret)
 		return ret;
-	len = imgfs_get_le16(hdr);
+	imgfs_xattr_long_prefix_decode(hdr, &rec);
+	len = rec.size;
 	if (len < 1 || len > 256)
 		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				       "long xattr prefix %u at offset %llu: bad length %u",
 				       n, (unsigned long long)*pos, len);
-	p->base_index = hdr[2];
+	p->base_index = rec.base_index;
 	p->infix_len = (uint8_t)(len - 1);
-	ret = imgfs_img_read(img, p->infix, p->infix_len, *pos + 3,
+	ret = imgfs_img_read(img, p->infix, p->infix_len,
+			     *pos + IMGFS_XATTR_LONG_PREFIX_HDR_SIZE,
 			     "long xattr prefix", 0, err);
 	if (ret)
 		return ret;

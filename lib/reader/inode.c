@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_inode.c - decoding and validating inodes (docs/format.md §4, §4.9).
+ * Reading and validating inodes (docs/format.md §4, §4.9); the bytes are
+ * decoded by lib/format/inode.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,15 +16,16 @@ static bool mode_type_ok(uint32_t mode)
 }
 
 static void decode_compact(const struct imgfs_image *img,
-			   struct imgfs_inode *inode, const uint8_t *b)
+			   struct imgfs_inode *inode,
+			   const struct imgfs_inode_compact *di)
 {
 	bool dir = (inode->mode & 0170000) == 0040000;
 
-	inode->size = imgfs_get_le32(b + 8);
-	inode->mtime = img->sb.epoch + (int64_t)imgfs_get_le32(b + 12);
+	inode->size = di->i_size;
+	inode->mtime = img->sb.epoch + (int64_t)di->i_mtime;
 	inode->mtime_nsec = img->sb.fixed_nsec;
-	inode->uid = imgfs_get_le16(b + 24);
-	inode->gid = imgfs_get_le16(b + 26);
+	inode->uid = di->i_uid;
+	inode->gid = di->i_gid;
 	inode->startblk = inode->raw_u;
 	if (!dir && inode->nlink_1) {
 		inode->nlink = 1;
@@ -33,14 +35,15 @@ static void decode_compact(const struct imgfs_image *img,
 	}
 }
 
-static void decode_extended(struct imgfs_inode *inode, const uint8_t *b)
+static void decode_extended(struct imgfs_inode *inode,
+			    const struct imgfs_inode_extended *di)
 {
-	inode->size = imgfs_get_le64(b + 8);
-	inode->uid = imgfs_get_le32(b + 24);
-	inode->gid = imgfs_get_le32(b + 28);
-	inode->mtime = (int64_t)imgfs_get_le64(b + 32);
-	inode->mtime_nsec = imgfs_get_le32(b + 40);
-	inode->nlink = imgfs_get_le32(b + 44);
+	inode->size = di->i_size;
+	inode->uid = di->i_uid;
+	inode->gid = di->i_gid;
+	inode->mtime = (int64_t)di->i_mtime;
+	inode->mtime_nsec = di->i_mtime_nsec;
+	inode->nlink = di->i_nlink;
 	/* 6.15+ kernels always take i_nb as startblk_hi here. */
 	inode->startblk = inode->raw_u | ((uint64_t)inode->raw_nb << 32);
 }
@@ -93,6 +96,7 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		     struct imgfs_inode *inode, struct imgfs_error *err)
 {
 	uint8_t b[IMGFS_INODE_EXTENDED_SIZE];
+	struct imgfs_inode_compact dc;
 	int ret;
 
 	memset(inode, 0, sizeof(*inode));
@@ -105,19 +109,21 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 			     "inode", nid, err);
 	if (ret)
 		return ret;
-	inode->i_format = imgfs_get_le16(b);
+	/* the fields read here sit at the same offsets in both forms */
+	imgfs_inode_compact_decode(b, &dc);
+	inode->i_format = dc.i_format;
 	if (inode->i_format & ~IMGFS_I_ALL_BITS)
 		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: unsupported i_format 0x%04x",
 				       (unsigned long long)nid, inode->i_format);
 	inode->version = imgfs_i_version(inode->i_format);
 	inode->layout = imgfs_i_layout(inode->i_format);
-	inode->xattr_icount = imgfs_get_le16(b + 2);
+	inode->xattr_icount = dc.i_xattr_icount;
 	inode->xattr_isize = imgfs_xattr_ibody_size(inode->xattr_icount);
-	inode->mode = imgfs_get_le16(b + 4);
-	inode->raw_nb = imgfs_get_le16(b + 6);
-	inode->raw_u = imgfs_get_le32(b + 16);
-	inode->ino = imgfs_get_le32(b + 20);
+	inode->mode = dc.i_mode;
+	inode->raw_nb = dc.i_nb;
+	inode->raw_u = dc.i_u;
+	inode->ino = dc.i_ino;
 	if (!mode_type_ok(inode->mode))
 		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: bogus i_mode 0%o",
@@ -128,19 +134,22 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		inode->nlink_1 = inode->i_format & IMGFS_I_NLINK_1;
 
 	if (inode->version == IMGFS_INODE_EXTENDED) {
+		struct imgfs_inode_extended de;
+
 		inode->inode_size = IMGFS_INODE_EXTENDED_SIZE;
 		ret = imgfs_img_read(img, b, IMGFS_INODE_EXTENDED_SIZE,
 				     inode->pos, "extended inode", nid, err);
 		if (ret)
 			return ret;
-		decode_extended(inode, b);
+		imgfs_inode_extended_decode(b, &de);
+		decode_extended(inode, &de);
 		if (inode->size >> 63)
 			return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 					       "nid %llu: negative i_size",
 					       (unsigned long long)nid);
 	} else {
 		inode->inode_size = IMGFS_INODE_COMPACT_SIZE;
-		decode_compact(img, inode, b);
+		decode_compact(img, inode, &dc);
 	}
 	inode->rdev = inode->raw_u;
 	ret = decode_layout(img, inode, err);

@@ -11,6 +11,7 @@
 
 #include "imgfs/format.h"
 #include "imgfs/reader.h"
+#include "format/format.h"
 
 struct imgfs_long_prefix {
 	uint8_t base_index;
@@ -75,9 +76,5 @@ int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
 		     size_t len, struct imgfs_error *err);
-
-/* Xattr name bloom filter bit of a name (base index + suffix). */
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
-				    const char *suffix, size_t len);
 
 #endif /* IMGFS_READER_INTERNAL_H */

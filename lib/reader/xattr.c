@@ -1,36 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * reader_xattr.c - inline and shared extended attributes (docs/format.md §7).
+ * Inline and shared extended attributes (docs/format.md §7): walking an
+ * inode's xattrs; the structures are decoded by lib/format/xattr.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "reader/internal.h"
-
-static const char *const short_prefixes[] = {
-	[IMGFS_XATTR_INDEX_USER] = "user.",
-	[IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS] = "system.posix_acl_access",
-	[IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT] = "system.posix_acl_default",
-	[IMGFS_XATTR_INDEX_TRUSTED] = "trusted.",
-	[IMGFS_XATTR_INDEX_LUSTRE] = "lustre.",
-	[IMGFS_XATTR_INDEX_SECURITY] = "security.",
-};
-
-const char *imgfs_xattr_prefix(unsigned int index)
-{
-	if (index >= sizeof(short_prefixes) / sizeof(short_prefixes[0]))
-		return NULL;
-	return short_prefixes[index];
-}
-
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
-				    const char *suffix, size_t len)
-{
-	return XXH32(suffix, len, IMGFS_XATTR_FILTER_SEED + base_index) &
-	       (IMGFS_XATTR_FILTER_BITS - 1);
-}
 
 /* Largest on-disk entry: header, 255-byte name, 64 KiB value. */
 #define ENTRY_MAX (IMGFS_XATTR_ENTRY_SIZE + 255u + 65535u)
@@ -52,12 +29,16 @@ struct xattr_walk {
 static int emit_entry(struct xattr_walk *w, const uint8_t *e,
 		      struct imgfs_xattr_info *x)
 {
-	unsigned int nlen = e[0], index = e[1];
+	struct imgfs_xattr_entry ent;
+	unsigned int nlen, index;
 	const char *suffix = (const char *)e + IMGFS_XATTR_ENTRY_SIZE;
 	const char *prefix = NULL, *infix = "";
 	size_t plen = 0, ilen = 0;
 	unsigned int base;
 
+	imgfs_xattr_entry_decode(e, &ent);
+	nlen = ent.e_name_len;
+	index = ent.e_name_index;
 	if (index & IMGFS_XATTR_LONG_PREFIX) {
 		if (!imgfs_image_long_prefix(w->img, index & 0x7F, &base,
 					     &infix, &ilen))
@@ -81,7 +62,7 @@ static int emit_entry(struct xattr_walk *w, const uint8_t *e,
 	x->suffix = suffix;
 	x->suffix_len = nlen;
 	x->value = e + IMGFS_XATTR_ENTRY_SIZE + nlen;
-	x->value_size = imgfs_get_le16(e + 2);
+	x->value_size = ent.e_value_size;
 	return w->fn(w->arg, x);
 }
 
@@ -94,12 +75,13 @@ static int walk_inline(struct xattr_walk *w, const uint8_t *area,
 
 	while (off < isize) {
 		struct imgfs_xattr_info x = { 0 };
+		struct imgfs_xattr_entry e;
 		unsigned int sz;
 
 		if (isize - off < IMGFS_XATTR_ENTRY_SIZE)
 			goto bad;
-		sz = imgfs_xattr_entry_size(area[off],
-					    imgfs_get_le16(area + off + 2));
+		imgfs_xattr_entry_decode(area + off, &e);
+		sz = imgfs_xattr_entry_size(e.e_name_len, e.e_value_size);
 		if (sz > isize - off)
 			goto bad;
 		x.pos = w->inode->pos + w->inode->inode_size + off;
@@ -115,7 +97,7 @@ bad:
 			       (unsigned long long)w->inode->nid, off, isize);
 }
 
-static int walk_shared(struct xattr_walk *w, const uint8_t *ids,
+static int walk_shared(struct xattr_walk *w, const uint8_t *area,
 		       unsigned int count, struct imgfs_error *err)
 {
 	uint8_t *e = malloc(ENTRY_MAX);
@@ -126,15 +108,17 @@ static int walk_shared(struct xattr_walk *w, const uint8_t *ids,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	for (i = 0; i < count && !ret; i++) {
 		struct imgfs_xattr_info x = { .shared = true };
-		uint32_t id = imgfs_get_le32(ids + 4 * i);
+		uint32_t id = imgfs_xattr_shared_id_decode(area, i);
 		uint64_t pos = imgfs_shared_xattr_pos(w->img, id);
+		struct imgfs_xattr_entry hdr;
 		unsigned int sz;
 
 		ret = imgfs_img_read(w->img, e, IMGFS_XATTR_ENTRY_SIZE, pos,
 				     "shared xattr", w->inode->nid, err);
 		if (ret)
 			break;
-		sz = imgfs_xattr_entry_size(e[0], imgfs_get_le16(e + 2));
+		imgfs_xattr_entry_decode(e, &hdr);
+		sz = imgfs_xattr_entry_size(hdr.e_name_len, hdr.e_value_size);
 		ret = imgfs_img_read(w->img, e, sz, pos, "shared xattr",
 				     w->inode->nid, err);
 		if (ret)
@@ -152,6 +136,7 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 			imgfs_xattr_fn fn, void *arg, struct imgfs_error *err)
 {
 	unsigned int isize = inode->xattr_isize, count;
+	struct imgfs_xattr_ibody_header h;
 	struct xattr_walk *w;
 	uint8_t *area;
 	int ret;
@@ -172,7 +157,8 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 			     "inline xattr area", inode->nid, err);
 	if (ret)
 		goto out;
-	count = area[4];
+	imgfs_xattr_ibody_header_decode(area, &h);
+	count = h.h_shared_count;
 	if (IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count > isize) {
 		ret = imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				      "nid %llu: %u shared xattr ids do not fit the %u-byte xattr area",
@@ -185,8 +171,7 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 	ret = walk_inline(w, area, IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count,
 			  isize, err);
 	if (!ret)
-		ret = walk_shared(w, area + IMGFS_XATTR_IBODY_HEADER_SIZE,
-				  count, err);
+		ret = walk_shared(w, area, count, err);
 out:
 	free(w);
 	free(area);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgfs/format.h"
+#include "format/format.h"
 #include "writer/compress_map.h"
 
 #define FULL_INDEX_START 16u /* header + 8 reserved bytes */
@@ -19,40 +19,46 @@
 static void put_header(uint8_t *h, const struct imgfs_zmap_info *mi,
 		       bool compact)
 {
-	uint16_t advise = 0;
+	struct imgfs_map_header mh = {
+		.h_algorithmtype = (uint8_t)mi->alg,
+		.h_clusterbits = 0, /* lclusters are one block */
+	};
 
-	memset(h, 0, 8);
 	if (compact)
-		advise |= IMGFS_ADVISE_COMPACTED_2B;
+		mh.h_advise |= IMGFS_ADVISE_COMPACTED_2B;
 	if (mi->big)
-		advise |= IMGFS_ADVISE_BIG_PCLUSTER_1 |
-			  IMGFS_ADVISE_BIG_PCLUSTER_2;
+		mh.h_advise |= IMGFS_ADVISE_BIG_PCLUSTER_1 |
+			       IMGFS_ADVISE_BIG_PCLUSTER_2;
 	if (mi->fragment) {
-		advise |= IMGFS_ADVISE_FRAGMENT_PCLUSTER;
-		imgfs_put_le32(h, mi->fragoff);
+		mh.h_advise |= IMGFS_ADVISE_FRAGMENT_PCLUSTER;
+		mh.h_fragmentoff = mi->fragoff;
 	} else if (mi->idata_size) {
-		advise |= IMGFS_ADVISE_INLINE_PCLUSTER;
-		imgfs_put_le16(h + 2, mi->idata_size);
+		mh.h_advise |= IMGFS_ADVISE_INLINE_PCLUSTER;
+		mh.h_idata_size = mi->idata_size;
 	}
-	imgfs_put_le16(h + 4, advise);
-	h[6] = (uint8_t)mi->alg;
-	h[7] = 0; /* lclusters are one block */
+	imgfs_map_header_encode(&mh, h);
 }
 
 static void put_head(uint8_t *rec, unsigned int type, uint32_t ofs,
 		     uint32_t blkaddr)
 {
-	imgfs_put_le16(rec, (uint16_t)type);
-	imgfs_put_le16(rec + 2, (uint16_t)ofs);
-	imgfs_put_le32(rec + 4, blkaddr);
+	struct imgfs_lcluster_index li = {
+		.di_advise = (uint16_t)type,
+		.di_clusterofs = (uint16_t)ofs,
+		.di_blkaddr = blkaddr,
+	};
+
+	imgfs_lcluster_index_encode(&li, rec);
 }
 
 static void put_nonhead(uint8_t *rec, uint32_t d0, uint32_t d1)
 {
-	imgfs_put_le16(rec, IMGFS_LCLUSTER_NONHEAD);
-	imgfs_put_le16(rec + 2, 0);
-	imgfs_put_le16(rec + 4, (uint16_t)d0);
-	imgfs_put_le16(rec + 6, (uint16_t)d1);
+	struct imgfs_lcluster_index li = {
+		.di_advise = IMGFS_LCLUSTER_NONHEAD,
+		.di_delta = { (uint16_t)d0, (uint16_t)d1 },
+	};
+
+	imgfs_lcluster_index_encode(&li, rec);
 }
 
 static uint32_t min_u32(uint64_t a, uint32_t b)
@@ -138,11 +144,13 @@ bad:
 
 int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len)
 {
+	struct imgfs_map_header mh = { .fragment_inode = true,
+				       .fragment_off = off };
 	uint8_t *buf = calloc(1, FULL_INDEX_START);
 
 	if (!buf)
 		return -ENOMEM;
-	imgfs_put_le64(buf, off | 1ull << 63);
+	imgfs_map_header_encode(&mh, buf);
 	*map = buf;
 	*len = FULL_INDEX_START;
 	return 0;
@@ -335,17 +343,19 @@ static struct centry *parse_full(const uint8_t *full, uint64_t nlc,
 	if (!e)
 		return NULL;
 	for (uint64_t k = 0; k < nlc; k++) {
-		const uint8_t *rec = full + FULL_INDEX_START + 8 * k;
+		struct imgfs_lcluster_index li;
 
-		e[k].type = imgfs_get_le16(rec) & IMGFS_LI_TYPE_MASK;
+		imgfs_lcluster_index_decode(full + FULL_INDEX_START + 8 * k,
+					    &li);
+		e[k].type = li.di_advise & IMGFS_LI_TYPE_MASK;
 		if (e[k].type == IMGFS_LCLUSTER_NONHEAD) {
-			e[k].d0 = imgfs_get_le16(rec + 4);
-			e[k].d1 = imgfs_get_le16(rec + 6);
+			e[k].d0 = li.di_delta[0];
+			e[k].d1 = li.di_delta[1];
 			e[k].head = head;
 			continue;
 		}
-		e[k].d0 = imgfs_get_le16(rec + 2);
-		e[k].pblk = imgfs_get_le32(rec + 4);
+		e[k].d0 = li.di_clusterofs;
+		e[k].pblk = li.di_blkaddr;
 		e[k].head = head = k;
 		/* the EOF terminator starts at i_size: never read */
 		if (k == nlc - 1 && (size & lmask) && e[k].d0 == (size & lmask))
@@ -385,15 +395,19 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 			  uint32_t *len)
 {
 	uint64_t nlc = (size + (1u << blkszbits) - 1) >> blkszbits;
-	uint16_t advise = imgfs_get_le16(full + 4);
-	bool big = advise & IMGFS_ADVISE_BIG_PCLUSTER_1;
+	struct imgfs_map_header mh;
+	uint16_t advise;
+	bool big;
 	struct regions r = split(nlc, ebase_mod);
 	uint32_t base = 0, total;
 	struct centry *e;
 	uint8_t *buf, *p;
 	int ret;
 
-	if (blkszbits > 12 || !nlc || imgfs_get_le64(full) >> 63 ||
+	imgfs_map_header_decode(full, &mh);
+	advise = mh.h_advise;
+	big = advise & IMGFS_ADVISE_BIG_PCLUSTER_1;
+	if (blkszbits > 12 || !nlc || mh.fragment_inode ||
 	    full_len != FULL_INDEX_START + 8 * nlc)
 		return -EINVAL;
 	e = parse_full(full, nlc, size, blkszbits,
@@ -406,8 +420,8 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 		free(buf);
 		return -ENOMEM;
 	}
-	memcpy(buf, full, 8);
-	imgfs_put_le16(buf + 4, advise | IMGFS_ADVISE_COMPACTED_2B);
+	mh.h_advise = advise | IMGFS_ADVISE_COMPACTED_2B;
+	imgfs_map_header_encode(&mh, buf);
 	p = buf + 8;
 	ret = encode_region(e, 0, r.c4i, nlc, 2, big, &base, &p);
 	if (!ret)

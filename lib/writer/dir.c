@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgfs/format.h"
+#include "format/format.h"
 #include "writer/internal.h"
 
 static int dentry_cmp(const void *a, const void *b)
@@ -62,12 +62,13 @@ static void encode_block(struct imgfs_dentry **ents, uint32_t n, uint8_t *p)
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct imgfs_dentry *d = ents[i];
-		uint8_t *de = p + i * IMGFS_DIRENT_SIZE;
+		struct imgfs_dirent ent = {
+			.nid = d->inode->nid,
+			.nameoff = (uint16_t)nameoff,
+			.file_type = (uint8_t)imgfs_mode_to_ftype(d->inode->mode),
+		};
 
-		imgfs_put_le64(de, d->inode->nid);
-		imgfs_put_le16(de + 8, (uint16_t)nameoff);
-		de[10] = (uint8_t)imgfs_mode_to_ftype(d->inode->mode);
-		de[11] = 0;
+		imgfs_dirent_encode(&ent, p + i * IMGFS_DIRENT_SIZE);
 		memcpy(p + nameoff, d->name, d->name_len);
 		nameoff += d->name_len;
 	}

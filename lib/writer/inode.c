@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "imgfs/format.h"
+#include "format/format.h"
 #include "writer/internal.h"
 
 bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
@@ -34,36 +34,53 @@ static uint32_t inode_i_u(const struct imgfs_node *inode)
 	return (uint32_t)inode->startblk;
 }
 
+static void encode_compact(const struct imgfs_node *inode, uint16_t icount,
+			   uint8_t *buf)
+{
+	struct imgfs_inode_compact di = {
+		.i_format = imgfs_i_format(IMGFS_INODE_COMPACT, inode->layout),
+		.i_xattr_icount = icount,
+		.i_mode = (uint16_t)inode->mode,
+		.i_nb = (uint16_t)inode->nlink,
+		.i_size = (uint32_t)inode->size,
+		.i_mtime = 0, /* mtime == epoch */
+		.i_u = inode_i_u(inode),
+		.i_ino = inode->ino,
+		.i_uid = (uint16_t)inode->uid,
+		.i_gid = (uint16_t)inode->gid,
+	};
+
+	imgfs_inode_compact_encode(&di, buf);
+}
+
+static void encode_extended(const struct imgfs_node *inode, uint16_t icount,
+			    uint8_t *buf)
+{
+	struct imgfs_inode_extended di = {
+		.i_format = imgfs_i_format(IMGFS_INODE_EXTENDED, inode->layout),
+		.i_xattr_icount = icount,
+		.i_mode = (uint16_t)inode->mode,
+		.i_size = inode->size,
+		.i_u = inode_i_u(inode),
+		.i_ino = inode->ino,
+		.i_uid = inode->uid,
+		.i_gid = inode->gid,
+		.i_mtime = (uint64_t)inode->mtime,
+		.i_mtime_nsec = inode->mtime_nsec,
+		.i_nlink = inode->nlink,
+	};
+
+	imgfs_inode_extended_encode(&di, buf);
+}
+
 void imgfs_inode_encode(const struct imgfs_writer *w,
 			const struct imgfs_node *inode, uint8_t *buf)
 {
 	uint16_t icount = imgfs_xattr_icount(inode->xattr_isize);
 
-	if (!inode->extended) {
-		memset(buf, 0, IMGFS_INODE_COMPACT_SIZE);
-		imgfs_put_le16(buf, imgfs_i_format(IMGFS_INODE_COMPACT,
-						   inode->layout));
-		imgfs_put_le16(buf + 2, icount);
-		imgfs_put_le16(buf + 4, (uint16_t)inode->mode);
-		imgfs_put_le16(buf + 6, (uint16_t)inode->nlink);
-		imgfs_put_le32(buf + 8, (uint32_t)inode->size);
-		imgfs_put_le32(buf + 12, 0); /* mtime == epoch */
-		imgfs_put_le32(buf + 16, inode_i_u(inode));
-		imgfs_put_le32(buf + 20, inode->ino);
-		imgfs_put_le16(buf + 24, (uint16_t)inode->uid);
-		imgfs_put_le16(buf + 26, (uint16_t)inode->gid);
-		return;
-	}
-	memset(buf, 0, IMGFS_INODE_EXTENDED_SIZE);
-	imgfs_put_le16(buf, imgfs_i_format(IMGFS_INODE_EXTENDED, inode->layout));
-	imgfs_put_le16(buf + 2, icount);
-	imgfs_put_le16(buf + 4, (uint16_t)inode->mode);
-	imgfs_put_le64(buf + 8, inode->size);
-	imgfs_put_le32(buf + 16, inode_i_u(inode));
-	imgfs_put_le32(buf + 20, inode->ino);
-	imgfs_put_le32(buf + 24, inode->uid);
-	imgfs_put_le32(buf + 28, inode->gid);
-	imgfs_put_le64(buf + 32, (uint64_t)inode->mtime);
-	imgfs_put_le32(buf + 40, inode->mtime_nsec);
-	imgfs_put_le32(buf + 44, inode->nlink);
+	(void)w;
+	if (inode->extended)
+		encode_extended(inode, icount, buf);
+	else
+		encode_compact(inode, icount, buf);
 }

@@ -7,59 +7,66 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imgfs/crc32c.h"
-#include "imgfs/format.h"
+#include "format/format.h"
 #include "writer/internal.h"
 
-static uint32_t sb_csum_len(uint32_t bs)
+/* Build time = epoch + sb.build_time; the epoch was chosen so it fits. */
+static int super_fill(const struct imgfs_writer *w,
+		      const struct imgfs_sb_layout *l,
+		      struct imgfs_super_block *sb, struct imgfs_error *err)
 {
-	return bs > IMGFS_SUPER_OFFSET ? bs - IMGFS_SUPER_OFFSET : bs;
-}
-
-int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
-		      struct imgfs_error *err)
-{
-	uint8_t blk[4096];
-	uint32_t len = sb_csum_len(w->bs);
-	uint8_t *sb = blk;
-	ssize_t n;
-
-	/* everything in the checksummed range after the sb is ours: zeros
-	 * or the compression config records */
-	memset(blk, 0, sizeof(blk));
-	imgfs_put_le32(sb + 0, IMGFS_SUPER_MAGIC);
-	imgfs_put_le32(sb + 8, l->feature_compat | IMGFS_FEATURE_COMPAT_SB_CHKSUM);
-	sb[12] = (uint8_t)w->blkszbits;
-	sb[13] = 0;
-	imgfs_put_le16(sb + 14, (uint16_t)l->root_nid);
-	imgfs_put_le64(sb + 16, l->inos);
-	imgfs_put_le64(sb + 24, (uint64_t)w->epoch);
-	imgfs_put_le32(sb + 32, w->epoch_nsec);
-	imgfs_put_le32(sb + 36, (uint32_t)l->blocks);
-	imgfs_put_le32(sb + 40, l->meta_blkaddr);
-	imgfs_put_le32(sb + 44, l->xattr_blkaddr);
-	memcpy(sb + 48, w->opts.uuid, 16);
-	memcpy(sb + 64, w->opts.label, strnlen(w->opts.label, 16));
-	/* build time = epoch + this field; the epoch was chosen so it fits */
 	if (w->epoch > w->build_time ||
 	    (uint64_t)w->build_time - (uint64_t)w->epoch > UINT32_MAX)
 		return imgfs_error_set(err, -ERANGE,
 				       "build time %lld cannot be recorded relative to epoch %lld",
 				       (long long)w->build_time,
 				       (long long)w->epoch);
-	imgfs_put_le32(sb + 108,
-		       (uint32_t)((uint64_t)w->build_time - (uint64_t)w->epoch));
-	imgfs_put_le32(sb + 80, l->feature_incompat);
-	imgfs_put_le16(sb + 84, l->u1);
-	imgfs_put_le64(sb + 96, l->packed_nid);
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = IMGFS_SUPER_MAGIC;
+	sb->feature_compat = l->feature_compat | IMGFS_FEATURE_COMPAT_SB_CHKSUM;
+	sb->blkszbits = (uint8_t)w->blkszbits;
+	sb->root_nid = (uint16_t)l->root_nid;
+	sb->inos = l->inos;
+	sb->epoch = (uint64_t)w->epoch;
+	sb->fixed_nsec = w->epoch_nsec;
+	sb->blocks_lo = (uint32_t)l->blocks;
+	sb->meta_blkaddr = l->meta_blkaddr;
+	sb->xattr_blkaddr = l->xattr_blkaddr;
+	memcpy(sb->uuid, w->opts.uuid, 16);
+	memcpy(sb->volume_name, w->opts.label, strnlen(w->opts.label, 16));
+	sb->feature_incompat = l->feature_incompat;
+	sb->u1 = l->u1;
+	sb->packed_nid = l->packed_nid;
+	sb->build_time =
+		(uint32_t)((uint64_t)w->build_time - (uint64_t)w->epoch);
+	return 0;
+}
+
+int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
+		      struct imgfs_error *err)
+{
+	uint8_t blk[4096];
+	uint32_t len = imgfs_super_csum_len(w->bs);
+	struct imgfs_super_block sb;
+	ssize_t n;
+	int ret;
+
+	ret = super_fill(w, l, &sb, err);
+	if (ret)
+		return ret;
+	/* everything in the checksummed range after the sb is ours: zeros
+	 * or the compression config records */
+	memset(blk, 0, sizeof(blk));
+	imgfs_super_encode(&sb, blk);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
 			return imgfs_error_set(err, -EINVAL,
 					       "compression config records do not fit in the superblock block");
-		memcpy(sb + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
+		memcpy(blk + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
 	}
-	imgfs_put_le32(sb + 4, imgfs_crc32c(0xFFFFFFFFu, sb, len));
+	sb.checksum = imgfs_super_checksum(blk, len);
+	imgfs_super_encode(&sb, blk);
 	n = pwrite(w->fd, blk, len, IMGFS_SUPER_OFFSET);
 	if (n != (ssize_t)len)
 		return imgfs_error_set(err, n < 0 ? -errno : -EIO,

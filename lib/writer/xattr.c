@@ -15,48 +15,17 @@
 
 #include "imgfs/format.h"
 #include "format/acl.h"
+#include "format/format.h"
 #include "writer/tree.h"
 #include "writer/xattr.h"
 #include "util/vec.h"
 
-static const struct {
-	const char *prefix;
-	uint8_t index;
-	bool whole; /* the full name is the prefix; suffix must be empty */
-} xattr_prefixes[] = {
-	{ "user.", IMGFS_XATTR_INDEX_USER, false },
-	{ "system.posix_acl_access", IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS, true },
-	{ "system.posix_acl_default", IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT, true },
-	{ "trusted.", IMGFS_XATTR_INDEX_TRUSTED, false },
-	{ "security.", IMGFS_XATTR_INDEX_SECURITY, false },
-};
-
-int imgfs_xattr_split_name(const char *name, uint8_t *index,
-			   const char **suffix)
-{
-	for (size_t i = 0; i < sizeof(xattr_prefixes) / sizeof(xattr_prefixes[0]);
-	     i++) {
-		size_t plen = strlen(xattr_prefixes[i].prefix);
-
-		if (strncmp(name, xattr_prefixes[i].prefix, plen))
-			continue;
-		if (xattr_prefixes[i].whole && name[plen])
-			continue;
-		*index = xattr_prefixes[i].index;
-		*suffix = name + plen;
-		return 0;
-	}
-	return -EOPNOTSUPP;
-}
-
 /* Full name length of an item as listxattr shows it (without the NUL). */
 static size_t full_name_len(uint8_t index, size_t suffix_len)
 {
-	for (size_t i = 0; i < sizeof(xattr_prefixes) / sizeof(xattr_prefixes[0]);
-	     i++)
-		if (xattr_prefixes[i].index == index)
-			return strlen(xattr_prefixes[i].prefix) + suffix_len;
-	return suffix_len;
+	const char *prefix = imgfs_xattr_prefix(index);
+
+	return (prefix ? strlen(prefix) : 0) + suffix_len;
 }
 
 static uint64_t item_hash(uint8_t index, const char *suffix, size_t nlen,
@@ -509,14 +478,17 @@ long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
 			      struct imgfs_error *err)
 {
 	uint32_t size = entry_size(it);
+	struct imgfs_xattr_entry e = {
+		.e_name_len = it->name_len,
+		.e_name_index = it->index,
+		.e_value_size = it->value_len,
+	};
 	int ret;
 
 	memset(p, 0, size);
-	p[0] = it->name_len;
-	p[1] = it->index;
-	imgfs_put_le16(p + 2, it->value_len);
-	memcpy(p + 4, it->data, it->name_len);
-	ret = item_value(t, it, p + 4 + it->name_len, err);
+	imgfs_xattr_entry_encode(&e, p);
+	memcpy(p + IMGFS_XATTR_ENTRY_SIZE, it->data, it->name_len);
+	ret = item_value(t, it, p + IMGFS_XATTR_ENTRY_SIZE + it->name_len, err);
 	return ret ? ret : (long)size;
 }
 
@@ -525,20 +497,20 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
 			     struct imgfs_error *err)
 {
 	const struct imgfs_node_xattrs *x = &inode->xattrs;
+	struct imgfs_xattr_ibody_header h = {
+		.h_shared_count = (uint8_t)inode->nr_shared,
+	};
 	uint32_t filter = 0, pos;
 
 	if (!inode->xattr_isize)
 		return 0;
-	memset(buf, 0, IMGFS_XATTR_IBODY_HEADER_SIZE);
-	buf[4] = (uint8_t)inode->nr_shared;
-	pos = IMGFS_XATTR_IBODY_HEADER_SIZE;
+	pos = IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * inode->nr_shared;
 	for (uint32_t i = 0; i < x->count; i++) {
 		const struct imgfs_xattr_item *it = x->items[i];
 
 		filter |= 1u << it->filter_bit;
 		if (i < inode->nr_shared) {
-			imgfs_put_le32(buf + pos, it->shared_id);
-			pos += 4;
+			imgfs_xattr_shared_id_encode(buf, i, it->shared_id);
 		} else {
 			long n =
 				imgfs_xattr_encode_entry(t, it, buf + pos, err);
@@ -548,6 +520,7 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
 			pos += (uint32_t)n;
 		}
 	}
-	imgfs_put_le32(buf, ~filter);
+	h.h_name_filter = ~filter;
+	imgfs_xattr_ibody_header_encode(&h, buf);
 	return 0;
 }

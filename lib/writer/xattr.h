@@ -15,6 +15,7 @@
 
 #include "imgfs/error.h"
 #include "imgfs/format.h"
+#include "format/format.h" /* name prefixes and the filter bit */
 
 struct imgfs_node;
 
@@ -61,13 +62,6 @@ struct imgfs_xattr_table {
 };
 
 void imgfs_xattr_table_free(struct imgfs_xattr_table *t);
-
-/*
- * Map a full xattr name to its short prefix index and suffix. Returns 0,
- * or -EOPNOTSUPP when EROFS has no prefix for it.
- */
-int imgfs_xattr_split_name(const char *name, uint8_t *index,
-			   const char **suffix);
 
 /*
  * Set xattr @name = @value on @inode (replacing an earlier value of the
@@ -123,11 +117,6 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
 long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
 			      const struct imgfs_xattr_item *it, uint8_t *buf,
 			      struct imgfs_error *err);
-
-/* Name bloom-filter bit of an xattr (docs/format.md §7.6); shared with the
- * reader, defined in reader_xattr.c. */
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
-				    size_t len);
 
 /* i_xattr_icount for an inline area of @isize bytes (0 when none). */
 static inline uint16_t imgfs_xattr_icount(uint32_t isize)
