@@ -130,21 +130,6 @@ enum imgfs_xattr_index {
 #define IMGFS_XATTR_FILTER_BITS 32u
 #define IMGFS_XATTR_FILTER_SEED 0x25BBE08Fu
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/*
- * Prefix string of a short xattr name index (1..6), or NULL. Index 5
- * (lustre.) is returned although the kernel ignores it.
- */
-IMGFS_API
-const char *imgfs_xattr_prefix(unsigned int index);
-
-#ifdef __cplusplus
-}
-#endif
-
 /* POSIX ACL xattr value encoding (Linux). */
 #define IMGFS_ACL_XATTR_VERSION 2u
 #define IMGFS_ACL_USER_OBJ 0x01u
@@ -287,5 +272,53 @@ static inline unsigned int imgfs_mode_to_ftype(unsigned int mode)
 	}
 	return IMGFS_FT_UNKNOWN;
 }
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Prefix string of a short xattr name index (1..6), or NULL. Index 5
+ * (lustre.) is returned although the kernel ignores it.
+ */
+IMGFS_API
+const char *imgfs_xattr_prefix(unsigned int index);
+
+/*
+ * Names of on-disk values, for front ends. Each returns a static string,
+ * or NULL when the value has no name (unknown feature bit, layout, ...).
+ */
+
+/* Name of the single feature bit @mask of feature_compat ("sb_chksum"). */
+IMGFS_API
+const char *imgfs_feature_compat_name(uint32_t mask);
+
+/*
+ * Name of the single feature bit @mask of feature_incompat. Bits with two
+ * names get the first one: 0x2 "compr_cfgs" (big_pcluster), 0x8
+ * "device_table" (compr_head2), 0x20 "fragments" (dedupe).
+ */
+IMGFS_API
+const char *imgfs_feature_incompat_name(uint32_t mask);
+
+/* "flat_plain", "compressed_full", "flat_inline", "compressed_compact",
+ * "chunk_based". */
+IMGFS_API
+const char *imgfs_layout_name(unsigned int layout);
+
+/* "lz4", "lzma", "deflate", "zstd". */
+IMGFS_API
+const char *imgfs_compr_alg_name(unsigned int alg);
+
+/*
+ * File type of a POSIX @mode: "regular", "directory", "symlink",
+ * "chardev", "blockdev", "fifo", "socket"; NULL for anything else.
+ */
+IMGFS_API
+const char *imgfs_mode_type_name(uint32_t mode);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* IMGFS_FORMAT_H */

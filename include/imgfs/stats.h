@@ -23,42 +23,11 @@
 extern "C" {
 #endif
 
-/*
- * Names of on-disk values, for front ends. Each returns a static string,
- * or NULL when the value has no name (unknown feature bit, layout, ...).
- */
-
-/* Name of the single feature bit @mask of feature_compat ("sb_chksum"). */
-IMGFS_API
-const char *imgfs_feature_compat_name(uint32_t mask);
-
-/*
- * Name of the single feature bit @mask of feature_incompat. Bits with two
- * names get the first one: 0x2 "compr_cfgs" (big_pcluster), 0x8
- * "device_table" (compr_head2), 0x20 "fragments" (dedupe).
- */
-IMGFS_API
-const char *imgfs_feature_incompat_name(uint32_t mask);
-
-/* "flat_plain", "compressed_full", "flat_inline", "compressed_compact",
- * "chunk_based". */
-IMGFS_API
-const char *imgfs_layout_name(unsigned int layout);
-
-/* "lz4", "lzma", "deflate", "zstd". */
-IMGFS_API
-const char *imgfs_compr_alg_name(unsigned int alg);
+/* Names of on-disk values are in imgfs/format.h. */
 
 /* "hole", "plain", "inline", "compressed", "fragment". */
 IMGFS_API
 const char *imgfs_extent_kind_name(enum imgfs_extent_kind kind);
-
-/*
- * File type of a POSIX @mode: "regular", "directory", "symlink",
- * "chardev", "blockdev", "fifo", "socket"; NULL for anything else.
- */
-IMGFS_API
-const char *imgfs_mode_type_name(uint32_t mode);
 
 /* Room imgfs_time_decimal() needs, terminating NUL included. */
 #define IMGFS_TIME_DECIMAL_MAX 48

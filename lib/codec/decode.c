@@ -33,9 +33,9 @@ const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg)
 
 const char *imgfs_zalg_name(unsigned int alg)
 {
-	const struct imgfs_zalg *z = imgfs_zalg_by_id(alg);
+	const char *name = imgfs_compr_alg_name(alg); /* lib/format/names.c */
 
-	return z ? z->name : "?";
+	return name ? name : "?";
 }
 
 struct imgfs_zdecoder *imgfs_zdecoder_new(void)

@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * dump_names.c - names of on-disk values (docs/format.md §3.4,
- * §4.1, §9.14) and
- * other small helpers for front ends that describe an image.
+ * The name tables of on-disk values: feature bits (docs/format.md §3.4),
+ * data layouts (§4.1), compression algorithms (§9.14) and file types.
  */
-#include <inttypes.h>
-#include <stdio.h>
-
 #include "imgfs/format.h"
-#include "imgfs/stats.h"
 
 struct bit_name {
 	uint32_t mask;
@@ -86,23 +81,6 @@ const char *imgfs_compr_alg_name(unsigned int alg)
 	return alg < IMGFS_COMPR_MAX ? names[alg] : NULL;
 }
 
-const char *imgfs_extent_kind_name(enum imgfs_extent_kind kind)
-{
-	switch (kind) {
-	case IMGFS_EXTENT_HOLE:
-		return "hole";
-	case IMGFS_EXTENT_PLAIN:
-		return "plain";
-	case IMGFS_EXTENT_INLINE:
-		return "inline";
-	case IMGFS_EXTENT_COMPRESSED:
-		return "compressed";
-	case IMGFS_EXTENT_FRAGMENT:
-		return "fragment";
-	}
-	return NULL;
-}
-
 const char *imgfs_mode_type_name(uint32_t mode)
 {
 	switch (mode & 0170000) {
@@ -122,45 +100,4 @@ const char *imgfs_mode_type_name(uint32_t mode)
 		return "socket";
 	}
 	return NULL;
-}
-
-uint32_t imgfs_sb_compr_algs(const struct imgfs_sb_info *sb)
-{
-	if (sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_COMPR_CFGS)
-		return sb->compr_algs;
-	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_ZERO_PADDING) ||
-	    sb->lz4_max_distance)
-		return 1u << IMGFS_COMPR_LZ4;
-	return 0;
-}
-
-bool imgfs_extent_merge(struct imgfs_extent *run,
-			const struct imgfs_extent *next)
-{
-	if (run->kind != next->kind || run->flags != next->flags ||
-	    run->device != next->device ||
-	    run->logical + run->length != next->logical)
-		return false;
-	if (run->kind == IMGFS_EXTENT_PLAIN &&
-	    (run->length != run->plen || run->pos + run->plen != next->pos))
-		return false;
-	if (run->kind != IMGFS_EXTENT_HOLE && run->kind != IMGFS_EXTENT_PLAIN)
-		return false;
-	run->length += next->length;
-	run->plen += next->plen;
-	return true;
-}
-
-void imgfs_time_decimal(int64_t sec, uint32_t nsec,
-			char buf[IMGFS_TIME_DECIMAL_MAX])
-{
-	if (nsec >= 1000000000u)
-		snprintf(buf, IMGFS_TIME_DECIMAL_MAX,
-			 "%" PRId64 " s + %" PRIu32 " ns", sec, nsec);
-	else if (sec < 0 && nsec)
-		snprintf(buf, IMGFS_TIME_DECIMAL_MAX, "-%" PRIu64 ".%09" PRIu32,
-			 (uint64_t)(-1 - sec), 1000000000u - nsec);
-	else
-		snprintf(buf, IMGFS_TIME_DECIMAL_MAX, "%" PRId64 ".%09" PRIu32,
-			 sec, nsec);
 }
