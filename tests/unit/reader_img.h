@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reader_img.h - building small EROFS images byte by byte for the
- * reader and checker unit tests. Everything is placed explicitly (nids,
- * blocks), so a test can make exactly the structure or corruption it needs.
+ * reader_img.h - building small EROFS images for the reader and checker
+ * unit tests. Everything is placed explicitly (nids, blocks), so a test
+ * can make exactly the structure or corruption it needs; the structures
+ * are written by the library's encoders (lib/format).
  */
 #ifndef READER_IMG_H
 #define READER_IMG_H
@@ -11,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgfs/crc32c.h"
 #include "imgfs/format.h"
+#include "format/format.h"
 
 struct timg {
 	uint8_t *b;
@@ -32,11 +33,29 @@ static inline uint8_t *timg_sb(struct timg *t)
 	return t->b + IMGFS_SUPER_OFFSET;
 }
 
+static inline void timg_sb_get(struct timg *t, struct imgfs_super_block *sb)
+{
+	imgfs_super_decode(timg_sb(t), sb);
+}
+
+static inline void timg_sb_put(struct timg *t,
+			       const struct imgfs_super_block *sb)
+{
+	imgfs_super_encode(sb, timg_sb(t));
+}
+
 /* A zeroed image of @nblocks blocks with a basic superblock. */
 static inline void timg_init(struct timg *t, unsigned int bits,
 			     size_t nblocks, uint16_t root_nid)
 {
-	uint8_t *sb;
+	struct imgfs_super_block sb = {
+		.magic = IMGFS_SUPER_MAGIC,
+		.blkszbits = (uint8_t)bits,
+		.root_nid = root_nid,
+		.inos = 1,
+		.epoch = 1600000000,
+		.fixed_nsec = 500,
+	};
 
 	t->bits = bits;
 	t->bs = 1u << bits;
@@ -44,27 +63,22 @@ static inline void timg_init(struct timg *t, unsigned int bits,
 	if (t->size < 4096)
 		t->size = 4096;
 	t->b = calloc(1, t->size);
-	sb = timg_sb(t);
-	imgfs_put_le32(sb, IMGFS_SUPER_MAGIC);
-	sb[12] = (uint8_t)bits;
-	imgfs_put_le16(sb + 14, root_nid);
-	imgfs_put_le64(sb + 16, 1);
-	imgfs_put_le64(sb + 24, 1600000000); /* epoch */
-	imgfs_put_le32(sb + 32, 500); /* fixed_nsec */
-	imgfs_put_le32(sb + 36, (uint32_t)(t->size >> bits));
-	memcpy(sb + 64, "testvol", 7);
+	sb.blocks_lo = (uint32_t)(t->size >> bits);
+	memcpy(sb.volume_name, "testvol", 7);
+	timg_sb_put(t, &sb);
 }
 
 /* Recompute and enable the superblock checksum (call last). */
 static inline void timg_finish(struct timg *t)
 {
-	uint32_t len = t->bs > 1024 ? t->bs - 1024 : t->bs;
-	uint8_t *sb = timg_sb(t);
+	struct imgfs_super_block sb;
 
-	imgfs_put_le32(sb + 8, imgfs_get_le32(sb + 8) |
-				       IMGFS_FEATURE_COMPAT_SB_CHKSUM);
-	imgfs_put_le32(sb + 4, 0);
-	imgfs_put_le32(sb + 4, imgfs_crc32c(0xFFFFFFFFu, sb, len));
+	timg_sb_get(t, &sb);
+	sb.feature_compat |= IMGFS_FEATURE_COMPAT_SB_CHKSUM;
+	timg_sb_put(t, &sb);
+	sb.checksum = imgfs_super_checksum(timg_sb(t),
+					   imgfs_super_csum_len(t->bs));
+	timg_sb_put(t, &sb);
 }
 
 static inline uint8_t *timg_at(struct timg *t, uint64_t pos)
@@ -74,9 +88,11 @@ static inline uint8_t *timg_at(struct timg *t, uint64_t pos)
 
 static inline uint64_t timg_nid_pos(struct timg *t, uint64_t nid)
 {
-	uint32_t meta = imgfs_get_le32(timg_sb(t) + 40);
+	struct imgfs_super_block sb;
 
-	return ((uint64_t)meta << t->bits) + (nid << 5);
+	timg_sb_get(t, &sb);
+	return ((uint64_t)sb.meta_blkaddr << t->bits) +
+	       (nid << IMGFS_ISLOTBITS);
 }
 
 /* Compact inode; returns the byte offset right after it. */
@@ -86,18 +102,19 @@ static inline uint64_t timg_compact(struct timg *t, uint64_t nid,
 				    uint16_t icount)
 {
 	uint64_t pos = timg_nid_pos(t, nid);
-	uint8_t *p = t->b + pos;
+	struct imgfs_inode_compact di = {
+		.i_format = imgfs_i_format(IMGFS_INODE_COMPACT, layout),
+		.i_xattr_icount = icount,
+		.i_mode = mode,
+		.i_nb = nlink,
+		.i_size = size,
+		.i_u = u,
+		.i_ino = (uint32_t)nid,
+		.i_uid = 1000,
+		.i_gid = 100,
+	};
 
-	imgfs_put_le16(p, imgfs_i_format(IMGFS_INODE_COMPACT, layout));
-	imgfs_put_le16(p + 2, icount);
-	imgfs_put_le16(p + 4, mode);
-	imgfs_put_le16(p + 6, nlink);
-	imgfs_put_le32(p + 8, size);
-	imgfs_put_le32(p + 12, 0);
-	imgfs_put_le32(p + 16, u);
-	imgfs_put_le32(p + 20, (uint32_t)nid);
-	imgfs_put_le16(p + 24, 1000);
-	imgfs_put_le16(p + 26, 100);
+	imgfs_inode_compact_encode(&di, t->b + pos);
 	return pos + IMGFS_INODE_COMPACT_SIZE;
 }
 
@@ -109,19 +126,21 @@ static inline uint64_t timg_extended(struct timg *t, uint64_t nid,
 				     int64_t mtime, uint32_t nsec)
 {
 	uint64_t pos = timg_nid_pos(t, nid);
-	uint8_t *p = t->b + pos;
+	struct imgfs_inode_extended di = {
+		.i_format = imgfs_i_format(IMGFS_INODE_EXTENDED, layout),
+		.i_xattr_icount = icount,
+		.i_mode = mode,
+		.i_size = size,
+		.i_u = u,
+		.i_ino = (uint32_t)nid,
+		.i_uid = uid,
+		.i_gid = uid + 1,
+		.i_mtime = (uint64_t)mtime,
+		.i_mtime_nsec = nsec,
+		.i_nlink = nlink,
+	};
 
-	imgfs_put_le16(p, imgfs_i_format(IMGFS_INODE_EXTENDED, layout));
-	imgfs_put_le16(p + 2, icount);
-	imgfs_put_le16(p + 4, mode);
-	imgfs_put_le64(p + 8, size);
-	imgfs_put_le32(p + 16, u);
-	imgfs_put_le32(p + 20, (uint32_t)nid);
-	imgfs_put_le32(p + 24, uid);
-	imgfs_put_le32(p + 28, uid + 1);
-	imgfs_put_le64(p + 32, (uint64_t)mtime);
-	imgfs_put_le32(p + 40, nsec);
-	imgfs_put_le32(p + 44, nlink);
+	imgfs_inode_extended_encode(&di, t->b + pos);
 	return pos + IMGFS_INODE_EXTENDED_SIZE;
 }
 
@@ -134,11 +153,12 @@ static inline uint32_t timg_dirblk(struct timg *t, uint64_t pos,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
+		struct imgfs_dirent d = { .nid = de[i].nid,
+					  .nameoff = (uint16_t)off,
+					  .file_type = de[i].type };
 		size_t len = strlen(de[i].name);
 
-		imgfs_put_le64(p + i * 12, de[i].nid);
-		imgfs_put_le16(p + i * 12 + 8, (uint16_t)off);
-		p[i * 12 + 10] = de[i].type;
+		imgfs_dirent_encode(&d, p + i * IMGFS_DIRENT_SIZE);
 		memcpy(p + off, de[i].name, len);
 		off += (uint32_t)len;
 	}
@@ -152,12 +172,13 @@ static inline uint64_t timg_xattr(struct timg *t, uint64_t pos,
 {
 	uint8_t *p = t->b + pos;
 	size_t nlen = strlen(name);
+	struct imgfs_xattr_entry e = { .e_name_len = (uint8_t)nlen,
+				       .e_name_index = index,
+				       .e_value_size = vlen };
 
-	p[0] = (uint8_t)nlen;
-	p[1] = index;
-	imgfs_put_le16(p + 2, vlen);
-	memcpy(p + 4, name, nlen);
-	memcpy(p + 4 + nlen, value, vlen);
+	imgfs_xattr_entry_encode(&e, p);
+	memcpy(p + IMGFS_XATTR_ENTRY_SIZE, name, nlen);
+	memcpy(p + IMGFS_XATTR_ENTRY_SIZE + nlen, value, vlen);
 	return pos + imgfs_xattr_entry_size((unsigned int)nlen, vlen);
 }
 
@@ -203,12 +224,16 @@ static inline void timg_sample(struct timg *t)
 		{ "..", SAMPLE_ROOT, IMGFS_FT_DIR },
 		{ "inner", SAMPLE_INNER, IMGFS_FT_REG_FILE },
 	};
+	struct imgfs_xattr_ibody_header xh = { .h_shared_count = 1 };
+	struct imgfs_super_block sb;
 	uint64_t pos, x;
 	uint32_t len;
 
 	timg_init(t, 12, 8, SAMPLE_ROOT);
-	imgfs_put_le64(timg_sb(t) + 16, 6); /* inos */
-	imgfs_put_le32(timg_sb(t) + 44, 1); /* xattr_blkaddr */
+	timg_sb_get(t, &sb);
+	sb.inos = 6;
+	sb.xattr_blkaddr = 1;
+	timg_sb_put(t, &sb);
 
 	/* root: inline directory block right after the inode */
 	pos = timg_nid_pos(t, SAMPLE_ROOT) + IMGFS_INODE_COMPACT_SIZE;
@@ -220,9 +245,10 @@ static inline void timg_sample(struct timg *t)
 	pos = timg_extended(t, SAMPLE_FILE, IMGFS_LAYOUT_FLAT_PLAIN, 0100640,
 			    2, SAMPLE_FILE_SIZE, 2, 5, 70000, 1700000000,
 			    123456789);
-	t->b[pos + 4] = 1; /* shared count */
-	imgfs_put_le32(t->b + pos + 12, 0); /* shared id 0 */
-	timg_xattr(t, pos + 16, IMGFS_XATTR_INDEX_USER, "foo", "bar", 3);
+	imgfs_xattr_ibody_header_encode(&xh, t->b + pos);
+	imgfs_xattr_shared_id_encode(t->b + pos, 0, 0);
+	timg_xattr(t, pos + IMGFS_XATTR_IBODY_HEADER_SIZE + 4,
+		   IMGFS_XATTR_INDEX_USER, "foo", "bar", 3);
 	for (x = 0; x < SAMPLE_FILE_SIZE; x++)
 		t->b[2 * 4096 + x] = sample_byte(x);
 	timg_xattr(t, 4096, IMGFS_XATTR_INDEX_TRUSTED, "sh", "v", 1);
