@@ -49,8 +49,8 @@ struct imgfs_super_block {
 	uint64_t root_nid_64;
 };
 
-void imgfs_super_encode(const struct imgfs_super_block *sb, uint8_t *b);
-void imgfs_super_decode(const uint8_t *b, struct imgfs_super_block *sb);
+void imgfs_super_block_encode(const struct imgfs_super_block *sb, uint8_t *b);
+void imgfs_super_block_decode(const uint8_t *b, struct imgfs_super_block *sb);
 
 /* Length of the superblock checksum range for block size @blksz (§3.3). */
 uint32_t imgfs_super_csum_len(uint32_t blksz);
@@ -143,7 +143,7 @@ void imgfs_xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e);
 #define IMGFS_XATTR_LONG_PREFIX_HDR_SIZE 3u
 
 struct imgfs_xattr_long_prefix {
-	uint16_t size; /* base_index byte + infix */
+	uint16_t len; /* base_index byte + infix: 1..256 */
 	uint8_t base_index;
 };
 
@@ -161,8 +161,8 @@ int imgfs_xattr_split_name(const char *name, uint8_t *index,
 			   const char **suffix);
 
 /* Name filter bit (0..31) of a name: base index + suffix (§7.6). */
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
-				    const char *suffix, size_t len);
+unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
+				    size_t len);
 
 /* Chunk index record, 8 bytes (§5.3). */
 struct imgfs_chunk_index {

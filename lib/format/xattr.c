@@ -52,8 +52,8 @@ int imgfs_xattr_split_name(const char *name, uint8_t *index,
 	return -EOPNOTSUPP;
 }
 
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index,
-				    const char *suffix, size_t len)
+unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
+				    size_t len)
 {
 	return XXH32(suffix, len, IMGFS_XATTR_FILTER_SEED + base_index) &
 	       (IMGFS_XATTR_FILTER_BITS - 1);
@@ -101,13 +101,13 @@ void imgfs_xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e)
 void imgfs_xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
 				    uint8_t *b)
 {
-	imgfs_put_le16(b + 0, p->size);
+	imgfs_put_le16(b + 0, p->len);
 	b[2] = p->base_index;
 }
 
 void imgfs_xattr_long_prefix_decode(const uint8_t *b,
 				    struct imgfs_xattr_long_prefix *p)
 {
-	p->size = imgfs_get_le16(b + 0);
+	p->len = imgfs_get_le16(b + 0);
 	p->base_index = b[2];
 }

@@ -51,7 +51,7 @@ static void sb_parse(struct imgfs_sb_info *sb, const uint8_t *b)
 {
 	struct imgfs_super_block d;
 
-	imgfs_super_decode(b, &d);
+	imgfs_super_block_decode(b, &d);
 	sb->magic = d.magic;
 	sb->checksum = d.checksum;
 	sb->feature_compat = d.feature_compat;
@@ -141,7 +141,7 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 	if (ret)
 		return ret;
 	imgfs_xattr_long_prefix_decode(hdr, &rec);
-	len = rec.size;
+	len = rec.len;
 	if (len < 1 || len > 256)
 		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				       "long xattr prefix %u at offset %llu: bad length %u",

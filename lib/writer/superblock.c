@@ -57,7 +57,7 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	/* everything in the checksummed range after the sb is ours: zeros
 	 * or the compression config records */
 	memset(blk, 0, sizeof(blk));
-	imgfs_super_encode(&sb, blk);
+	imgfs_super_block_encode(&sb, blk);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
 			return imgfs_error_set(err, -EINVAL,
@@ -66,7 +66,7 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		       l->compr_cfgs_len);
 	}
 	sb.checksum = imgfs_super_checksum(blk, len);
-	imgfs_super_encode(&sb, blk);
+	imgfs_super_block_encode(&sb, blk);
 	n = pwrite(w->fd, blk, len, IMGFS_SUPER_OFFSET);
 	if (n != (ssize_t)len)
 		return imgfs_error_set(err, n < 0 ? -errno : -EIO,

@@ -35,13 +35,13 @@ static inline uint8_t *timg_sb(struct timg *t)
 
 static inline void timg_sb_get(struct timg *t, struct imgfs_super_block *sb)
 {
-	imgfs_super_decode(timg_sb(t), sb);
+	imgfs_super_block_decode(timg_sb(t), sb);
 }
 
 static inline void timg_sb_put(struct timg *t,
 			       const struct imgfs_super_block *sb)
 {
-	imgfs_super_encode(sb, timg_sb(t));
+	imgfs_super_block_encode(sb, timg_sb(t));
 }
 
 /* A zeroed image of @nblocks blocks with a basic superblock. */
