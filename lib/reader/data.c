@@ -100,15 +100,17 @@ static void chunk_decode(const struct imgfs_image *img,
 			 uint64_t *blk, bool *hole, unsigned int *dev)
 {
 	uint64_t mask = (1ull << 32) - 1;
+	struct imgfs_chunk_index ci;
 
 	*dev = 0;
 	if (chunk_recsz(inode) == 4) {
-		*blk = imgfs_get_le32(rec);
+		*blk = imgfs_get_le32(rec); /* block map: one le32 */
 	} else {
-		*blk = imgfs_get_le32(rec + 4);
-		*dev = imgfs_get_le16(rec + 2);
+		imgfs_chunk_index_decode(rec, &ci);
+		*blk = ci.startblk_lo;
+		*dev = ci.device_id;
 		if (inode->chunk_format & IMGFS_CHUNK_FORMAT_48BIT) {
-			*blk |= (uint64_t)imgfs_get_le16(rec) << 32;
+			*blk |= (uint64_t)ci.startblk_hi << 32;
 			mask = (1ull << 48) - 1;
 		}
 	}

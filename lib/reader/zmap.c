@@ -21,9 +21,6 @@
 /* Index bytes are read through a window of this size. */
 #define WIN_SIZE 4096u
 
-/* Byte 7 of the map header: the whole file is a fragment. */
-#define HDR_WHOLE_FRAGMENT 0x80u
-
 /* Lowest number of lo bits in a compact entry (CBLKCNT needs 12). */
 #define COMPACT_MIN_LOBITS 12u
 
@@ -125,20 +122,22 @@ static int zfetch(struct zmap *zm, uint64_t pos, size_t len,
 
 static int load_full(struct zmap *zm, uint64_t lcn, struct zrec *r)
 {
-	uint64_t pos = zm->hpos + 16 + lcn * 8;
+	uint64_t pos = zm->hpos + 16 + lcn * IMGFS_LCLUSTER_INDEX_SIZE;
+	struct imgfs_lcluster_index li;
 	const uint8_t *p;
 	unsigned int adv;
 	int ret;
 
-	ret = zfetch(zm, pos, 8, &p);
+	ret = zfetch(zm, pos, IMGFS_LCLUSTER_INDEX_SIZE, &p);
 	if (ret)
 		return ret;
-	adv = imgfs_get_le16(p);
+	imgfs_lcluster_index_decode(p, &li);
+	adv = li.di_advise;
 	r->type = adv & IMGFS_LI_TYPE_MASK;
-	r->end = pos + 8;
+	r->end = pos + IMGFS_LCLUSTER_INDEX_SIZE;
 	if (r->type == IMGFS_LCLUSTER_NONHEAD) {
-		r->d0 = imgfs_get_le16(p + 4);
-		r->d1 = imgfs_get_le16(p + 6);
+		r->d0 = li.di_delta[0];
+		r->d1 = li.di_delta[1];
 		if (!(r->d0 & IMGFS_LI_D0_CBLKCNT))
 			return 0;
 		if (!(zm->advise & (IMGFS_ADVISE_BIG_PCLUSTER_1 |
@@ -151,8 +150,8 @@ static int load_full(struct zmap *zm, uint64_t lcn, struct zrec *r)
 		return 0;
 	}
 	r->partial = adv & IMGFS_LI_PARTIAL_REF;
-	r->ofs = imgfs_get_le16(p + 2);
-	r->pblk = imgfs_get_le32(p + 4);
+	r->ofs = li.di_clusterofs;
+	r->pblk = li.di_blkaddr;
 	return 0;
 }
 
@@ -330,14 +329,14 @@ static int setup_compact(struct zmap *zm)
 	return 0;
 }
 
-static int setup_header(struct zmap *zm, const uint8_t *h)
+static int setup_header(struct zmap *zm, const struct imgfs_map_header *h)
 {
 	const struct imgfs_sb_info *sb = &zm->img->sb;
 
-	zm->advise = imgfs_get_le16(h + 4);
-	zm->alg[0] = h[6] & 15;
-	zm->alg[1] = h[6] >> 4;
-	zm->lbits = zm->img->blkszbits + (h[7] & 15);
+	zm->advise = h->h_advise;
+	zm->alg[0] = h->h_algorithmtype & 15;
+	zm->alg[1] = h->h_algorithmtype >> 4;
+	zm->lbits = zm->img->blkszbits + (h->h_clusterbits & 15);
 	if (zm->inode->layout == IMGFS_LAYOUT_COMPRESSED_FULL &&
 	    (zm->advise & IMGFS_ADVISE_EXTENTS))
 		return imgfs_error_set(zm->err, -EOPNOTSUPP,
@@ -345,9 +344,9 @@ static int setup_header(struct zmap *zm, const uint8_t *h)
 				       (unsigned long long)zm->inode->nid);
 	if (zm->advise & IMGFS_ADVISE_FRAGMENT_PCLUSTER) {
 		zm->fragment = true;
-		zm->fragoff = imgfs_get_le32(h);
+		zm->fragoff = h->h_fragmentoff;
 	} else if (zm->advise & IMGFS_ADVISE_INLINE_PCLUSTER) {
-		zm->idata_size = imgfs_get_le16(h + 2);
+		zm->idata_size = h->h_idata_size;
 	}
 	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_BIG_PCLUSTER) &&
 	    (zm->advise & (IMGFS_ADVISE_BIG_PCLUSTER_1 |
@@ -365,6 +364,7 @@ static int zmap_setup(struct zmap *zm, struct imgfs_image *img,
 		      const struct imgfs_inode *inode, struct imgfs_error *err)
 {
 	const struct imgfs_zstate *zs = img->zpriv;
+	struct imgfs_map_header mh;
 	const uint8_t *h;
 	int ret;
 
@@ -385,12 +385,13 @@ static int zmap_setup(struct zmap *zm, struct imgfs_image *img,
 	ret = zfetch(zm, zm->hpos, IMGFS_MAP_HEADER_SIZE, &h);
 	if (ret)
 		return ret;
-	if (h[7] & HDR_WHOLE_FRAGMENT) {
+	imgfs_map_header_decode(h, &mh);
+	if (mh.fragment_inode) {
 		zm->whole_fragment = true;
-		zm->fragoff = imgfs_get_le64(h) & ~(1ull << 63);
+		zm->fragoff = mh.fragment_off;
 		zm->nlcl = zm->nidx = 0;
 	} else {
-		ret = setup_header(zm, h);
+		ret = setup_header(zm, &mh);
 		if (ret)
 			return ret;
 	}
