@@ -211,4 +211,21 @@ void imgfs_lcluster_index_encode(const struct imgfs_lcluster_index *li,
 void imgfs_lcluster_index_decode(const uint8_t *b,
 				 struct imgfs_lcluster_index *li);
 
+/*
+ * Compact index packs (§9.6): a pack of @size bytes (8 for 2 entries, 32
+ * for 16) holds its entries as little-endian bit fields of @ebits bits
+ * from bit 0 (lo in the low @lobits bits, the lcluster type above them),
+ * and a le32 block address in its last 4 bytes. The entry encoder ORs
+ * into a pack zeroed beforehand.
+ */
+void imgfs_compact_entry_encode(uint8_t *pack, unsigned int ebits,
+				unsigned int lobits, unsigned int i,
+				unsigned int lo, unsigned int type);
+unsigned int imgfs_compact_entry_decode(const uint8_t *pack, unsigned int ebits,
+					unsigned int lobits, unsigned int i,
+					unsigned int *type);
+void imgfs_compact_blkaddr_encode(uint8_t *pack, unsigned int size,
+				  uint32_t blkaddr);
+uint32_t imgfs_compact_blkaddr_decode(const uint8_t *pack, unsigned int size);
+
 #endif /* IMGFS_FORMAT_FORMAT_H */

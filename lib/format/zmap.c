@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Compressed inodes: the map header (docs/format.md §9.2) and the full
- * lcluster index record (§9.5).
+ * Compressed inodes: the map header (docs/format.md §9.2), the full
+ * lcluster index record (§9.5) and the entries and base address of compact
+ * index packs (§9.6).
  */
 #include <string.h>
 
@@ -59,4 +60,42 @@ void imgfs_lcluster_index_decode(const uint8_t *b,
 	li->di_blkaddr = imgfs_get_le32(b + 4);
 	li->di_delta[0] = imgfs_get_le16(b + 4);
 	li->di_delta[1] = imgfs_get_le16(b + 6);
+}
+
+void imgfs_compact_entry_encode(uint8_t *pack, unsigned int ebits,
+				unsigned int lobits, unsigned int i,
+				unsigned int lo, unsigned int type)
+{
+	uint32_t v = (lo & ((1u << lobits) - 1)) | (type & 3u) << lobits;
+	unsigned int bit = ebits * i;
+
+	for (unsigned int k = 0; k < lobits + 2; k++, bit++)
+		if (v >> k & 1)
+			pack[bit / 8] |= (uint8_t)(1u << (bit % 8));
+}
+
+unsigned int imgfs_compact_entry_decode(const uint8_t *pack, unsigned int ebits,
+					unsigned int lobits, unsigned int i,
+					unsigned int *type)
+{
+	unsigned int bit = ebits * i;
+	const uint8_t *b = pack + bit / 8;
+	/* an entry spans at most 3 bytes (lobits <= 14, ebits 14 or 16) */
+	uint32_t v = (uint32_t)b[0] | ((uint32_t)b[1] << 8) |
+		     ((uint32_t)b[2] << 16);
+
+	v >>= bit % 8;
+	*type = (v >> lobits) & 3;
+	return v & ((1u << lobits) - 1);
+}
+
+void imgfs_compact_blkaddr_encode(uint8_t *pack, unsigned int size,
+				  uint32_t blkaddr)
+{
+	imgfs_put_le32(pack + size - 4, blkaddr);
+}
+
+uint32_t imgfs_compact_blkaddr_decode(const uint8_t *pack, unsigned int size)
+{
+	return imgfs_get_le32(pack + size - 4);
 }

@@ -162,14 +162,7 @@ static unsigned int pack_entry(const uint8_t *pack, unsigned int ebits,
 			       unsigned int lobits, unsigned int i,
 			       unsigned int *type)
 {
-	unsigned int bit = ebits * i;
-	const uint8_t *b = pack + bit / 8;
-	uint32_t v = (uint32_t)b[0] | ((uint32_t)b[1] << 8) |
-		     ((uint32_t)b[2] << 16);
-
-	v >>= bit % 8;
-	*type = (v >> lobits) & 3;
-	return v & ((1u << lobits) - 1);
+	return imgfs_compact_entry_decode(pack, ebits, lobits, i, type);
 }
 
 /* Block of head entry @i: the pack's base plus what precedes it. */
@@ -199,7 +192,7 @@ static int pack_pblk(struct zmap *zm, const uint8_t *pack, unsigned int psz,
 					lo);
 		}
 	}
-	*pblk = imgfs_get_le32(pack + psz - 4) + nblk;
+	*pblk = imgfs_compact_blkaddr_decode(pack, psz) + nblk;
 	return 0;
 }
 

@@ -284,13 +284,6 @@ static long pack_nblk(const int *lo, const uint8_t *type, int i, bool big)
 	return nblk;
 }
 
-static void put_bits(uint8_t *out, unsigned int pos, uint32_t v)
-{
-	uint32_t cur = imgfs_get_le32(out + pos / 8);
-
-	imgfs_put_le32(out + pos / 8, cur | (v << (pos & 7)));
-}
-
 static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 		       uint8_t *out)
 {
@@ -310,8 +303,8 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 		if (lo[i] < 0)
 			return -EINVAL;
 		type[i] = p->e[i].type;
-		put_bits(out, i * ebits,
-			 (uint32_t)lo[i] | (uint32_t)type[i] << COMPACT_LOBITS);
+		imgfs_compact_entry_encode(out, ebits, COMPACT_LOBITS, i,
+					   (unsigned int)lo[i], type[i]);
 	}
 	for (unsigned int i = 0; i < p->avail; i++) {
 		long nblk;
@@ -328,7 +321,7 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 			return -EINVAL; /* not consecutive inside the pack */
 		}
 	}
-	imgfs_put_le32(out + bytes - 4, *base);
+	imgfs_compact_blkaddr_encode(out, bytes, *base);
 	return 0;
 }
 

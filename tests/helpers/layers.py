@@ -45,8 +45,6 @@ PROGRAMS = ("mkfs", "fsck", "dump")
 KNOWN_INCLUDES = {
 }
 KNOWN_CALLS = {
-    ("lib/writer/xattr.c", "lib/reader/xattr.c"):
-        "the xattr filter bit moves to lib/format (format work)",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -15,7 +15,9 @@
  *            -z lz4 fx.tar lz4.img
  * dump.erofs (erofs-utils) reads the same values from them as the
  * checks below: NIDs 1, 5, 9, 11, 13, sizes 73, 43, 0, 8, 12000, uid
- * 70000, mtime 2023-11-14 22:13:20.5, layouts and xattr sizes.
+ * 70000, mtime 2023-11-14 22:13:20.5, layouts and xattr sizes, and
+ * one extent for the compact map of /dir/file: bytes 0..12000 in the
+ * pcluster at block 1 (the kernel reads the file back intact).
  * Both superblock checksum ranges hold zeros after the 128 bytes.
  */
 #include <errno.h>
@@ -102,9 +104,15 @@ static const uint8_t file_inode[52] = {
 	0x01, 0x04, 0x01, 0x00, 0x78, 0x79, 0x00, 0x00,
 };
 
-/* lz4.img: the map header of "/dir/file" (nid 13, COMPRESSED_COMPACT) */
-static const uint8_t lz4_map_header[8] = {
-	0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+/*
+ * lz4.img: the map of "/dir/file" (nid 13, COMPRESSED_COMPACT, 3
+ * lclusters): the header, then two 8-byte packs of 2 entries (its index
+ * starts 32-byte aligned and holds fewer than 16 entries: no 2-byte packs)
+ */
+static const uint8_t lz4_map[24] = {
+	0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* header */
+	0x00, 0x10, 0x01, 0x20, 0x00, 0x00, 0x00, 0x00, /* pack 0 */
+	0xe0, 0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* pack 1 */
 };
 
 /* Encode @want's structure again from what it decoded to: same bytes. */
@@ -450,12 +458,12 @@ static void test_map_header(void)
 	struct imgfs_map_header h = { 0 };
 	uint8_t b[IMGFS_MAP_HEADER_SIZE];
 
-	imgfs_map_header_decode(lz4_map_header, &h);
+	imgfs_map_header_decode(lz4_map, &h);
 	CHECK(!h.fragment_inode);
 	CHECK(h.h_advise == IMGFS_ADVISE_COMPACTED_2B);
 	CHECK(h.h_algorithmtype == IMGFS_COMPR_LZ4 && h.h_clusterbits == 0);
 	CHECK(h.h_idata_size == 0 && h.h_fragmentoff == 0);
-	REENCODE(imgfs_map_header, lz4_map_header, IMGFS_MAP_HEADER_SIZE);
+	REENCODE(imgfs_map_header, lz4_map, IMGFS_MAP_HEADER_SIZE);
 
 	imgfs_map_header_decode(whole, &h);
 	CHECK(h.fragment_inode && h.fragment_off == 269335);
@@ -530,6 +538,58 @@ static void test_lcluster_index(void)
 	CHECK_BYTES(b, rec1, 8);
 }
 
+static void test_compact_packs(void)
+{
+	static const struct {
+		unsigned int lo, type;
+	} want[4] = {
+		{ 0, IMGFS_LCLUSTER_HEAD1 }, /* extent at 0, block base + 1 */
+		{ 1, IMGFS_LCLUSTER_NONHEAD },
+		{ 3808, IMGFS_LCLUSTER_PLAIN }, /* terminator: 12000 - 2 * 4096
+						 */
+		{ 0, IMGFS_LCLUSTER_PLAIN }, /* past the end, unused */
+	};
+	uint8_t pack[32], again[32];
+	unsigned int type;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		const uint8_t *p = lz4_map + 8 + 8 * (i / 2);
+
+		CHECK(imgfs_compact_entry_decode(p, 16, 12, i % 2, &type) ==
+		      want[i].lo);
+		CHECK(type == want[i].type);
+		CHECK(imgfs_compact_blkaddr_decode(p, 8) == 0);
+	}
+	for (unsigned int k = 0; k < 2; k++) {
+		memset(again, 0, 8);
+		for (unsigned int i = 0; i < 2; i++)
+			imgfs_compact_entry_encode(again, 16, 12, i,
+						   want[2 * k + i].lo,
+						   want[2 * k + i].type);
+		imgfs_compact_blkaddr_encode(again, 8, 0);
+		CHECK_BYTES(again, lz4_map + 8 + 8 * k, 8);
+	}
+
+	/* a 32-byte pack: 16 entries of 14 bits, then the base */
+	memset(pack, 0, sizeof(pack));
+	for (unsigned int i = 0; i < 16; i++)
+		imgfs_compact_entry_encode(pack, 14, 12, i, 4095 - 255 * i,
+					   i & 3);
+	imgfs_compact_blkaddr_encode(pack, 32, 0xDEADBEEF);
+	CHECK(pack[28] == 0xEF && pack[31] == 0xDE);
+	for (unsigned int i = 0; i < 16; i++) {
+		CHECK(imgfs_compact_entry_decode(pack, 14, 12, i, &type) ==
+		      4095 - 255 * i);
+		CHECK(type == (i & 3));
+	}
+	CHECK(imgfs_compact_blkaddr_decode(pack, 32) == 0xDEADBEEF);
+	/* a value wider than lobits does not reach the type bits */
+	memset(pack, 0, 8);
+	imgfs_compact_entry_encode(pack, 16, 12, 0, 0x1FFF, 0);
+	CHECK(imgfs_compact_entry_decode(pack, 16, 12, 0, &type) == 0xFFF);
+	CHECK(type == 0);
+}
+
 static void test_names(void)
 {
 	CHECK(!strcmp(imgfs_compr_alg_name(IMGFS_COMPR_LZ4), "lz4"));
@@ -560,6 +620,7 @@ int main(void)
 	test_chunk_index();
 	test_map_header();
 	test_lcluster_index();
+	test_compact_packs();
 	test_names();
 	return unit_done("test_format");
 }
