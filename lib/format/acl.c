@@ -14,11 +14,19 @@
 #include "imgfs/format.h"
 #include "format/acl.h"
 
-struct acl_ent {
-	uint16_t tag;
-	uint16_t perm;
-	uint32_t id;
-};
+void imgfs_acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b)
+{
+	imgfs_put_le16(b + 0, e->e_tag);
+	imgfs_put_le16(b + 2, e->e_perm);
+	imgfs_put_le32(b + 4, e->e_id);
+}
+
+void imgfs_acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e)
+{
+	e->e_tag = imgfs_get_le16(b + 0);
+	e->e_perm = imgfs_get_le16(b + 2);
+	e->e_id = imgfs_get_le32(b + 4);
+}
 
 static int acl_tag(int ae_tag)
 {
@@ -41,12 +49,12 @@ static int acl_tag(int ae_tag)
 
 static int ent_cmp(const void *a, const void *b)
 {
-	const struct acl_ent *x = a, *y = b;
+	const struct imgfs_acl_entry *x = a, *y = b;
 
-	if (x->tag != y->tag)
-		return x->tag < y->tag ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
+	if (x->e_tag != y->e_tag)
+		return x->e_tag < y->e_tag ? -1 : 1;
+	if (x->e_id != y->e_id)
+		return x->e_id < y->e_id ? -1 : 1;
 	return 0;
 }
 
@@ -56,7 +64,7 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 	int n = archive_entry_acl_reset(e, type);
 	int etype, permset, tag, id;
 	const char *name;
-	struct acl_ent *ents;
+	struct imgfs_acl_entry *ents;
 	uint8_t *buf;
 	int count = 0;
 
@@ -79,28 +87,28 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 					       "%s: unsupported ACL entry tag %d",
 					       path, tag);
 		}
-		ents[count].tag = (uint16_t)t;
-		ents[count].perm = (uint16_t)(permset & 7);
-		ents[count].id = (t == IMGFS_ACL_USER || t == IMGFS_ACL_GROUP) ?
-					 (uint32_t)id :
-					 IMGFS_ACL_UNDEFINED_ID;
+		ents[count].e_tag = (uint16_t)t;
+		ents[count].e_perm = (uint16_t)(permset & 7);
+		ents[count].e_id = (t == IMGFS_ACL_USER || t == IMGFS_ACL_GROUP) ?
+					   (uint32_t)id :
+					   IMGFS_ACL_UNDEFINED_ID;
 		count++;
 	}
 	qsort(ents, (size_t)count, sizeof(*ents), ent_cmp);
-	buf = malloc(4 + 8 * (size_t)count);
+	buf = malloc(IMGFS_ACL_HEADER_SIZE +
+		     IMGFS_ACL_ENTRY_SIZE * (size_t)count);
 	if (!buf) {
 		free(ents);
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
 	imgfs_put_le32(buf, IMGFS_ACL_XATTR_VERSION);
-	for (int i = 0; i < count; i++) {
-		imgfs_put_le16(buf + 4 + 8 * i, ents[i].tag);
-		imgfs_put_le16(buf + 6 + 8 * i, ents[i].perm);
-		imgfs_put_le32(buf + 8 + 8 * i, ents[i].id);
-	}
+	for (int i = 0; i < count; i++)
+		imgfs_acl_entry_encode(&ents[i],
+				       buf + IMGFS_ACL_HEADER_SIZE +
+					       IMGFS_ACL_ENTRY_SIZE * i);
 	free(ents);
 	*out = buf;
-	return 4 + 8L * count;
+	return IMGFS_ACL_HEADER_SIZE + (long)IMGFS_ACL_ENTRY_SIZE * count;
 }
 
 int imgfs_acl_mask_perm(struct archive_entry *e)
@@ -131,17 +139,24 @@ const char *imgfs_acl_value_problem(const void *value, size_t len)
 	uint32_t prev_id = 0;
 	size_t nr;
 
-	if (len < 4 || (len - 4) % 8)
+	if (len < IMGFS_ACL_HEADER_SIZE ||
+	    (len - IMGFS_ACL_HEADER_SIZE) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * entries";
 	if (imgfs_get_le32(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
-	nr = (len - 4) / 8;
+	nr = (len - IMGFS_ACL_HEADER_SIZE) / IMGFS_ACL_ENTRY_SIZE;
 	if (!nr)
 		return "no entries";
 	for (size_t i = 0; i < nr; i++) {
-		const uint8_t *e = v + 4 + 8 * i;
-		unsigned int tag = imgfs_get_le16(e);
-		uint32_t id = imgfs_get_le32(e + 4);
+		struct imgfs_acl_entry e;
+		unsigned int tag;
+		uint32_t id;
+
+		imgfs_acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
+					       IMGFS_ACL_ENTRY_SIZE * i,
+				       &e);
+		tag = e.e_tag;
+		id = e.e_id;
 
 		switch (tag) {
 		case IMGFS_ACL_USER_OBJ:
@@ -162,7 +177,7 @@ const char *imgfs_acl_value_problem(const void *value, size_t len)
 		default:
 			return "unknown entry tag";
 		}
-		if (imgfs_get_le16(e + 2) & ~7u)
+		if (e.e_perm & ~7u)
 			return "permission bits other than rwx";
 		if (tag < prev_tag)
 			return "entries not sorted by tag";

@@ -11,6 +11,19 @@
 struct archive_entry;
 
 /*
+ * One entry of a system.posix_acl_* value: after the le32 version, 8 bytes
+ * each (docs/format.md §8).
+ */
+struct imgfs_acl_entry {
+	uint16_t e_tag;
+	uint16_t e_perm;
+	uint32_t e_id; /* IMGFS_ACL_UNDEFINED_ID unless USER or GROUP */
+};
+
+void imgfs_acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b);
+void imgfs_acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e);
+
+/*
  * Encode the ACL of type @type (ARCHIVE_ENTRY_ACL_TYPE_ACCESS or _DEFAULT)
  * of @e in the Linux xattr format into a malloc'ed buffer. Returns the
  * value length, 0 when the entry has no such ACL (*out untouched), or a

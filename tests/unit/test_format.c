@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "imgfs/format.h"
+#include "format/acl.h"
 #include "format/format.h"
 #include "unit.h"
 
@@ -590,6 +591,21 @@ static void test_compact_packs(void)
 	CHECK(type == 0);
 }
 
+static void test_acl_entry(void)
+{
+	/* docs/format.md §8.1: user 1000 rw- */
+	static const uint8_t want[8] = { 0x02, 0x00, 0x06, 0x00,
+					 0xe8, 0x03, 0x00, 0x00 };
+	struct imgfs_acl_entry e = { IMGFS_ACL_USER, 6, 1000 }, e2;
+	uint8_t b[IMGFS_ACL_ENTRY_SIZE];
+
+	imgfs_acl_entry_encode(&e, b);
+	CHECK_BYTES(b, want, 8);
+	imgfs_acl_entry_decode(b, &e2);
+	CHECK(e2.e_tag == IMGFS_ACL_USER && e2.e_perm == 6 && e2.e_id == 1000);
+	REENCODE(imgfs_acl_entry, want, IMGFS_ACL_ENTRY_SIZE);
+}
+
 static void test_names(void)
 {
 	CHECK(!strcmp(imgfs_compr_alg_name(IMGFS_COMPR_LZ4), "lz4"));
@@ -621,6 +637,7 @@ int main(void)
 	test_map_header();
 	test_lcluster_index();
 	test_compact_packs();
+	test_acl_entry();
 	test_names();
 	return unit_done("test_format");
 }
