@@ -240,6 +240,11 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 		fprintf(stderr, "fsck.img: --digest needs the data (drop --no-data)\n");
 		return -1;
 	}
+	if (o->compare_tar && o->no_data) {
+		/* every file's content would be reported as unreadable */
+		fprintf(stderr, "fsck.img: --compare needs the data (drop --no-data)\n");
+		return -1;
+	}
 	if (o->cmp.allow_missing_end && !o->compare_tar) {
 		fprintf(stderr, "fsck.img: --allow-missing-end only makes sense with --compare\n");
 		return -1;

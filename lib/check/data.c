@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check_data.c - file data: extents inside the image, no overlaps between
+ * data.c - file data: extents inside the image, no overlaps between
  * inodes, data and metadata, every byte readable, optional SHA-256.
  */
 #include <errno.h>

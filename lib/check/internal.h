@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check_internal.h - state shared by the checker's files (not installed).
+ * check/internal.h - state shared by the checker's files (not installed).
  */
 #ifndef IMGFS_CHECK_INTERNAL_H
 #define IMGFS_CHECK_INTERNAL_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check_xattr.c - xattr areas, names, POSIX ACLs and the name bloom filter.
+ * xattr.c - xattr areas, names, POSIX ACLs and the name bloom filter.
  */
 #include <errno.h>
 #include <stdlib.h>

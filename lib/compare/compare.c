@@ -74,7 +74,7 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 		if (c->oom)
 			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
-	c->res.image_entries = c->nr_ientries;
+	c->res.image_entries = c->ientries.count;
 	if (res)
 		*res = c->res;
 	return ret;

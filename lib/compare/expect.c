@@ -9,76 +9,41 @@
 #include <string.h>
 
 #include "compare/internal.h"
+#include "util/vec.h"
 
-static uint64_t fnv(const void *p, size_t len, uint64_t h)
+/* A dentry's hash: its name, seeded with its parent's address. */
+static uint64_t dhash(const struct exp_dentry *parent, const char *name,
+		      size_t len)
 {
-	const uint8_t *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
+	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
-static size_t dhash(const struct exp_dentry *parent, const char *name,
-		    size_t len)
+struct dkey {
+	const struct exp_dentry *parent;
+	const char *name;
+	size_t len;
+};
+
+/* Replaced dentries stay in the table, dead: only a live one matches. */
+static bool dentry_eq(const struct imgfs_hnode *n, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)parent;
+	const struct exp_dentry *d =
+		imgfs_container_of(n, struct exp_dentry, hnode);
+	const struct dkey *k = key;
 
-	return (size_t)fnv(name, len, h);
-}
-
-static int dgrow(struct imgfs_compare *c)
-{
-	size_t n = c->nr_dbuckets ? c->nr_dbuckets * 2 : 1024, i;
-	struct exp_dentry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < c->nr_dbuckets; i++) {
-		struct exp_dentry *d = c->dbuckets[i], *next;
-
-		for (; d; d = next) {
-			size_t h = dhash(d->parent, d->name, strlen(d->name)) &
-				   (n - 1);
-
-			next = d->hash_next;
-			d->hash_next = b[h];
-			b[h] = d;
-		}
-	}
-	free(c->dbuckets);
-	c->dbuckets = b;
-	c->nr_dbuckets = n;
-	return 0;
+	return d->parent == k->parent && !d->dead &&
+	       strlen(d->name) == k->len && !memcmp(d->name, k->name, k->len);
 }
 
 struct exp_dentry *cmp_dlookup(struct imgfs_compare *c, struct exp_dentry *dir,
 			       const char *name, size_t len)
 {
-	struct exp_dentry *d;
+	struct dkey k = { dir, name, len };
+	struct imgfs_hnode *n;
 
-	d = c->dbuckets[dhash(dir, name, len) & (c->nr_dbuckets - 1)];
-	for (; d; d = d->hash_next)
-		if (d->parent == dir && !d->dead && strlen(d->name) == len &&
-		    !memcmp(d->name, name, len))
-			return d;
-	return NULL;
-}
-
-static int add_child(struct exp_dentry *dir, struct exp_dentry *d)
-{
-	if (dir->nr_children == dir->cap_children) {
-		size_t cap = dir->cap_children ? dir->cap_children * 2 : 8;
-		struct exp_dentry **ch =
-			realloc(dir->children, cap * sizeof(*ch));
-
-		if (!ch)
-			return -ENOMEM;
-		dir->children = ch;
-		dir->cap_children = cap;
-	}
-	dir->children[dir->nr_children++] = d;
-	return 0;
+	n = imgfs_hashtab_find(&c->dentries, dhash(dir, name, len), dentry_eq,
+			       &k);
+	return n ? imgfs_container_of(n, struct exp_dentry, hnode) : NULL;
 }
 
 struct exp_dentry *cmp_dadd(struct imgfs_compare *c, struct exp_dentry *dir,
@@ -86,10 +51,7 @@ struct exp_dentry *cmp_dadd(struct imgfs_compare *c, struct exp_dentry *dir,
 			    struct exp_inode *inode)
 {
 	struct exp_dentry *d;
-	size_t h;
 
-	if (c->nr_dentries * 4 >= c->nr_dbuckets * 3 && dgrow(c))
-		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->name = strndup(name, len))) {
 		free(d);
@@ -99,12 +61,13 @@ struct exp_dentry *cmp_dadd(struct imgfs_compare *c, struct exp_dentry *dir,
 	d->inode = inode;
 	d->next_all = c->all_dentries;
 	c->all_dentries = d;
-	if (add_child(dir, d))
+	if (IMGFS_VEC_RESERVE(dir->children, dir->cap_children,
+			      dir->nr_children + 1, 8))
 		return NULL;
-	h = dhash(dir, name, len) & (c->nr_dbuckets - 1);
-	d->hash_next = c->dbuckets[h];
-	c->dbuckets[h] = d;
-	c->nr_dentries++;
+	dir->children[dir->nr_children++] = d;
+	if (imgfs_hashtab_insert(&c->dentries, &d->hnode,
+				 dhash(dir, name, len)))
+		return NULL;
 	return d;
 }
 
@@ -134,10 +97,9 @@ int cmp_kv_set(struct exp_inode *in, const char *name, const void *v,
 		if (!strcmp(in->xattrs[i].name, name))
 			x = &in->xattrs[i];
 	if (!x) {
-		x = realloc(in->xattrs, (in->nr_xattrs + 1) * sizeof(*x));
-		if (!x)
+		if (IMGFS_VEC_RESERVE(in->xattrs, in->cap_xattrs,
+				      in->nr_xattrs + 1, 4))
 			return -ENOMEM;
-		in->xattrs = x;
 		x = &in->xattrs[in->nr_xattrs++];
 		x->name = strdup(name);
 		x->value = NULL;
@@ -164,6 +126,7 @@ void cmp_kv_clear(struct exp_inode *in)
 	free(in->xattrs);
 	in->xattrs = NULL;
 	in->nr_xattrs = 0;
+	in->cap_xattrs = 0;
 }
 
 int cmp_kv_cmp(const void *a, const void *b)
@@ -276,7 +239,7 @@ int cmp_expect_init(struct imgfs_compare *c)
 	struct exp_inode *ri = cmp_inode_new(c);
 
 	c->root = calloc(1, sizeof(*c->root));
-	if (!c->root || !ri || dgrow(c) || !(c->root->name = strdup("")))
+	if (!c->root || !ri || !(c->root->name = strdup("")))
 		return -ENOMEM;
 	ri->mode = 0040755;
 	ri->mtime = c->build_time;
@@ -308,5 +271,5 @@ void cmp_expect_free(struct imgfs_compare *c)
 		free(c->root->children);
 		free(c->root);
 	}
-	free(c->dbuckets);
+	imgfs_hashtab_free(&c->dentries);
 }

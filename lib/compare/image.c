@@ -16,128 +16,71 @@
 
 #define DIGEST_CHUNK 65536
 
-static uint64_t fnv(const void *p, size_t len, uint64_t h)
+/*
+ * An entry's hash: its name, seeded with its parent's address (the same
+ * shape as the expected tree's dentries, in expect.c).
+ */
+static uint64_t ihash(const struct img_entry *parent, const char *name,
+		      size_t len)
 {
-	const uint8_t *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
+	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
-static size_t ihash(const struct img_entry *parent, const char *name,
-		    size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)parent;
+struct ikey {
+	const struct img_entry *parent;
+	const char *name;
+};
 
-	return (size_t)fnv(name, len, h * 0x100000001b3ull);
+static bool ientry_eq(const struct imgfs_hnode *n, const void *key)
+{
+	const struct img_entry *e =
+		imgfs_container_of(n, struct img_entry, hnode);
+	const struct ikey *k = key;
+
+	return e->parent == k->parent && !strcmp(e->name, k->name);
 }
 
 struct img_entry *cmp_image_lookup(struct imgfs_compare *c,
 				   const struct img_entry *parent,
 				   const char *name)
 {
-	size_t len = strlen(name);
-	struct img_entry *e;
+	struct ikey k = { parent, name };
+	struct imgfs_hnode *n;
 
-	if (!c->nr_ibuckets)
+	n = imgfs_hashtab_find(&c->ientries, ihash(parent, name, strlen(name)),
+			       ientry_eq, &k);
+	return n ? imgfs_container_of(n, struct img_entry, hnode) : NULL;
+}
+
+/* The entry recorded for @nid in @m, or NULL. */
+static struct img_entry *nid_find(const struct imgfs_u64map *m, uint64_t nid)
+{
+	uint64_t v;
+
+	if (!imgfs_u64map_get(m, nid, &v))
 		return NULL;
-	for (e = c->ibuckets[ihash(parent, name, len) & (c->nr_ibuckets - 1)];
-	     e; e = e->hash_next)
-		if (e->parent == parent && !strcmp(e->name, name))
-			return e;
-	return NULL;
+	return (struct img_entry *)(uintptr_t)v;
 }
 
-static int igrow(struct imgfs_compare *c)
-{
-	size_t n = c->nr_ibuckets ? c->nr_ibuckets * 2 : 1024, i;
-	struct img_entry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < c->nr_ibuckets; i++) {
-		struct img_entry *e = c->ibuckets[i], *next;
-
-		for (; e; e = next) {
-			size_t h = ihash(e->parent, e->name, strlen(e->name)) &
-				   (n - 1);
-
-			next = e->hash_next;
-			e->hash_next = b[h];
-			b[h] = e;
-		}
-	}
-	free(c->ibuckets);
-	c->ibuckets = b;
-	c->nr_ibuckets = n;
-	return 0;
-}
-
-static size_t nid_slot(uint64_t nid, size_t cap)
-{
-	return (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static int tab_grow(struct nid_tab *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024, i, j;
-	struct img_entry **v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		if (!t->v[i])
-			continue;
-		for (j = nid_slot(t->v[i]->inode.nid, cap); v[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		v[j] = t->v[i];
-	}
-	free(t->v);
-	t->v = v;
-	t->cap = cap;
-	return 0;
-}
-
-/* The entry with @nid in @t, or NULL. */
-static struct img_entry *tab_find(const struct nid_tab *t, uint64_t nid)
-{
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = nid_slot(nid, t->cap); t->v[i]; i = (i + 1) & (t->cap - 1))
-		if (t->v[i]->inode.nid == nid)
-			return t->v[i];
-	return NULL;
-}
-
-/* The entry of @ie's nid already in @t, or NULL after adding @ie. */
-static struct img_entry *tab_bind(struct nid_tab *t, struct img_entry *ie,
+/* The entry of @ie's nid already in @m, or NULL after adding @ie. */
+static struct img_entry *nid_bind(struct imgfs_u64map *m, struct img_entry *ie,
 				  int *oom)
 {
-	struct img_entry *old = tab_find(t, ie->inode.nid);
-	size_t i;
+	bool added;
+	uint64_t *v = imgfs_u64map_find_or_add(m, ie->inode.nid,
+					       (uint64_t)(uintptr_t)ie, &added);
 
-	if (old)
-		return old;
-	if ((t->nr + 1) * 2 > t->cap && tab_grow(t)) {
+	if (!v) {
 		*oom = -ENOMEM;
 		return NULL;
 	}
-	for (i = nid_slot(ie->inode.nid, t->cap); t->v[i];
-	     i = (i + 1) & (t->cap - 1))
-		;
-	t->v[i] = ie;
-	t->nr++;
-	return NULL;
+	return added ? NULL : (struct img_entry *)(uintptr_t)*v;
 }
 
 struct img_entry *cmp_image_bind_nid(struct imgfs_compare *c,
 				     struct img_entry *ie)
 {
-	return tab_bind(&c->by_nid, ie, &c->oom);
+	return nid_bind(&c->by_nid, ie, &c->oom);
 }
 
 const char *cmp_image_path(struct imgfs_compare *c, const struct img_entry *e,
@@ -181,15 +124,12 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 		  enum img_digest digest, const uint8_t *sha256)
 {
 	struct img_entry *e, *parent = NULL;
-	size_t h;
 
 	if (name) {
-		parent = tab_find(&c->dirs, parent_nid);
+		parent = nid_find(&c->dirs, parent_nid);
 		if (!parent) /* both walks hand out parents first */
 			return -EUCLEAN;
 	}
-	if (c->nr_ientries * 4 >= c->nr_ibuckets * 3 && igrow(c))
-		return -ENOMEM;
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->name = strndup(name ? name : "", name_len))) {
 		free(e);
@@ -200,17 +140,16 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 	e->digest = digest;
 	if (digest == IMG_DIGEST_SET)
 		memcpy(e->sha256, sha256, sizeof(e->sha256));
-	h = ihash(parent, e->name, strlen(e->name)) & (c->nr_ibuckets - 1);
-	e->hash_next = c->ibuckets[h];
-	c->ibuckets[h] = e;
-	c->nr_ientries++;
+	/* on the list first, so that cmp_image_free() frees it in any case */
 	if (!parent)
 		c->iroot = e;
 	*c->itail = e;
 	c->itail = &e->next_all;
-	if (imgfs_inode_is_dir(inode) && first &&
-	    !tab_find(&c->dirs, inode->nid)) {
-		tab_bind(&c->dirs, e, &c->oom);
+	if (imgfs_hashtab_insert(&c->ientries, &e->hnode,
+				 ihash(parent, e->name, strlen(e->name))))
+		return -ENOMEM;
+	if (imgfs_inode_is_dir(inode) && first) {
+		nid_bind(&c->dirs, e, &c->oom);
 		if (c->oom)
 			return c->oom;
 	}
@@ -300,7 +239,7 @@ int cmp_image_digest(struct imgfs_compare *c, struct img_entry *ie,
 	if (ie->digest != IMG_DIGEST_LATER)
 		return ie->digest == IMG_DIGEST_SET ? 0 : -EIO;
 	/* a later path of a hard-linked file: its first one was read */
-	first = tab_find(&c->by_nid, ie->inode.nid);
+	first = nid_find(&c->by_nid, ie->inode.nid);
 	if (first && first->digest == IMG_DIGEST_SET) {
 		memcpy(ie->sha256, first->sha256, sizeof(ie->sha256));
 		ie->digest = IMG_DIGEST_SET;
@@ -320,7 +259,7 @@ void cmp_image_free(struct imgfs_compare *c)
 		free(e->name);
 		free(e);
 	}
-	free(c->ibuckets);
-	free(c->by_nid.v);
-	free(c->dirs.v);
+	imgfs_hashtab_free(&c->ientries);
+	imgfs_u64map_free(&c->by_nid);
+	imgfs_u64map_free(&c->dirs);
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "imgfs/compare.h"
+#include "util/hashtab.h"
 
 struct archive;
 struct archive_entry;
@@ -39,8 +40,8 @@ struct exp_inode {
 	unsigned long major, minor;
 	char *symlink;
 	uint8_t sha256[CMP_SHA256_SIZE];
-	struct cmp_kv *xattrs;
-	size_t nr_xattrs;
+	struct cmp_kv *xattrs; /* util/vec.h */
+	size_t nr_xattrs, cap_xattrs;
 	bool matched; /* an image nid was bound to it */
 	uint64_t nid;
 	struct img_entry *first; /* the image entry first bound to it */
@@ -55,9 +56,9 @@ struct exp_dentry {
 	char *link_target;
 	char *entry_path;
 	bool dead, opaque, whiteouts;
-	struct exp_dentry **children;
+	struct exp_dentry **children; /* util/vec.h */
 	size_t nr_children, cap_children;
-	struct exp_dentry *hash_next;
+	struct imgfs_hnode hnode; /* in c->dentries, by (parent, name) */
 	struct exp_dentry *next_all;
 };
 
@@ -81,14 +82,8 @@ struct img_entry {
 	uint8_t sha256[CMP_SHA256_SIZE];
 	bool seen;
 	struct exp_inode *bound; /* expected inode matched to this nid */
-	struct img_entry *hash_next;
+	struct imgfs_hnode hnode; /* in c->ientries, by (parent, name) */
 	struct img_entry *next_all; /* in the order the walk met them */
-};
-
-/* Open-addressing table of image entries keyed by their inode's nid. */
-struct nid_tab {
-	struct img_entry **v;
-	size_t nr, cap;
 };
 
 struct imgfs_compare {
@@ -103,19 +98,18 @@ struct imgfs_compare {
 	bool ran;
 	/* expected tree */
 	struct exp_dentry *root;
-	struct exp_dentry **dbuckets;
-	size_t nr_dbuckets, nr_dentries;
+	struct imgfs_hashtab dentries;
 	struct exp_dentry *all_dentries;
 	struct exp_inode *all_inodes;
 	/* image side, hashed by (parent, name) */
-	struct img_entry **ibuckets;
-	size_t nr_ibuckets, nr_ientries;
+	struct imgfs_hashtab ientries;
 	struct img_entry *iroot;
 	struct img_entry *iall, **itail; /* every entry, in walk order */
-	/* nid -> first image entry met with it, for hard-link grouping */
-	struct nid_tab by_nid;
+	/* nid -> first image entry met with it (a struct img_entry *), for
+	 * hard-link grouping */
+	struct imgfs_u64map by_nid;
 	/* nid -> image entry of each directory, to find entries' parents */
-	struct nid_tab dirs;
+	struct imgfs_u64map dirs;
 	/* paths built for messages */
 	char *pbuf, *pbuf2;
 	size_t pbuf_cap, pbuf2_cap;

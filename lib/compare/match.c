@@ -11,20 +11,20 @@
 
 #include "compare/internal.h"
 #include "imgfs/stats.h"
+#include "util/vec.h"
 
 struct img_xattrs {
 	struct cmp_kv *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int collect_xattr(void *arg, const struct imgfs_xattr_info *x)
 {
 	struct img_xattrs *ix = arg;
-	struct cmp_kv *v = realloc(ix->v, (ix->n + 1) * sizeof(*v));
+	struct cmp_kv *v;
 
-	if (!v)
+	if (IMGFS_VEC_RESERVE(ix->v, ix->cap, ix->n + 1, 8))
 		return -ENOMEM;
-	ix->v = v;
 	v = &ix->v[ix->n];
 	v->name = strdup(x->name);
 	v->value = malloc(x->value_size ? x->value_size : 1);
@@ -275,15 +275,9 @@ static bool path_put(struct imgfs_compare *c, size_t len, const char *name)
 static bool push(struct imgfs_compare *c, struct cmp_frame **st, size_t *n,
 		 size_t *cap, struct cmp_frame f)
 {
-	if (*n == *cap) {
-		struct cmp_frame *v = realloc(*st, 2 * *cap * sizeof(*v));
-
-		if (!v) {
-			c->oom = -ENOMEM;
-			return false;
-		}
-		*st = v;
-		*cap *= 2;
+	if (IMGFS_VEC_RESERVE(*st, *cap, *n + 1, 64)) {
+		c->oom = -ENOMEM;
+		return false;
 	}
 	(*st)[(*n)++] = f;
 	return true;
@@ -295,17 +289,14 @@ static bool push(struct imgfs_compare *c, struct cmp_frame **st, size_t *n,
  */
 void cmp_match_tree(struct imgfs_compare *c)
 {
-	struct cmp_frame *st, f;
-	size_t n = 1, cap = 64;
+	struct cmp_frame *st = NULL, f;
+	size_t n = 0, cap = 0;
 
 	if (!compare_one(c, c->root, c->iroot, "/"))
 		return;
-	st = malloc(cap * sizeof(*st));
-	if (!st) {
-		c->oom = -ENOMEM;
+	f = (struct cmp_frame){ c->root, c->iroot, 0, 0 };
+	if (!push(c, &st, &n, &cap, f))
 		return;
-	}
-	st[0] = (struct cmp_frame){ c->root, c->iroot, 0, 0 };
 	while (n) {
 		struct cmp_frame *top = &st[n - 1];
 		struct exp_dentry *ch;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dump_resolve.c - resolve a path inside the image, following symlinks the
+ * resolve.c - resolve a path inside the image, following symlinks the
  * way the kernel would if the image were mounted and chrooted into.
  *
  * ".." is taken from the components resolved so far, never from the

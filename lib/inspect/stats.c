@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * dump_stats.c - statistics over every inode of an image.
+ * stats.c - statistics over every inode of an image.
  *
- * One walk (dump_walk.c) visits every path; each inode is accounted the
- * first time it is met. Storage of regular files is collected as byte
- * ranges, sorted and merged at the end, so storage shared by several files
- * (deduplicated chunks, shared pclusters) counts once.
+ * One walk (imgfs_walk(), reader/walk.c) visits every path; each inode
+ * is accounted the first time it is met. Storage of regular files is
+ * collected as byte ranges, sorted and merged at the end, so storage
+ * shared by several files (deduplicated chunks, shared pclusters) counts
+ * once.
  */
 #include <errno.h>
 #include <stdlib.h>

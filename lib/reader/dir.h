@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reader_dir.h - directory block parsing shared by the reader and checker.
+ * reader/dir.h - directory block parsing shared by the reader and checker.
  */
 #ifndef IMGFS_READER_DIR_H
 #define IMGFS_READER_DIR_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reader_internal.h - what the reader's files share (not installed).
+ * reader/internal.h - what the reader's files share (not installed).
  *
  * The image handle, bounds-checked I/O helpers, and the hooks through which
  * the compressed-layout code (lib/reader/zmap.c) plugs into the generic

@@ -49,8 +49,8 @@ struct imgfs_writer {
 	uint32_t feature_incompat; /* features the data stage needed */
 	uint16_t available_algs;
 	/* files left out of directory sources: the output, a replaced image */
-	struct imgfs_file_id *excluded;
-	size_t nr_excluded;
+	struct imgfs_file_id *excluded; /* util/vec.h */
+	size_t nr_excluded, cap_excluded;
 	/* the file imgfs_writer_begin_file() opened, if any */
 	bool file_open;
 	uint64_t file_pos;

@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "imgfs/format.h"
+#include "util/vec.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
 
@@ -48,14 +49,11 @@ static int check_options(const struct imgfs_mkfs_options *o,
 static int exclude(struct imgfs_writer *w, const struct stat *st,
 		   struct imgfs_error *err)
 {
-	struct imgfs_file_id *n;
-
-	n = realloc(w->excluded, (w->nr_excluded + 1) * sizeof(*n));
-	if (!n)
+	if (IMGFS_VEC_RESERVE(w->excluded, w->cap_excluded,
+			      w->nr_excluded + 1, 4))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	w->excluded = n;
-	n[w->nr_excluded].dev = st->st_dev;
-	n[w->nr_excluded].ino = st->st_ino;
+	w->excluded[w->nr_excluded].dev = st->st_dev;
+	w->excluded[w->nr_excluded].ino = st->st_ino;
 	w->nr_excluded++;
 	return 0;
 }

@@ -59,6 +59,13 @@ expect mode 4 /dir/file:mode /hl:mode -- \
 expect longlink 4 sym:unrepresentable -- \
 	--compare="$WORK/longlink.tar" "$WORK/base.img"
 
+# --no-data would leave every file's content unread: a usage error
+"$FSCK_IMG" --no-data --compare="$WORK/base.tar" "$WORK/base.img" \
+	>"$WORK/nodata.out" 2>"$WORK/nodata.err"
+check "--no-data with --compare: usage error (16)" [ $? -eq 16 ]
+check "... naming both options" grep -q -- '--compare.*--no-data' "$WORK/nodata.err"
+check "... nothing on standard output" [ ! -s "$WORK/nodata.out" ]
+
 # ownership options must be given to --compare as they were to mkfs.img
 mkfs_img -q --uid-offset=5 --force-gid=7 "$WORK/base.tar" "$WORK/own.img" ||
 	die "mkfs.img --uid-offset failed"
