@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Shared by tests/containerd/*.sh (sourced after tests/lib.sh).
 #
@@ -6,6 +7,7 @@
 # $(libexecdir)/imgfs/ does. libtool's wrapper script would run the
 # program under another name, so the link points at the binary itself.
 
+# shellcheck disable=SC2154 # top_builddir, WORK: tests/lib.sh
 # dropin_setup: $DROPIN_DIR/mkfs.erofs -> mkfs.img; $EROFS_UTILS: the
 # directory of erofs-utils' own tools when they are there (or empty).
 dropin_setup() {
@@ -30,13 +32,14 @@ dropin() {
 
 # mount_layer IMG DIR: as containerd's mount handler does: the image file
 # itself first (mount(2) with the file as source, Linux 6.12+), a loop
-# device when the kernel refuses that. Sets MOUNTED_HOW.
+# device when the kernel refuses that. Sets MOUNTED_HOW (for the caller).
+# shellcheck disable=SC2034
 mount_layer() {
 	mkdir -p "$2"
 	if "$FMOUNT" "$1" "$2" 2>/dev/null; then
-		MOUNTED_HOW=file
+		MOUNTED_HOW="file"
 	elif mount -t erofs -o ro,loop "$1" "$2"; then
-		MOUNTED_HOW=loop
+		MOUNTED_HOW="loop"
 	else
 		return 1
 	fi

@@ -35,7 +35,7 @@ ALLOWED="$ALLOWED|^'usr/bin/tool-link': nlink: expected 1, actual 3\$"
 # stack NAME IMG...: mount the layer images (lowest first) and overlayfs
 # over them at $WORK/NAME.merged; MOUNTS lists what to unmount.
 stack() {
-	local name=$1 i=0 lower= img
+	local name=$1 i=0 lower='' img
 	shift
 	MOUNTS=()
 	for img in "$@"; do
@@ -114,6 +114,7 @@ same_as_erofs_utils() {
 	ref=$WORK/$name.eu.merged
 	MOUNTS_EU=("${MOUNTS[@]}")
 	if stack "$name.again" "${imgs[@]}"; then
+		# shellcheck disable=SC2086 # TREECMP is the interpreter and script
 		check "$name: same merged tree as erofs-utils' mkfs.erofs" \
 			$TREECMP --skip-root "$ref" "$WORK/$name.again.merged"
 	fi
