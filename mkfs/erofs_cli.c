@@ -165,15 +165,18 @@ static int parse_size(const char *s, int64_t min, int64_t max, int64_t *out)
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K':
+	case 'k':
+	case 'K':
 		v = v > LLONG_MAX / 1024 ? LLONG_MAX : v * 1024;
 		end++;
 		break;
-	case 'm': case 'M':
+	case 'm':
+	case 'M':
 		v = v > LLONG_MAX / 1048576 ? LLONG_MAX : v * 1048576;
 		end++;
 		break;
-	case 'g': case 'G':
+	case 'g':
+	case 'G':
 		v = v > LLONG_MAX / 1073741824 ? LLONG_MAX : v * 1073741824;
 		end++;
 		break;
@@ -417,7 +420,7 @@ static int parse_short(struct mkfs_args *a, struct cli_state *st, int c,
 		if (parse_size(arg, 512, 4096, &v) || (v & (v - 1)))
 			return cli_error("invalid block size %s (512, 1024, 2048 or 4096)",
 					 arg);
-		o->blkszbits = (unsigned int)__builtin_ctzll((unsigned long long)v);
+		o->blkszbits = (unsigned int)__builtin_ctzll((uint64_t)v);
 		return 0;
 	case 'C':
 		if (parse_size(arg, 1, INT32_MAX, &v))

@@ -376,11 +376,12 @@ struct imgfs_convert_hooks {
  * input; or a directory) into an image at @image_path with options @o:
  * the target is checked first (imgfs_output_open()), the image is built
  * in an unnamed file in the target's directory, synced (unless
- * @o->no_fsync) and renamed over the target only when complete. A source that is the target itself is
- * refused; an image being replaced inside a directory source is left out.
- * Returns 0 with @stats (may be NULL) filled in, or a negative errno with
- * @err set; on failure nothing new is left behind and an existing file
- * at @image_path is untouched. @hooks may be NULL.
+ * @o->no_fsync) and renamed over the target only when complete. A
+ * source that is the target itself is refused; an image being replaced
+ * inside a directory source is left out. Returns 0 with @stats (may be
+ * NULL) filled in, or a negative errno with @err set; on failure nothing
+ * new is left behind and an existing file at @image_path is untouched.
+ * @hooks may be NULL.
  */
 IMGFS_API
 int imgfs_convert(const char *source, const char *image_path,

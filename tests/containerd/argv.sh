@@ -192,6 +192,12 @@ if command -v strace >/dev/null; then
 else
 	log "strace missing: durability checks skipped"
 fi
+"$MKFS" -q -T 0 -U 6f1c5b8e-0000-4000-8000-000000000001 "$WORK/basic.tar" \
+	"$WORK/synced.img"
+"$MKFS" -q -T 0 -U 6f1c5b8e-0000-4000-8000-000000000001 --no-fsync \
+	"$WORK/basic.tar" "$WORK/unsynced.img"
+check "--no-fsync changes no byte of the image" \
+	cmp "$WORK/synced.img" "$WORK/unsynced.img"
 cp "$WORK/stdin.img" "$WORK/keep-me.img"
 head -c 3000 "$WORK/basic.tar" >"$WORK/cut.tar"
 dropin --tar=f --quiet "$WORK/keep-me.img" <"$WORK/cut.tar" 2>"$WORK/err"
