@@ -165,6 +165,36 @@ dropin --tar=f --quiet "$WORK/no.img" "$WORK/adir" 2>"$WORK/err"
 check "--tar with a directory SOURCE is an error" \
 	grep -q 'is a directory; --tar takes a tar stream' "$WORK/err"
 
+# --- the same argv through erofs-utils' mkfs.erofs: the same tree (but
+# the root, which it makes 0777 when the tar has no entry for it)
+if [ -n "$EROFS_UTILS" ]; then
+	while read -r -a argv; do
+		rm -f "$WORK/ours.img" "$WORK/theirs.img"
+		dropin "${argv[@]}" "$WORK/ours.img" <"$WORK/basic.tar" ||
+			{ fail "mkfs.erofs ${argv[*]}"; continue; }
+		"$EROFS_UTILS/mkfs.erofs" "${argv[@]}" "$WORK/theirs.img" \
+			<"$WORK/basic.tar" >/dev/null ||
+			{ fail "erofs-utils: mkfs.erofs ${argv[*]}"; continue; }
+		check "fsck.erofs accepts mkfs.erofs ${argv[*]}" \
+			"$EROFS_UTILS/fsck.erofs" "$WORK/ours.img"
+		mount_layer "$WORK/theirs.img" "$WORK/mnt.theirs" ||
+			die "mount theirs.img"
+		compare_mounts "$WORK/ours.img" "$WORK/mnt.theirs" file --skip-root
+		unmount "$WORK/mnt.theirs"
+	done <<'EOF'
+--tar=f --aufs
+--tar=f -T 1234 -b 512
+--tar=f -x 0 -E ^inline_data
+--tar=f -x 1000 -Enoinline_data,^ztailpacking
+--tar=f -zlz4 -Eztailpacking
+--tar=f -zlzma,level=6,dictsize=65536 -C 131072 -Efragments
+--tar=f -z deflate,9 -C 16384 --workers=2
+--tar=f -zzstd,level=3 -E ^fragments --all-time -T 99
+--tar=f --force-uid=7 --force-gid=8 --uid-offset=0 -U random
+--tar --sort=path --ungzip -d 0
+EOF
+fi
+
 # --- durability and atomicity
 if command -v strace >/dev/null; then
 	trace() {
