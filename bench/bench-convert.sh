@@ -8,8 +8,9 @@
 # /tmp/imgfs-bench): files from this system's /usr plus generated files,
 # at least 200 MB and 7000 entries. For each case the median wall time and
 # the median CPU time and peak RSS of RUNS runs (default 5) are printed: mkfs.img (once
-# per -o, default no options), cp of the tar, and cp followed by fsync
-# (mkfs.img syncs its image). A second layer with one directory of 100,000
+# per -o, default no options), mkfs.img in drop-in mode with containerd's
+# argv and erofs-utils' mkfs.erofs with the same argv (neither syncs), cp
+# of the tar, and cp followed by fsync (mkfs.img syncs its image). A second layer with one directory of 100,000
 # empty files must convert in under a second.
 #
 # Needs GNU time (/usr/bin/time, Debian package "time"), python3, GNU tar.
@@ -130,6 +131,29 @@ for v in "${VARIANTS[@]}"; do
 	# shellcheck disable=SC2086 # options are words
 	measure "mkfs.img ${v:-(defaults)}" "${MKFS[@]}" -q $v "$TAR" "$OUT"
 done
+# containerd's EROFS differ argv (plugins/diff/erofs, with the
+# mkfs_options its docs set), the tar on standard input: mkfs.img through
+# a link named mkfs.erofs (drop-in mode), then erofs-utils' mkfs.erofs
+# when it is there ($EROFS_UTILS_MKFS, default /opt/erofs-utils-1.9.3).
+# Neither syncs the image.
+DROPIN=$BENCH_DIR/dropin/mkfs.erofs
+mkdir -p "${DROPIN%/*}"
+ln -sf "${MKFS[0]}" "$DROPIN"
+CONTAINERD_ARGV="--tar=f --aufs --quiet -Enoinline_data --sort=none"
+# shellcheck disable=SC2016 # expanded by sh -c
+run_mkfs_erofs='bin=$1 out=$2 tar=$3; shift 3; exec "$bin" "$@" "$out" <"$tar"'
+# shellcheck disable=SC2086 # options are words
+measure "drop-in mkfs.erofs (containerd)" \
+	sh -c "$run_mkfs_erofs" sh "$DROPIN" "$OUT" "$TAR" $CONTAINERD_ARGV
+EROFS_UTILS_MKFS=${EROFS_UTILS_MKFS:-/opt/erofs-utils-1.9.3/bin/mkfs.erofs}
+if [ -x "$EROFS_UTILS_MKFS" ]; then
+	# shellcheck disable=SC2086
+	measure "erofs-utils mkfs.erofs (same argv)" \
+		sh -c "$run_mkfs_erofs" sh "$EROFS_UTILS_MKFS" "$OUT" "$TAR" \
+		$CONTAINERD_ARGV
+else
+	echo "(erofs-utils' mkfs.erofs not found at $EROFS_UTILS_MKFS: row skipped)"
+fi
 measure "cp" cp "$TAR" "$OUT"
 measure "cp + fsync" sh -c 'cp "$1" "$2" && sync "$2"' sh "$TAR" "$OUT"
 

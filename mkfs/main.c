@@ -5,7 +5,9 @@
  * One library call does the job (imgfs_convert()): the image is written
  * to an unnamed file in the target's directory, fsynced and renamed into
  * place, so the target path never holds a partial image and a killed run
- * leaves nothing behind. This file parses options and prints.
+ * leaves nothing behind. This file parses options and prints. Invoked as
+ * "mkfs.erofs", the program takes that tool's command line instead
+ * (erofs_cli.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,15 +30,7 @@
 #include "imgfs/reader.h"
 #include "imgfs/escape.h"
 #include "imgfs/writer.h"
-
-struct mkfs_args {
-	struct imgfs_mkfs_options opts;
-	const char *source;
-	const char *target;
-	bool immutable;
-	bool verify;
-	bool quiet;
-};
+#include "mkfs.h"
 
 /*
  * The output's temporary name, for the signal handler to remove: it has
@@ -82,6 +76,8 @@ static void usage(FILE *f)
 		"      --fragments      pack file ends and small files into one compressed\n"
 		"                       inode (Linux 6.1+)\n"
 		"      --immutable      set the immutable flag on the finished image\n"
+		"      --no-fsync       do not sync the image before renaming it into place\n"
+		"                       (for callers that sync themselves)\n"
 		"      --verify         check the image before putting it in place\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
@@ -103,6 +99,7 @@ enum {
 	OPT_FRAGMENTS,
 	OPT_IGNORE_FLAGS,
 	OPT_ALLOW_MISSING_END,
+	OPT_NO_FSYNC,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +117,7 @@ static const struct option long_opts[] = {
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
+	{ "no-fsync", no_argument, NULL, OPT_NO_FSYNC },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -284,6 +282,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_IMMUTABLE:
 		a->immutable = true;
 		return 0;
+	case OPT_NO_FSYNC:
+		o->no_fsync = true;
+		return 0;
 	case OPT_VERIFY:
 		a->verify = true;
 		return 0;
@@ -300,6 +301,7 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
+	a->prog = "mkfs.img";
 	imgfs_mkfs_options_init(&a->opts);
 	while ((c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", long_opts,
 				NULL)) != -1) {
@@ -337,8 +339,9 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 
 static void show_warning(const char *msg, void *arg)
 {
-	(void)arg;
-	fputs("mkfs.img: warning: ", stderr);
+	const struct mkfs_args *a = arg;
+
+	fprintf(stderr, "%s: warning: ", a->prog);
 	imgfs_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
@@ -474,8 +477,10 @@ static int run(struct mkfs_args *a)
 	int ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &ps.start);
-	if (!a->quiet)
+	if (!a->quiet) {
 		a->opts.warn = show_warning;
+		a->opts.warn_arg = a;
+	}
 	if (!a->quiet && isatty(STDERR_FILENO)) {
 		a->opts.progress = show_progress;
 		a->opts.progress_arg = &ps;
@@ -488,7 +493,7 @@ static int run(struct mkfs_args *a)
 		fputc('\n', stderr);
 	if (ret) {
 		/* messages name archive entries: no raw control bytes */
-		fputs("mkfs.img: ", stderr);
+		fprintf(stderr, "%s: ", a->prog);
 		imgfs_escape_fputs(stderr,
 				   err.msg[0] ? err.msg : strerror(-ret), 0);
 		fputc('\n', stderr);
@@ -497,8 +502,8 @@ static int run(struct mkfs_args *a)
 	if (a->immutable) {
 		ret = set_immutable(a->target);
 		if (ret) {
-			fprintf(stderr, "mkfs.img: %s: cannot set the immutable flag: %s (the image itself is complete)\n",
-				a->target, strerror(-ret));
+			fprintf(stderr, "%s: %s: cannot set the immutable flag: %s (the image itself is complete)\n",
+				a->prog, a->target, strerror(-ret));
 			return 1;
 		}
 	}
@@ -513,10 +518,23 @@ static int run(struct mkfs_args *a)
 	return 0;
 }
 
+/* The last component of the name the program was invoked under. */
+static const char *invoked_as(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	return slash ? slash + 1 : argv0 ? argv0 : "";
+}
+
 int main(int argc, char **argv)
 {
 	struct mkfs_args a;
-	int r = parse_args(argc, argv, &a);
+	int r;
+
+	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
+		r = erofs_cli_parse(argc, argv, &a);
+	else
+		r = parse_args(argc, argv, &a);
 
 	if (r)
 		return r > 0 ? 0 : 2;

@@ -66,6 +66,13 @@ typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
 
 typedef void (*imgfs_warn_fn)(const char *msg, void *arg);
 
+/* Modification times against the build time (struct imgfs_mkfs_options). */
+enum imgfs_mtime_policy {
+	IMGFS_MTIME_KEEP = 0, /* each entry's own (default) */
+	IMGFS_MTIME_BUILD_TIME, /* every inode takes the build time */
+	IMGFS_MTIME_CLAMP, /* none later than the build time */
+};
+
 struct imgfs_mkfs_options {
 	size_t struct_size; /* sizeof(struct imgfs_mkfs_options) */
 	unsigned int blkszbits; /* 9..12, default 12 (4096) */
@@ -102,6 +109,11 @@ struct imgfs_mkfs_options {
 	 * end-of-archive blocks, or an empty input, is an error unless this
 	 * is set (it is then a warning): see imgfs_tar_next() */
 	bool allow_missing_end;
+	/* do not fsync the image before renaming it into place */
+	bool no_fsync;
+	/* mtimes against the build time: mkfs.erofs's -T alone sets them
+	 * all, its SOURCE_DATE_EPOCH clamps them */
+	enum imgfs_mtime_policy mtime_policy;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */
@@ -333,6 +345,14 @@ const char *imgfs_output_temp_path(const struct imgfs_output *o);
 IMGFS_API
 int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err);
 
+/*
+ * Whether imgfs_output_commit() fsyncs the file and its directory (the
+ * default). Without, the rename is as atomic for other processes but the
+ * data may not survive a crash: for callers that sync themselves.
+ */
+IMGFS_API
+void imgfs_output_set_sync(struct imgfs_output *o, bool sync);
+
 /* Free @o (may be NULL); an uncommitted file is removed. */
 IMGFS_API
 void imgfs_output_abort(struct imgfs_output *o);
@@ -355,12 +375,13 @@ struct imgfs_convert_hooks {
  * Convert @source (a tar layer, plain or compressed; "-" for standard
  * input; or a directory) into an image at @image_path with options @o:
  * the target is checked first (imgfs_output_open()), the image is built
- * in an unnamed file in the target's directory, synced and renamed over
- * the target only when complete. A source that is the target itself is
- * refused; an image being replaced inside a directory source is left out.
- * Returns 0 with @stats (may be NULL) filled in, or a negative errno with
- * @err set; on failure nothing new is left behind and an existing file
- * at @image_path is untouched. @hooks may be NULL.
+ * in an unnamed file in the target's directory, synced (unless
+ * @o->no_fsync) and renamed over the target only when complete. A
+ * source that is the target itself is refused; an image being replaced
+ * inside a directory source is left out. Returns 0 with @stats (may be
+ * NULL) filled in, or a negative errno with @err set; on failure nothing
+ * new is left behind and an existing file at @image_path is untouched.
+ * @hooks may be NULL.
  */
 IMGFS_API
 int imgfs_convert(const char *source, const char *image_path,

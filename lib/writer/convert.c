@@ -2,7 +2,8 @@
 /*
  * One call per conversion: check the target, build the image from a tar
  * stream or a directory into an unnamed file beside it, and put it in
- * place only once it is complete and synced. On failure nothing new is
+ * place only once it is complete and (unless the caller syncs itself)
+ * synced. On failure nothing new is
  * left and an existing target is untouched.
  */
 #include <errno.h>
@@ -97,6 +98,9 @@ static int convert(const struct convert_source *src, const char *target,
 	out = imgfs_output_open(target, err);
 	if (!out)
 		return err->code;
+	/* a mismatched structure is refused by imgfs_writer_create() */
+	if (o->struct_size == sizeof(*o) && o->no_fsync)
+		imgfs_output_set_sync(out, false);
 	if (hooks && hooks->created)
 		hooks->created(imgfs_output_temp_path(out), hooks->arg);
 	ret = build(src, target, imgfs_output_fd(out), o, stats, err);

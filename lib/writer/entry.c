@@ -185,6 +185,12 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 				       e->path, e->mtime_nsec);
 	inode->mtime = e->have_mtime ? e->mtime : w->build_time;
 	inode->mtime_nsec = e->have_mtime ? e->mtime_nsec : 0;
+	if (o->mtime_policy == IMGFS_MTIME_BUILD_TIME ||
+	    (o->mtime_policy == IMGFS_MTIME_CLAMP &&
+	     inode->mtime >= w->build_time)) {
+		inode->mtime = w->build_time;
+		inode->mtime_nsec = 0;
+	}
 	return 0;
 }
 

@@ -31,6 +31,7 @@ struct imgfs_output {
 	int dirfd;
 	int fd;
 	bool named; /* fallback: tmp_name exists in the directory */
+	bool no_sync; /* the caller syncs: commit only renames */
 	bool committed;
 	char tmp_name[TMP_NAME_LEN + 1];
 	char proc_path[32]; /* /proc/self/fd/N */
@@ -260,7 +261,7 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 
 	if (o->committed)
 		return 0;
-	if (fsync(o->fd) < 0)
+	if (!o->no_sync && fsync(o->fd) < 0)
 		return imgfs_error_set(err, -errno, "%s: fsync: %s", o->target,
 				       strerror(errno));
 	/* the target may have changed since it was checked */
@@ -278,11 +279,16 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 	o->named = false;
 	o->committed = true;
 	/* the new name must survive a crash too */
-	if (fsync(o->dirfd) < 0)
+	if (!o->no_sync && fsync(o->dirfd) < 0)
 		return imgfs_error_set(err, -errno,
 				       "%s: fsync of its directory: %s",
 				       o->target, strerror(errno));
 	return 0;
+}
+
+void imgfs_output_set_sync(struct imgfs_output *o, bool sync)
+{
+	o->no_sync = !sync;
 }
 
 void imgfs_output_abort(struct imgfs_output *o)

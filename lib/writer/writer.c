@@ -43,6 +43,10 @@ static int check_options(const struct imgfs_mkfs_options *o,
 	if (strnlen(o->label, sizeof(o->label)) > 16)
 		return imgfs_error_set(err, -EINVAL,
 				       "label longer than 16 bytes");
+	if ((unsigned int)o->mtime_policy > IMGFS_MTIME_CLAMP)
+		return imgfs_error_set(err, -EINVAL,
+				       "unknown mtime policy %d",
+				       (int)o->mtime_policy);
 	return 0;
 }
 

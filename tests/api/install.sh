@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # "make install DESTDIR=..." installs the public headers (all of them, and
 # nothing else), the shared library, imgfs.pc, the programs and their man
-# pages; the example program of docs/architecture.md, compiled against that
-# tree with nothing but "pkg-config --cflags --libs imgfs", converts a
+# pages, and the mkfs.erofs link to mkfs.img; the example program of
+# docs/architecture.md, compiled against that tree with nothing but "pkg-config --cflags --libs imgfs", converts a
 # generated layer, checks it and prints a file the tar holds; and a program
 # that opens the layer with libarchive's own calls links with the same
 # flags (libarchive is part of the API) and makes the same image.
@@ -42,6 +42,25 @@ for p in mkfs.img fsck.img dump.img; do
 		test -n "$(find "$root" -path "*/bin/$p" -type f)" -a \
 		-n "$(find "$root" -path "*/man1/$p.1" -type f)"
 done
+
+# The drop-in link: $(libexecdir)/imgfs/mkfs.erofs -> $(bindir)/mkfs.img,
+# in a directory of its own so that nothing of erofs-utils is replaced.
+link=$(find "$root" -path '*/imgfs/mkfs.erofs')
+check "the mkfs.erofs link is installed in a directory of its own" \
+	test -n "$link" -a -L "$link" -a "$(ls "${link%/*}")" = mkfs.erofs
+case $link in
+*/libexec/imgfs/mkfs.erofs) ok "... under libexec" ;;
+*) fail "the mkfs.erofs link is at '$link', not under libexec/imgfs" ;;
+esac
+target=$(readlink "$link")
+check "... pointing at the installed mkfs.img" \
+	test -f "$root$target" -a "${target##*/}" = mkfs.img
+# run under that name (DESTDIR: the link's target is where it will be)
+mkdir -p "$WORK/dropin"
+ln -s "$root$target" "$WORK/dropin/mkfs.erofs"
+LD_LIBRARY_PATH=$libdir "$WORK/dropin/mkfs.erofs" --help >"$WORK/help" 2>&1
+check "... which, run as mkfs.erofs, lists --tar= in its help" \
+	grep -q -- '--tar=' "$WORK/help"
 
 cflags=$(pkg-config --cflags imgfs) && libs=$(pkg-config --libs imgfs)
 check "pkg-config --cflags --libs imgfs" test $? -eq 0

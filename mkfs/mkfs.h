@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mkfs.img's two command lines share one run: the native one (main.c)
+ * and mkfs.erofs's (erofs_cli.c), chosen by the name the program is
+ * invoked under. Both fill struct mkfs_args.
+ */
+#ifndef MKFS_MKFS_H
+#define MKFS_MKFS_H
+
+#include <stdbool.h>
+
+#include "imgfs/writer.h"
+
+struct mkfs_args {
+	struct imgfs_mkfs_options opts;
+	const char *prog; /* for messages: "mkfs.img" or "mkfs.erofs" */
+	const char *source; /* "-": standard input */
+	const char *target;
+	bool immutable;
+	bool verify;
+	bool quiet;
+};
+
+/* The name that switches to mkfs.erofs's command line. */
+#define MKFS_EROFS_NAME "mkfs.erofs"
+
+/*
+ * Parse mkfs.erofs's command line into @a. Returns 0 to run, 1 to exit
+ * successfully (--help, --version), -1 on a usage error (reported).
+ */
+int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a);
+
+#endif /* MKFS_MKFS_H */
