@@ -227,6 +227,23 @@ IMGFS_API
 int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			      size_t size);
 
+/*
+ * Read such a sidecar (@len bytes at @json): the root hash and the hash
+ * offset. Returns 0, or -EBADMSG with a message saying what is wrong.
+ */
+IMGFS_API
+int imgfs_verity_sidecar_parse(const char *json, size_t len,
+			       uint8_t root_hash[IMGFS_VERITY_DIGEST_SIZE],
+			       uint64_t *hash_offset, struct imgfs_error *err);
+
+/*
+ * Parse @hex (exactly 2 * IMGFS_VERITY_DIGEST_SIZE hex digits, either
+ * case) into @root_hash. Returns 0 or -EINVAL.
+ */
+IMGFS_API
+int imgfs_verity_parse_root(const char *hex,
+			    uint8_t root_hash[IMGFS_VERITY_DIGEST_SIZE]);
+
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
 IMGFS_API
 void imgfs_verity_hex(const uint8_t *bytes, size_t len, char *out);

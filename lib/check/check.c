@@ -20,7 +20,7 @@
 
 static const char *const severity_names[] = { "error", "warning", "note" };
 static const char *const area_names[] = { "superblock", "inode", "directory",
-					  "xattr", "data", "layout" };
+					  "xattr", "data", "layout", "verity" };
 
 const char *imgfs_check_severity_name(enum imgfs_check_severity s)
 {
@@ -29,7 +29,7 @@ const char *imgfs_check_severity_name(enum imgfs_check_severity s)
 
 const char *imgfs_check_area_name(enum imgfs_check_area a)
 {
-	return (unsigned int)a < 6 ? area_names[a] : "?";
+	return (unsigned int)a < 7 ? area_names[a] : "?";
 }
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)
@@ -403,7 +403,9 @@ static void check_superblock(struct check_ctx *c)
 			     sb->unknown_compat);
 	check_area_addr(c, "meta_blkaddr", c->img->meta_base);
 	check_area_addr(c, "xattr_blkaddr", c->img->xattr_base);
-	if (sb->blocks && (sb->blocks >> 52 || blocks_bytes != c->img->size))
+	/* a dm-verity tree after the image is checked on its own */
+	if (sb->blocks && (sb->blocks >> 52 || blocks_bytes != c->img->size) &&
+	    !imgfs_check_has_verity(c->img))
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID,
 			     "superblock says %llu blocks (%llu bytes) but the image has %llu bytes",

@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <json-c/json_object.h>
+#include <json-c/json_tokener.h>
 
 #include "verity/verity.h"
 
@@ -915,6 +919,66 @@ int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			 res->root_hex, res->hash_offset);
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int imgfs_verity_parse_root(const char *hex, uint8_t root_hash[DIGEST])
+{
+	if (strlen(hex) != 2 * DIGEST)
+		return -EINVAL;
+	for (int i = 0; i < DIGEST; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		root_hash[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int imgfs_verity_sidecar_parse(const char *json, size_t len,
+			       uint8_t root_hash[DIGEST], uint64_t *hash_offset,
+			       struct imgfs_error *err)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *doc = NULL, *root, *off;
+	int ret = 0;
+
+	if (!tok)
+		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+	if (len <= INT_MAX)
+		doc = json_tokener_parse_ex(tok, json, (int)len);
+	if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
+	    !json_object_is_type(doc, json_type_object))
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: not a JSON object");
+	else if (!json_object_object_get_ex(doc, "roothash", &root) ||
+		 !json_object_is_type(root, json_type_string) ||
+		 imgfs_verity_parse_root(json_object_get_string(root),
+					 root_hash))
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: \"roothash\" is not %d hex digits",
+				      2 * DIGEST);
+	else if (!json_object_object_get_ex(doc, "hashoffset", &off) ||
+		 !json_object_is_type(off, json_type_int) ||
+		 json_object_get_int64(off) < 0)
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: \"hashoffset\" is not a byte offset");
+	else
+		*hash_offset = (uint64_t)json_object_get_int64(off);
+	json_object_put(doc);
+	json_tokener_free(tok);
+	return ret;
 }
 
 /* ---- dm-verity: checking a hash area ---- */
