@@ -33,8 +33,8 @@ bool imgfs_check_has_verity(struct imgfs_image *img)
 	if (off == UINT64_MAX || off > img->size ||
 	    img->size - off < IMGFS_VERITY_SB_SIZE)
 		return false;
-	if (imgfs_img_read(img, magic, sizeof(magic), off,
-			   "verity superblock", 0, &e))
+	if (imgfs_img_read(img, magic, sizeof(magic), off, "verity superblock",
+			   0, &e))
 		return false;
 	return !memcmp(magic, "verity\0\0", sizeof(magic));
 }
@@ -49,13 +49,15 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	int ret;
 
 	if (img->fd < 0)
-		return imgfs_error_set(err, -EOPNOTSUPP,
-				       "dm-verity: only image files can be checked");
+		return imgfs_error_set(
+			err, -EOPNOTSUPP,
+			"dm-verity: only image files can be checked");
 	if (!imgfs_check_has_verity(img))
-		return imgfs_error_set(err, -EBADMSG,
-				       "dm-verity: no verity superblock at offset %" PRIu64
-				       " (the image size rounded up to 4096)",
-				       off);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"dm-verity: no verity superblock at offset %" PRIu64
+			" (the image size rounded up to 4096)",
+			off);
 	ret = imgfs_verity_verify_fd(img->fd, img->fd, off, root_hash, chk,
 				     err);
 	if (ret)
@@ -68,9 +70,9 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 				       " bytes, the image has %" PRIu64,
 				       covered, fs_end);
 	if (chk->info.data_block_size > (1u << sb->blkszbits))
-		return imgfs_error_set(err, -EBADMSG,
-				       "dm-verity: data blocks of %u bytes, larger than the image's %u: the kernel cannot mount it on the verity device",
-				       chk->info.data_block_size,
-				       1u << sb->blkszbits);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"dm-verity: data blocks of %u bytes, larger than the image's %u: the kernel cannot mount it on the verity device",
+			chk->info.data_block_size, 1u << sb->blkszbits);
 	return 0;
 }

@@ -44,13 +44,14 @@ int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
 	uint8_t seed[16 + 8];
 	int ret;
 
-	p.data_block_size = o->dm_verity_data_block_size ?
-				    o->dm_verity_data_block_size :
-				    w->bs;
+	p.data_block_size = o->dm_verity_data_block_size
+				    ? o->dm_verity_data_block_size
+				    : w->bs;
 	if (p.data_block_size > w->bs)
-		return imgfs_error_set(err, -EINVAL,
-				       "dm-verity data block size %u exceeds the image's block size %u: the kernel could not mount the image on the verity device",
-				       p.data_block_size, w->bs);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"dm-verity data block size %u exceeds the image's block size %u: the kernel could not mount the image on the verity device",
+			p.data_block_size, w->bs);
 	p.hash_block_size = 4096;
 	p.hash_fd = w->fd;
 	p.head_size = head;
@@ -85,8 +86,9 @@ int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 	if (!w->verity)
 		return 0;
 	if (offset + len > head)
-		return imgfs_error_set(err, -EINVAL,
-				       "internal: superblock past the head the tree expects");
+		return imgfs_error_set(
+			err, -EINVAL,
+			"internal: superblock past the head the tree expects");
 	/* what precedes the superblock is zeros */
 	h = calloc(1, head);
 	if (!h)
