@@ -431,9 +431,13 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 	fputc('\n', stderr);
 }
 
-/* The image has no name yet: check it through its descriptor. */
-static int verify(int fd, struct imgfs_error *err)
+/*
+ * The image has no name yet: check it through its descriptor, and its
+ * dm-verity tree against it (the root hash is printed afterwards).
+ */
+static int verify(int fd, bool dm_verity, struct imgfs_error *err)
 {
+	struct imgfs_verity_check chk;
 	struct imgfs_check_options co;
 	struct imgfs_check_result res;
 	struct imgfs_image *img;
@@ -447,6 +451,8 @@ static int verify(int fd, struct imgfs_error *err)
 	if (ret)
 		return ret;
 	ret = imgfs_check_image(img, &co, &res, err);
+	if (!ret && dm_verity)
+		ret = imgfs_check_verity(img, NULL, &chk, err);
 	imgfs_image_close(img);
 	if (ret)
 		return ret;
@@ -503,7 +509,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	int ret;
 
 	if (j->a->verify) {
-		ret = verify(fd, err);
+		ret = verify(fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
 	}

@@ -53,6 +53,10 @@ s1=$(veritysetup dump "$WORK/other.img" --hash-offset="$off" | awk '/^Salt:/ {pr
 s2=$(veritysetup dump "$WORK/derived.img" --hash-offset="$off" | awk '/^Salt:/ {print $2}')
 check "derived salts differ with the image UUID" test "$s1" != "$s2"
 
+# --verify checks the tree too before the image is put in place
+check "--verify --dm-verity" sh -c '"$1" -q --verify --dm-verity "$2" "$3" >/dev/null && test -s "$3.dmverity"' \
+	sh "${MKFS%% *}" "$WORK/l.tar" "$WORK/verified.img"
+
 # usage errors write nothing
 check "odd salt: usage error" test "$(status mkfs_img --dm-verity --dm-verity-salt=abc "$WORK/l.tar" "$WORK/u.img")" = 2
 check "non-hex salt: usage error" test "$(status mkfs_img --dm-verity --dm-verity-salt=zz "$WORK/l.tar" "$WORK/u.img")" = 2
