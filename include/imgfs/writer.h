@@ -294,8 +294,11 @@ IMGFS_API
 int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err);
 
 /*
- * Lay out and write all metadata and the superblock. The image is complete
- * (but not fsynced) on success. @stats may be NULL.
+ * Lay out and write all metadata and the superblock, then, with
+ * opts.dm_verity, the dm-verity tree after the image (its root hash and
+ * hash offset in stats->dm_verity; imgfs_convert() also writes the
+ * sidecar). The image is complete (but not fsynced) on success. @stats
+ * may be NULL.
  */
 IMGFS_API
 int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
