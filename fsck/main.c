@@ -4,6 +4,7 @@
  * the tar it was built from.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json_object.h>
 #include <json-c/printbuf.h>
@@ -19,6 +21,7 @@
 #include "imgfs/escape.h"
 #include "imgfs/json.h"
 #include "imgfs/stats.h"
+#include "imgfs/verity.h"
 
 /* 1: the first versioned form; byte strings as imgfs/json.h says */
 #define FSCK_SCHEMA_VERSION 1
@@ -32,6 +35,21 @@ struct fsck_opts {
 	bool overwrite;
 	const char *compare_tar;
 	struct fsck_compare_opts cmp;
+	/* dm-verity: 1 require a tree, 0 check one if present, -1 skip */
+	int verity;
+	bool have_roothash;
+	uint8_t roothash[IMGFS_VERITY_DIGEST_SIZE];
+	const char *sidecar; /* NULL: IMAGE.dmverity if it exists */
+	bool fsverity_digest;
+};
+
+/* What the dm-verity step found, for the summary and the JSON report. */
+struct fsck_verity {
+	bool present; /* a tree was found (and checked) */
+	bool ok;
+	const char *root_from; /* what the root hash was compared with */
+	struct imgfs_verity_check chk;
+	uint64_t hash_offset;
 };
 
 struct fsck_run {
@@ -57,6 +75,11 @@ enum {
 	OPT_NO_DATA,
 	OPT_EXTRACT_LIMIT,
 	OPT_ALLOW_MISSING_END,
+	OPT_VERITY,
+	OPT_NO_VERITY,
+	OPT_VERITY_ROOTHASH,
+	OPT_VERITY_SIDECAR,
+	OPT_FSVERITY_DIGEST,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +102,11 @@ static const struct option long_opts[] = {
 	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
 	{ "uid-offset", required_argument, NULL, OPT_UID_OFFSET },
 	{ "gid-offset", required_argument, NULL, OPT_GID_OFFSET },
+	{ "verity", no_argument, NULL, OPT_VERITY },
+	{ "no-verity", no_argument, NULL, OPT_NO_VERITY },
+	{ "verity-roothash", required_argument, NULL, OPT_VERITY_ROOTHASH },
+	{ "verity-sidecar", required_argument, NULL, OPT_VERITY_SIDECAR },
+	{ "fsverity-digest", no_argument, NULL, OPT_FSVERITY_DIGEST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -104,6 +132,14 @@ static void usage(FILE *f)
 		"      --allow-missing-end  TAR may end without its end-of-archive\n"
 		"                        marker (or be empty)\n"
 		"      --force-uid=N, --force-gid=N, --uid-offset=N, --gid-offset=N\n"
+		"  dm-verity tree after the image (checked whenever one is there):\n"
+		"      --verity         require one\n"
+		"      --verity-roothash=HEX  its expected root hash (implies --verity)\n"
+		"      --verity-sidecar=FILE  root hash and hash offset from containerd's\n"
+		"                       sidecar (default: IMAGE.dmverity when it exists)\n"
+		"      --no-verity      do not check it\n"
+		"      --fsverity-digest  print the image file's fs-verity digest as\n"
+		"                       'fsverity digest' does, and nothing else\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n\n"
 		"Exit status: 0 no errors, 4 errors or differences found,\n"
@@ -226,6 +262,28 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			ret = parse_id(optarg, "gid-offset", true,
 				       &o->cmp.gid_offset);
 			break;
+		case OPT_VERITY:
+			o->verity = 1;
+			break;
+		case OPT_NO_VERITY:
+			o->verity = -1;
+			break;
+		case OPT_VERITY_ROOTHASH:
+			o->verity = 1;
+			o->have_roothash = true;
+			if (imgfs_verity_parse_root(optarg, o->roothash)) {
+				fprintf(stderr, "fsck.img: --verity-roothash: '%s' is not %d hex digits\n",
+					optarg, 2 * IMGFS_VERITY_DIGEST_SIZE);
+				ret = -1;
+			}
+			break;
+		case OPT_VERITY_SIDECAR:
+			o->verity = 1;
+			o->sidecar = optarg;
+			break;
+		case OPT_FSVERITY_DIGEST:
+			o->fsverity_digest = true;
+			break;
 		default:
 			ret = -1;
 		}
@@ -255,6 +313,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 	}
 	if (o->extract_limit && !o->extract_dir) {
 		fprintf(stderr, "fsck.img: --extract-limit only makes sense with --extract\n");
+		return -1;
+	}
+	if (o->have_roothash && o->sidecar) {
+		fprintf(stderr, "fsck.img: give --verity-roothash or --verity-sidecar, not both\n");
 		return -1;
 	}
 	o->image = argv[optind];
@@ -546,9 +608,28 @@ static struct json_object *json_stats(const struct imgfs_check_result *res)
 	return st;
 }
 
+/* "dm_verity": what was found after the image, when a tree is there */
+static struct json_object *json_verity(const struct fsck_verity *v)
+{
+	struct json_object *d = checked(json_object_new_object());
+
+	set_u64(d, "hash_offset", v->hash_offset);
+	set(d, "verified", json_object_new_boolean(v->ok));
+	if (v->ok) {
+		set(d, "root_hash",
+		    json_object_new_string(v->chk.info.root_hex));
+		set_u64(d, "data_block_size", v->chk.info.data_block_size);
+		set_u64(d, "data_blocks", v->chk.info.data_blocks);
+	}
+	if (v->root_from)
+		set(d, "root_hash_from", json_object_new_string(v->root_from));
+	return d;
+}
+
 static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 		       const struct imgfs_check_result *res,
-		       const struct imgfs_sb_info *sb, const char *fatal,
+		       const struct imgfs_sb_info *sb,
+		       const struct fsck_verity *v, const char *fatal,
 		       uint64_t extracted, int code)
 {
 	struct json_object *doc = checked(json_object_new_object());
@@ -576,6 +657,8 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 			    &out->diffs_len, &diffs);
 	if (o->extract_dir)
 		set_u64(doc, "extracted", extracted);
+	if (v->present)
+		set(doc, "dm_verity", json_verity(v));
 	if (fatal)
 		set_bytes(doc, "fatal", fatal);
 	set(doc, "exit_code", json_object_new_int(code));
@@ -594,10 +677,20 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 
 static void print_summary(const struct fsck_out *out,
 			  const struct fsck_opts *o,
-			  const struct imgfs_check_result *res)
+			  const struct imgfs_check_result *res,
+			  const struct fsck_verity *v)
 {
 	if (out->quiet)
 		return;
+	if (v->ok) {
+		imgfs_escape_fputs(stdout, o->image, 0);
+		printf(": dm-verity tree at offset %" PRIu64 " matches the image (%" PRIu64
+		       " data blocks of %u bytes), root hash %s%s%s\n",
+		       v->hash_offset, v->chk.info.data_blocks,
+		       v->chk.info.data_block_size, v->chk.info.root_hex,
+		       v->root_from ? " as given by " : " (not compared)",
+		       v->root_from ? v->root_from : "");
+	}
 	imgfs_escape_fputs(stdout, o->image, 0);
 	printf(": %" PRIu64 " inodes (%" PRIu64 " directories, %" PRIu64
 	       " regular, %" PRIu64 " symlinks, %" PRIu64 " special, %" PRIu64
@@ -617,6 +710,159 @@ static void print_summary(const struct fsck_out *out,
 		       o->image, res->logical_bytes, res->physical_bytes,
 		       (double)res->logical_bytes / (double)res->physical_bytes,
 		       IMGFS_CHECK_AMPLIFICATION_MAX);
+}
+
+/* A dm-verity finding: an error of the image (exit 4). */
+static void verity_problem(struct fsck_out *out, struct imgfs_check_result *res,
+			   enum imgfs_check_severity sev, const char *msg)
+{
+	struct imgfs_check_problem p = {
+		.severity = sev,
+		.area = IMGFS_CHECK_VERITY,
+		.nid = IMGFS_CHECK_NO_NID,
+		.msg = msg,
+	};
+
+	if (sev == IMGFS_CHECK_ERROR)
+		res->errors++;
+	else if (sev == IMGFS_CHECK_WARNING)
+		res->warnings++;
+	report_cb(out, &p);
+}
+
+/*
+ * The expected root hash: --verity-roothash, else the sidecar (named, or
+ * IMAGE.dmverity when it exists). Returns 1 when there is one, 0 when
+ * none was given, -1 after reporting a bad sidecar as a finding, or a
+ * negative errno (other than -1's meaning: below -1) when reading fails.
+ */
+static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
+			 struct fsck_out *out, struct imgfs_check_result *res,
+			 uint8_t root[IMGFS_VERITY_DIGEST_SIZE],
+			 struct imgfs_error *err)
+{
+	char path[PATH_MAX], buf[4096], msg[PATH_MAX + sizeof(err->msg) + 8];
+	const char *name = o->sidecar;
+	uint64_t off;
+	size_t n;
+	FILE *f;
+
+	if (o->have_roothash) {
+		memcpy(root, o->roothash, IMGFS_VERITY_DIGEST_SIZE);
+		v->root_from = "--verity-roothash";
+		return 1;
+	}
+	if (!name) {
+		if ((size_t)snprintf(path, sizeof(path), "%s.dmverity",
+				     o->image) >= sizeof(path))
+			return 0;
+		if (access(path, F_OK))
+			return 0;
+		name = path;
+	}
+	f = fopen(name, "re");
+	if (!f)
+		return imgfs_error_set(err, -errno, "%s: %s", name,
+				       strerror(errno));
+	n = fread(buf, 1, sizeof(buf), f);
+	if (ferror(f)) {
+		fclose(f);
+		return imgfs_error_set(err, -EIO, "%s: read error", name);
+	}
+	fclose(f);
+	if (imgfs_verity_sidecar_parse(buf, n, root, &off, err)) {
+		snprintf(msg, sizeof(msg), "%s: %s", name, err->msg);
+		verity_problem(out, res, IMGFS_CHECK_ERROR, msg);
+		return -1;
+	}
+	if (off != v->hash_offset) {
+		snprintf(msg, sizeof(msg),
+			 "%s gives hash offset %" PRIu64
+			 ", the image's tree is at %" PRIu64,
+			 name, off, v->hash_offset);
+		verity_problem(out, res, IMGFS_CHECK_ERROR, msg);
+		return -1;
+	}
+	v->root_from = name == path ? "IMAGE.dmverity" : "--verity-sidecar";
+	return 1;
+}
+
+/*
+ * The dm-verity tree after the image, when there is one (or --verity
+ * requires it): checked like the kernel would, over the whole file.
+ * Mismatches are findings; only failing to read is an operational error.
+ */
+static int check_verity(const struct fsck_opts *o, struct fsck_out *out,
+			struct imgfs_image *img, struct imgfs_check_result *res,
+			struct fsck_verity *v, struct imgfs_error *err)
+{
+	uint8_t root[IMGFS_VERITY_DIGEST_SIZE];
+	char msg[256];
+	int have, ret;
+
+	if (o->verity < 0)
+		return 0;
+	v->hash_offset = imgfs_check_verity_offset(img);
+	if (!imgfs_check_has_verity(img)) {
+		if (o->verity > 0) {
+			snprintf(msg, sizeof(msg),
+				 "no dm-verity tree: no verity superblock at offset %" PRIu64
+				 " (the image size rounded up to 4096)",
+				 v->hash_offset);
+			verity_problem(out, res, IMGFS_CHECK_ERROR, msg);
+		}
+		return 0;
+	}
+	v->present = true;
+	have = expected_root(o, v, out, res, root, err);
+	if (have < -1)
+		return have;
+	if (have < 0)
+		return 0;
+	ret = imgfs_check_verity(img, have ? root : NULL, &v->chk, err);
+	if (ret == -EBADMSG) {
+		verity_problem(out, res, IMGFS_CHECK_ERROR, err->msg);
+		imgfs_error_clear(err);
+		return 0;
+	}
+	if (ret)
+		return ret;
+	v->ok = true;
+	if (!have)
+		verity_problem(out, res, IMGFS_CHECK_NOTE,
+			       "the tree matches the image; its root hash was not compared (no --verity-roothash, no sidecar)");
+	if (v->chk.info.hash_end < imgfs_image_sb(img)->image_size) {
+		snprintf(msg, sizeof(msg),
+			 "%" PRIu64 " bytes after the dm-verity tree",
+			 imgfs_image_sb(img)->image_size - v->chk.info.hash_end);
+		verity_problem(out, res, IMGFS_CHECK_WARNING, msg);
+	}
+	return 0;
+}
+
+/* fs-verity digest of the image file, in the form "fsverity digest" uses. */
+static int print_fsverity_digest(const char *path)
+{
+	uint8_t d[IMGFS_VERITY_DIGEST_SIZE];
+	char hex[2 * IMGFS_VERITY_DIGEST_SIZE + 1];
+	struct imgfs_error err = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "fsck.img: %s: %s\n", path, strerror(errno));
+		return FSCK_EXIT_OPERATIONAL;
+	}
+	if (imgfs_fsverity_digest_fd(fd, d, &err)) {
+		fprintf(stderr, "fsck.img: %s: %s\n", path, err.msg);
+		close(fd);
+		return FSCK_EXIT_OPERATIONAL;
+	}
+	close(fd);
+	imgfs_verity_hex(d, sizeof(d), hex);
+	printf("sha256:%s ", hex);
+	imgfs_escape_fputs(stdout, path, 0);
+	putchar('\n');
+	return FSCK_EXIT_OK;
 }
 
 /* Open the image; format problems are findings (exit 4), I/O ones are not. */
@@ -696,12 +942,15 @@ int main(int argc, char **argv)
 	struct imgfs_check_result res = { 0 };
 	struct imgfs_error err = { 0 };
 	struct imgfs_image *img = NULL;
+	struct fsck_verity v = { 0 };
 	uint64_t extracted = 0;
 	int ret, code;
 
 	ret = parse_args(argc, argv, &o, &out);
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
+	if (o.fsverity_digest)
+		return print_fsverity_digest(o.image);
 	if (out_open(&out)) {
 		fprintf(stderr, "fsck.img: out of memory\n");
 		return FSCK_EXIT_OPERATIONAL;
@@ -709,6 +958,8 @@ int main(int argc, char **argv)
 	ret = open_image(&o, &out, &img, &res, &err);
 	if (!ret)
 		ret = run(&o, &out, &res, img, &extracted, &err);
+	if (!ret)
+		ret = check_verity(&o, &out, img, &res, &v, &err);
 	if (ret < 0)
 		code = FSCK_EXIT_OPERATIONAL;
 	else if (res.errors || out.differences)
@@ -722,12 +973,12 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 	}
 	if (out.json)
-		print_json(&out, &o, &res, img ? imgfs_image_sb(img) : NULL,
+		print_json(&out, &o, &res, img ? imgfs_image_sb(img) : NULL, &v,
 			   ret < 0 ? (err.code ? err.msg : strerror(-ret)) :
 				     NULL,
 			   extracted, code);
 	else
-		print_summary(&out, &o, &res);
+		print_summary(&out, &o, &res, &v);
 	imgfs_image_close(img);
 	return code;
 }

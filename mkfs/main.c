@@ -9,6 +9,7 @@
  * "mkfs.erofs", the program takes that tool's command line instead
  * (erofs_cli.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -79,6 +80,11 @@ static void usage(FILE *f)
 		"      --no-fsync       do not sync the image before renaming it into place\n"
 		"                       (for callers that sync themselves)\n"
 		"      --verify         check the image before putting it in place\n"
+		"      --dm-verity      append a dm-verity hash tree, write IMAGE.dmverity\n"
+		"                       and print the root hash and hash offset\n"
+		"      --dm-verity-salt=HEX  salt ('-': none; default derived from -U, -T)\n"
+		"      --dm-verity-uuid=UUID verity superblock UUID (default derived)\n"
+		"      --no-dm-verity-sidecar  do not write IMAGE.dmverity\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        version\n");
@@ -100,6 +106,10 @@ enum {
 	OPT_IGNORE_FLAGS,
 	OPT_ALLOW_MISSING_END,
 	OPT_NO_FSYNC,
+	OPT_DM_VERITY,
+	OPT_DM_VERITY_SALT,
+	OPT_DM_VERITY_UUID,
+	OPT_DM_VERITY_NO_SIDECAR,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +128,10 @@ static const struct option long_opts[] = {
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "no-fsync", no_argument, NULL, OPT_NO_FSYNC },
+	{ "dm-verity", no_argument, NULL, OPT_DM_VERITY },
+	{ "dm-verity-salt", required_argument, NULL, OPT_DM_VERITY_SALT },
+	{ "dm-verity-uuid", required_argument, NULL, OPT_DM_VERITY_UUID },
+	{ "no-dm-verity-sidecar", no_argument, NULL, OPT_DM_VERITY_NO_SIDECAR },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -156,6 +170,30 @@ static int bad_arg(const char *opt, const char *val)
 {
 	fprintf(stderr, "mkfs.img: invalid value for %s: '%s'\n", opt, val);
 	return -1;
+}
+
+/* "--dm-verity-salt=HEX": veritysetup's form, "-" for no salt */
+static int parse_salt(const char *s, struct imgfs_mkfs_options *o)
+{
+	size_t n = strlen(s);
+
+	o->dm_verity_have_salt = true;
+	o->dm_verity_salt_size = 0;
+	if (!strcmp(s, "-"))
+		return 0;
+	if (!n || n % 2 || n / 2 > sizeof(o->dm_verity_salt))
+		return bad_arg("--dm-verity-salt (even number of hex digits, at most 512, or -)", s);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int b;
+
+		if (!isxdigit((unsigned char)s[2 * i]) ||
+		    !isxdigit((unsigned char)s[2 * i + 1]) ||
+		    sscanf(s + 2 * i, "%2x", &b) != 1)
+			return bad_arg("--dm-verity-salt (hex digits)", s);
+		o->dm_verity_salt[i] = (uint8_t)b;
+	}
+	o->dm_verity_salt_size = n / 2;
+	return 0;
 }
 
 static const struct {
@@ -288,6 +326,19 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_VERIFY:
 		a->verify = true;
 		return 0;
+	case OPT_DM_VERITY:
+		o->dm_verity = true;
+		return 0;
+	case OPT_DM_VERITY_SALT:
+		return parse_salt(arg, o);
+	case OPT_DM_VERITY_UUID:
+		if (uuid_parse(arg, o->dm_verity_uuid))
+			return bad_arg("--dm-verity-uuid", arg);
+		o->dm_verity_have_uuid = true;
+		return 0;
+	case OPT_DM_VERITY_NO_SIDECAR:
+		o->dm_verity_no_sidecar = true;
+		return 0;
 	case 'q':
 		a->quiet = true;
 		return 0;
@@ -318,6 +369,13 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	}
 	if (argc - optind != 2) {
 		usage(stderr);
+		return -1;
+	}
+	if (!a->opts.dm_verity &&
+	    (a->opts.dm_verity_have_salt || a->opts.dm_verity_have_uuid ||
+	     a->opts.dm_verity_no_sidecar)) {
+		fprintf(stderr,
+			"mkfs.img: --dm-verity-salt, --dm-verity-uuid and --no-dm-verity-sidecar need --dm-verity\n");
 		return -1;
 	}
 	a->source = argv[optind];
@@ -376,9 +434,13 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 	fputc('\n', stderr);
 }
 
-/* The image has no name yet: check it through its descriptor. */
-static int verify(int fd, struct imgfs_error *err)
+/*
+ * The image has no name yet: check it through its descriptor, and its
+ * dm-verity tree against it (the root hash is printed afterwards).
+ */
+static int verify(int fd, bool dm_verity, struct imgfs_error *err)
 {
+	struct imgfs_verity_check chk;
 	struct imgfs_check_options co;
 	struct imgfs_check_result res;
 	struct imgfs_image *img;
@@ -392,6 +454,8 @@ static int verify(int fd, struct imgfs_error *err)
 	if (ret)
 		return ret;
 	ret = imgfs_check_image(img, &co, &res, err);
+	if (!ret && dm_verity)
+		ret = imgfs_check_verity(img, NULL, &chk, err);
 	imgfs_image_close(img);
 	if (ret)
 		return ret;
@@ -448,7 +512,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	int ret;
 
 	if (j->a->verify) {
-		ret = verify(fd, err);
+		ret = verify(fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
 	}
@@ -507,6 +571,10 @@ static int run(struct mkfs_args *a)
 			return 1;
 		}
 	}
+	/* the result, as veritysetup format shows it: even with -q */
+	if (a->opts.dm_verity)
+		printf("Root hash:\t%s\nHash offset:\t%" PRIu64 "\n",
+		       st.dm_verity.root_hex, st.dm_verity.hash_offset);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (!a->quiet)
 		fprintf(stderr,

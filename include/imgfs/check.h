@@ -21,6 +21,7 @@
 #include "imgfs/error.h"
 #include "imgfs/reader.h"
 #include "imgfs/walk.h"
+#include "imgfs/verity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,7 @@ enum imgfs_check_area {
 	IMGFS_CHECK_XATTR,
 	IMGFS_CHECK_DATA,
 	IMGFS_CHECK_LAYOUT, /* overlaps between inodes, data and metadata */
+	IMGFS_CHECK_VERITY, /* the dm-verity tree after the image */
 };
 
 /* One finding, valid only during the report callback. */
@@ -176,6 +178,27 @@ int imgfs_check_image(struct imgfs_image *img,
 IMGFS_API
 int imgfs_check_path(const char *path, const struct imgfs_check_options *opts,
 		     struct imgfs_check_result *res, struct imgfs_error *err);
+
+/*
+ * dm-verity hash trees after images (mkfs.img --dm-verity): the verity
+ * superblock sits at the image size (superblock block count) rounded up
+ * to 4096, as "veritysetup format --hash-offset" puts it there.
+ * imgfs_check_verity_offset() gives that offset (UINT64_MAX if absurd),
+ * imgfs_check_has_verity() whether a verity superblock is there.
+ * imgfs_check_verity() checks the tree over the whole image as the kernel
+ * would (imgfs_verity_verify_fd), @root_hash NULL meaning the root is not
+ * compared, and that the tree covers the whole image with data blocks no
+ * larger than the image's. Returns 0, -EBADMSG with a message naming the
+ * first mismatch, or another negative errno (I/O, a memory image).
+ * imgfs_check_image() does not warn about the bytes of such a tree.
+ */
+IMGFS_API
+uint64_t imgfs_check_verity_offset(const struct imgfs_image *img);
+IMGFS_API
+bool imgfs_check_has_verity(struct imgfs_image *img);
+IMGFS_API
+int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
+		       struct imgfs_verity_check *chk, struct imgfs_error *err);
 
 /* Human-readable names, for front ends. */
 IMGFS_API

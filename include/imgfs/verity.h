@@ -43,6 +43,8 @@ extern "C" {
 #define IMGFS_VERITY_SALT_MAX 256 /* what the superblock holds */
 #define IMGFS_VERITY_DEFAULT_SALT_SIZE 32 /* derived salts */
 #define IMGFS_VERITY_SB_SIZE 512
+/* imgfs_verity_params.head_size: at most this many bytes */
+#define IMGFS_VERITY_HEAD_MAX 4096
 /* imgfs_verity_params.hash_offset: just after the data (see there) */
 #define IMGFS_VERITY_HASH_OFFSET_AUTO UINT64_MAX
 /* imgfs_verity_check: no mismatch found */
@@ -90,6 +92,16 @@ struct imgfs_verity_params {
 	size_t seed_size;
 	/* directory for spilled levels; NULL: $TMPDIR, else /tmp */
 	const char *tmpdir;
+	/*
+	 * For a writer that writes its header last (an EROFS superblock):
+	 * the first @head_size bytes (at most IMGFS_VERITY_HEAD_MAX) are not
+	 * fed; imgfs_verity_update() starts at offset @head_size, and
+	 * imgfs_verity_set_head() gives them before imgfs_verity_finish().
+	 * The data blocks they touch are hashed then, and the first block
+	 * of each level, written with a placeholder until then, is redone:
+	 * the rest of the tree is built as the data streams in. 0: none.
+	 */
+	uint64_t head_size;
 };
 
 #define IMGFS_VERITY_PARAMS_INIT                                             \
@@ -130,6 +142,14 @@ int imgfs_verity_create(struct imgfs_verity **out,
 IMGFS_API
 int imgfs_verity_update(struct imgfs_verity *v, const void *buf, size_t len,
 			struct imgfs_error *err);
+
+/*
+ * The first params->head_size bytes of the data (see there), @len being
+ * exactly that; once, any time before imgfs_verity_finish().
+ */
+IMGFS_API
+int imgfs_verity_set_head(struct imgfs_verity *v, const void *buf, size_t len,
+			  struct imgfs_error *err);
 
 /*
  * Complete the tree: write the last blocks of every level, the superblock
@@ -206,6 +226,23 @@ void imgfs_verity_derive(const void *seed, size_t seed_size, uint8_t *salt,
 IMGFS_API
 int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			      size_t size);
+
+/*
+ * Read such a sidecar (@len bytes at @json): the root hash and the hash
+ * offset. Returns 0, or -EBADMSG with a message saying what is wrong.
+ */
+IMGFS_API
+int imgfs_verity_sidecar_parse(const char *json, size_t len,
+			       uint8_t root_hash[IMGFS_VERITY_DIGEST_SIZE],
+			       uint64_t *hash_offset, struct imgfs_error *err);
+
+/*
+ * Parse @hex (exactly 2 * IMGFS_VERITY_DIGEST_SIZE hex digits, either
+ * case) into @root_hash. Returns 0 or -EINVAL.
+ */
+IMGFS_API
+int imgfs_verity_parse_root(const char *hex,
+			    uint8_t root_hash[IMGFS_VERITY_DIGEST_SIZE]);
 
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
 IMGFS_API

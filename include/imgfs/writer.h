@@ -29,6 +29,7 @@
 
 #include "imgfs/api.h"
 #include "imgfs/error.h"
+#include "imgfs/verity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +115,29 @@ struct imgfs_mkfs_options {
 	/* mtimes against the build time: mkfs.erofs's -T alone sets them
 	 * all, its SOURCE_DATE_EPOCH clamps them */
 	enum imgfs_mtime_policy mtime_policy;
+	/* append a dm-verity hash tree (docs/format.md, lib/verity) */
+	bool dm_verity;
+	/*
+	 * Its data block size: 0 = the image's block size, which it must
+	 * not exceed (a dm-verity device has blocks of this size, and EROFS
+	 * mounts only with blocks at least as large as the device's).
+	 * Hash blocks are 4096 bytes; the tree starts at the image size
+	 * rounded up to 4096, where "veritysetup format --hash-offset"
+	 * would put it.
+	 */
+	uint32_t dm_verity_data_block_size;
+	/*
+	 * Salt and verity superblock UUID. Unless given, both are derived
+	 * from the image's UUID and build time: the same input and options
+	 * (with -U and -T) give the same tree and root hash.
+	 */
+	bool dm_verity_have_salt;
+	size_t dm_verity_salt_size; /* 0: no salt (veritysetup --salt=-) */
+	uint8_t dm_verity_salt[IMGFS_VERITY_SALT_MAX];
+	bool dm_verity_have_uuid;
+	uint8_t dm_verity_uuid[16];
+	/* imgfs_convert(): do not write the sidecar IMAGE.dmverity */
+	bool dm_verity_no_sidecar;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */
@@ -122,6 +146,9 @@ struct imgfs_mkfs_stats {
 	uint64_t inodes; /* inodes in the image */
 	uint64_t data_bytes; /* file data bytes read */
 	uint64_t image_bytes; /* final image size */
+	/* opts.dm_verity: the tree after the image (root hash, hash offset,
+	 * hash_end: the file size) */
+	struct imgfs_verity_result dm_verity;
 };
 
 /* Fill @opts with the defaults. */
@@ -279,8 +306,11 @@ IMGFS_API
 int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err);
 
 /*
- * Lay out and write all metadata and the superblock. The image is complete
- * (but not fsynced) on success. @stats may be NULL.
+ * Lay out and write all metadata and the superblock, then, with
+ * opts.dm_verity, the dm-verity tree after the image (its root hash and
+ * hash offset in stats->dm_verity; imgfs_convert() also writes the
+ * sidecar). The image is complete (but not fsynced) on success. @stats
+ * may be NULL.
  */
 IMGFS_API
 int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,

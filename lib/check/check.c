@@ -150,7 +150,9 @@ static void check_superblock(struct check_ctx *c)
 			     sb->unknown_compat);
 	check_area_addr(c, "meta_blkaddr", c->img->meta_base);
 	check_area_addr(c, "xattr_blkaddr", c->img->xattr_base);
-	if (sb->blocks && (sb->blocks >> 52 || blocks_bytes != c->img->size))
+	/* a dm-verity tree after the image is checked on its own */
+	if (sb->blocks && (sb->blocks >> 52 || blocks_bytes != c->img->size) &&
+	    !imgfs_check_has_verity(c->img))
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID,
 			     "superblock says %llu blocks (%llu bytes) but the image has %llu bytes",

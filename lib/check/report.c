@@ -10,7 +10,7 @@
 
 static const char *const severity_names[] = { "error", "warning", "note" };
 static const char *const area_names[] = { "superblock", "inode", "directory",
-					  "xattr", "data", "layout" };
+					  "xattr", "data", "layout", "verity" };
 
 const char *imgfs_check_severity_name(enum imgfs_check_severity s)
 {
@@ -19,7 +19,9 @@ const char *imgfs_check_severity_name(enum imgfs_check_severity s)
 
 const char *imgfs_check_area_name(enum imgfs_check_area a)
 {
-	return (unsigned int)a < 6 ? area_names[a] : "?";
+	return (unsigned int)a < sizeof(area_names) / sizeof(area_names[0]) ?
+		       area_names[a] :
+		       "?";
 }
 
 void check_report(struct check_ctx *c, enum imgfs_check_severity sev,

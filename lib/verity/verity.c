@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <json-c/json_object.h>
+#include <json-c/json_tokener.h>
 
 #include "verity/verity.h"
 
@@ -167,8 +171,11 @@ static void vt_release(struct vt *t)
 	EVP_MD_CTX_free(t->salted);
 	EVP_MD_CTX_free(t->work);
 	free(t->dbuf);
-	for (int i = 0; i <= VT_MAX_LEVELS; i++)
+	free(t->headbuf);
+	for (int i = 0; i <= VT_MAX_LEVELS; i++) {
 		free(t->lv[i]);
+		free(t->held[i]);
+	}
 	memset(t, 0, sizeof(*t));
 }
 
@@ -193,6 +200,15 @@ static int vt_close_block(struct vt *t, unsigned int level,
 	int ret;
 
 	memset(t->lv[level] + t->lvfill[level], 0, t->hbs - t->lvfill[level]);
+	/* a first block holding placeholders is redone once the head is in */
+	if (t->head_blocks && !t->lvcount[level]) {
+		if (!t->held[level])
+			t->held[level] = malloc(t->hbs);
+		if (!t->held[level])
+			return imgfs_error_set(err, -ENOMEM,
+					       "verity: out of memory");
+		memcpy(t->held[level], t->lv[level], t->hbs);
+	}
 	if (t->emit) {
 		ret = t->emit(t, level, t->lvcount[level], t->lv[level], err);
 		if (ret)
@@ -237,11 +253,38 @@ static int vt_data_block(struct vt *t, const uint8_t *block,
 	return ret;
 }
 
+/* The head's data blocks are complete: placeholders take their place. */
+static int vt_head_placeholders(struct vt *t, struct imgfs_error *err)
+{
+	static const uint8_t none[DIGEST];
+	int ret = 0;
+
+	for (uint64_t i = 0; i < t->head_blocks && !ret; i++)
+		ret = vt_push(t, 0, none, err);
+	t->data_blocks += t->head_blocks;
+	return ret;
+}
+
 static int vt_update(struct vt *t, const uint8_t *p, size_t len,
 		     struct imgfs_error *err)
 {
+	uint64_t hend = t->head_blocks * t->dbs;
 	int ret;
 
+	/* what shares a data block with the head waits with it */
+	if (t->fed < hend) {
+		size_t n = hend - t->fed < len ? hend - t->fed : len;
+
+		memcpy(t->headbuf + t->fed, p, n);
+		t->fed += n;
+		p += n;
+		len -= n;
+		if (t->fed == hend) {
+			ret = vt_head_placeholders(t, err);
+			if (ret)
+				return ret;
+		}
+	}
 	t->fed += len;
 	while (len) {
 		if (!t->dfill && len >= t->dbs) {
@@ -281,16 +324,84 @@ static unsigned int vt_levels(uint64_t blocks, uint32_t hbs)
 	return levels;
 }
 
+/*
+ * Hash the head's data blocks into their level-0 slots, then redo the
+ * first block of each level that was already closed with a placeholder
+ * (emit it again, and put its hash in the first slot of the level above),
+ * up to the first level whose first block is still pending.
+ */
+static int vt_fix_head(struct vt *t, struct imgfs_error *err)
+{
+	uint64_t k = t->head_blocks;
+	unsigned int level = 0;
+	uint8_t d[DIGEST];
+	int ret;
+
+	t->head_blocks = 0;
+	for (uint64_t i = 0; i < k; i++) {
+		uint8_t *slot = t->lvcount[0] ? t->held[0] : t->lv[0];
+
+		ret = vt_hash(t, t->headbuf + i * t->dbs, t->dbs,
+			      slot + i * DIGEST, err);
+		if (ret)
+			return ret;
+	}
+	while (t->lvcount[level]) {
+		if (level >= VT_MAX_LEVELS)
+			return imgfs_error_set(err, -EFBIG,
+					       "verity: tree too deep");
+		if (t->emit) {
+			ret = t->emit(t, level, 0, t->held[level], err);
+			if (ret)
+				return ret;
+		}
+		ret = vt_hash(t, t->held[level], t->hbs, d, err);
+		if (ret)
+			return ret;
+		level++;
+		memcpy(t->lvcount[level] ? t->held[level] : t->lv[level], d,
+		       DIGEST);
+	}
+	return 0;
+}
+
+/* The data ended inside the head's blocks: hash them in order now. */
+static int vt_short_head(struct vt *t, struct imgfs_error *err)
+{
+	uint64_t hend = t->head_blocks * t->dbs;
+	uint64_t n = round_up(t->fed, t->dbs) / t->dbs;
+	int ret = 0;
+
+	memset(t->headbuf + t->fed, 0, hend - t->fed);
+	t->head_blocks = 0;
+	for (uint64_t i = 0; i < n && !ret; i++)
+		ret = vt_data_block(t, t->headbuf + i * t->dbs, err);
+	return ret;
+}
+
 /* Pad the last data block, flush every level, and return the root. */
 static int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 {
 	unsigned int levels;
 	int ret;
 
+	if (t->head_blocks && !t->head_given)
+		return imgfs_error_set(err, -EINVAL,
+				       "verity: the head of the data was never given");
+	if (t->head_blocks && t->fed < t->head_blocks * t->dbs) {
+		ret = vt_short_head(t, err);
+		if (ret)
+			return ret;
+	}
 	if (t->dfill) {
 		memset(t->dbuf + t->dfill, 0, t->dbs - t->dfill);
 		t->dfill = 0;
 		ret = vt_data_block(t, t->dbuf, err);
+		if (ret)
+			return ret;
+	}
+	if (t->head_blocks) {
+		ret = vt_fix_head(t, err);
 		if (ret)
 			return ret;
 	}
@@ -336,6 +447,7 @@ struct imgfs_verity {
 	uint32_t dbs, hbs;
 	uint64_t announced; /* data size given up front, 0 if not */
 	uint64_t hash_offset; /* IMGFS_VERITY_HASH_OFFSET_AUTO until known */
+	uint64_t head_size; /* given by imgfs_verity_set_head() */
 	int hash_fd;
 	uint8_t salt[IMGFS_VERITY_SALT_MAX];
 	size_t salt_size;
@@ -474,6 +586,11 @@ static int check_params(const struct imgfs_verity_params *p, uint32_t dbs,
 				       "verity: hash offset %" PRIu64
 				       " is not a multiple of 512",
 				       p->hash_offset);
+	if (p->head_size > IMGFS_VERITY_HEAD_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "verity: head of %" PRIu64
+				       " bytes, at most %d can be given last",
+				       p->head_size, IMGFS_VERITY_HEAD_MAX);
 	return 0;
 }
 
@@ -513,6 +630,18 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 	ret = vt_init(&v->t, v->dbs, v->hbs, v->salt, v->salt_size, err);
 	v->t.emit = v->hash_fd >= 0 ? dm_emit : NULL;
 	v->t.arg = v;
+	v->head_size = p->head_size;
+	if (!ret && p->head_size) {
+		v->t.head_blocks = round_up(p->head_size, v->dbs) / v->dbs;
+		v->t.headbuf = calloc(v->t.head_blocks, v->dbs);
+		if (!v->t.headbuf)
+			ret = imgfs_error_set(err, -ENOMEM,
+					      "verity: out of memory");
+		/* updates start after the head */
+		v->t.fed = p->head_size;
+		if (!ret && v->t.fed == v->t.head_blocks * v->dbs)
+			ret = vt_head_placeholders(&v->t, err);
+	}
 	return ret;
 }
 
@@ -645,6 +774,22 @@ static void fill_result(const struct imgfs_verity *v, const uint8_t *root,
 		u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
+int imgfs_verity_set_head(struct imgfs_verity *v, const void *buf, size_t len,
+			  struct imgfs_error *err)
+{
+	if (v->done || !v->head_size || v->t.head_given)
+		return imgfs_error_set(err, -EINVAL,
+				       "verity: no head expected here");
+	if (len != v->head_size)
+		return imgfs_error_set(err, -EINVAL,
+				       "verity: head of %zu bytes, %" PRIu64
+				       " announced",
+				       len, v->head_size);
+	memcpy(v->t.headbuf, buf, len);
+	v->t.head_given = true;
+	return 0;
+}
+
 int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 			struct imgfs_error *err)
 {
@@ -747,6 +892,7 @@ int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 			err, -EINVAL,
 			"verity: no data: dm-verity needs at least one data block");
 	p.data_size = data_size;
+	p.head_size = 0; /* everything is read in order here */
 	ret = imgfs_verity_create(&v, &p, err);
 	if (ret)
 		return ret;
@@ -773,6 +919,66 @@ int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			 res->root_hex, res->hash_offset);
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int imgfs_verity_parse_root(const char *hex, uint8_t root_hash[DIGEST])
+{
+	if (strlen(hex) != 2 * DIGEST)
+		return -EINVAL;
+	for (int i = 0; i < DIGEST; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		root_hash[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int imgfs_verity_sidecar_parse(const char *json, size_t len,
+			       uint8_t root_hash[DIGEST], uint64_t *hash_offset,
+			       struct imgfs_error *err)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *doc = NULL, *root, *off;
+	int ret = 0;
+
+	if (!tok)
+		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+	if (len <= INT_MAX)
+		doc = json_tokener_parse_ex(tok, json, (int)len);
+	if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
+	    !json_object_is_type(doc, json_type_object))
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: not a JSON object");
+	else if (!json_object_object_get_ex(doc, "roothash", &root) ||
+		 !json_object_is_type(root, json_type_string) ||
+		 imgfs_verity_parse_root(json_object_get_string(root),
+					 root_hash))
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: \"roothash\" is not %d hex digits",
+				      2 * DIGEST);
+	else if (!json_object_object_get_ex(doc, "hashoffset", &off) ||
+		 !json_object_is_type(off, json_type_int) ||
+		 json_object_get_int64(off) < 0)
+		ret = imgfs_error_set(err, -EBADMSG,
+				      "dm-verity sidecar: \"hashoffset\" is not a byte offset");
+	else
+		*hash_offset = (uint64_t)json_object_get_int64(off);
+	json_object_put(doc);
+	json_tokener_free(tok);
+	return ret;
 }
 
 /* ---- dm-verity: checking a hash area ---- */

@@ -12,6 +12,7 @@
 #ifndef IMGFS_LIB_VERITY_H
 #define IMGFS_LIB_VERITY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <openssl/evp.h>
@@ -40,6 +41,16 @@ struct vt {
 	uint8_t *lv[VT_MAX_LEVELS + 1];
 	size_t lvfill[VT_MAX_LEVELS + 1];
 	uint64_t lvcount[VT_MAX_LEVELS + 1]; /* blocks emitted per level */
+	/*
+	 * The first @head_blocks data blocks are hashed last (their first
+	 * head_size bytes come from imgfs_verity_set_head()): placeholder
+	 * digests stand in for them, and the first block of each level is
+	 * kept in @held as it was emitted, to be redone at the end.
+	 */
+	uint64_t head_blocks;
+	uint8_t *headbuf; /* head_blocks data blocks */
+	bool head_given;
+	uint8_t *held[VT_MAX_LEVELS + 1];
 	vt_emit_fn emit; /* NULL: nothing stored */
 	vt_leaf_fn leaf;
 	void *arg;

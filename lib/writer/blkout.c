@@ -93,6 +93,11 @@ int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 {
 	int ret;
 
+	if (o->tap) {
+		ret = o->tap(o->tap_arg, p, len, err);
+		if (ret)
+			return ret;
+	}
 	if (o->buf_len + len > o->buf_cap) {
 		ret = imgfs_blkout_flush(o, err);
 		if (ret)
@@ -116,6 +121,12 @@ int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
 		      struct imgfs_error *err)
 {
+	if (o->tap && len) {
+		int ret = o->tap(o->tap_arg, NULL, len, err);
+
+		if (ret)
+			return ret;
+	}
 	/* Long runs of zeros become a hole in the image file. */
 	if (len >= o->buf_cap) {
 		int ret = imgfs_blkout_flush(o, err);

@@ -23,6 +23,13 @@ struct imgfs_blkout {
 	uint8_t *buf;
 	size_t buf_len;
 	size_t buf_cap;
+	/*
+	 * Sees every byte appended, in order, as it is appended (@p NULL:
+	 * @len zeros): the dm-verity tree is built from it. NULL: none.
+	 */
+	int (*tap)(void *arg, const void *p, uint64_t len,
+		   struct imgfs_error *err);
+	void *tap_arg;
 };
 
 int imgfs_blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,

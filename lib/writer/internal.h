@@ -57,6 +57,10 @@ struct imgfs_writer {
 	uint64_t file_size;
 	char *file_path;
 	struct imgfs_data_stream *file; /* NULL when its data is dropped */
+	/* opts.dm_verity: the tree being built, and how many bytes at the
+	 * start of the image (the superblock's block) it takes last */
+	struct imgfs_verity *verity;
+	uint64_t verity_head;
 };
 
 /* entry.c: the entry calls' bookkeeping. */
@@ -124,6 +128,20 @@ struct imgfs_sb_layout {
 };
 int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err);
+
+/*
+ * dm_verity.c: the dm-verity tree, fed by the block output from the first
+ * byte after the @head (opts.dm_verity); the head comes last, when the
+ * superblock is written at @offset, and finish appends the tree.
+ */
+int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
+			      struct imgfs_error *err);
+int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
+			     const uint8_t *buf, size_t len,
+			     struct imgfs_error *err);
+int imgfs_writer_verity_finish(struct imgfs_writer *w,
+			       struct imgfs_verity_result *res,
+			       struct imgfs_error *err);
 
 /* layout.c: place and write all metadata. */
 int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,

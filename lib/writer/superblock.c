@@ -72,5 +72,6 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		return imgfs_error_set(err, n < 0 ? -errno : -EIO,
 				       "writing superblock: %s",
 				       n < 0 ? strerror(errno) : "short write");
-	return 0;
+	/* the dm-verity tree hashes the block now that it is final */
+	return imgfs_writer_verity_head(w, IMGFS_SUPER_OFFSET, blk, len, err);
 }

@@ -47,6 +47,11 @@ static int check_options(const struct imgfs_mkfs_options *o,
 		return imgfs_error_set(err, -EINVAL,
 				       "unknown mtime policy %d",
 				       (int)o->mtime_policy);
+	if (o->dm_verity_have_salt &&
+	    o->dm_verity_salt_size > IMGFS_VERITY_SALT_MAX)
+		return imgfs_error_set(err, -EINVAL,
+				       "dm-verity salt longer than %d bytes",
+				       IMGFS_VERITY_SALT_MAX);
 	return 0;
 }
 
@@ -114,6 +119,10 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 			imgfs_writer_destroy(w);
 			return NULL;
 		}
+	}
+	if (opts->dm_verity && imgfs_writer_verity_start(w, start, err)) {
+		imgfs_writer_destroy(w);
+		return NULL;
 	}
 	if (ftruncate(fd, 0) < 0) {
 		imgfs_error_set(err, -errno, "truncating output: %s",
@@ -192,6 +201,8 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		ret = imgfs_writer_resolve_links(w, err);
 	if (!ret)
 		ret = imgfs_layout_write(w, &st, err);
+	if (!ret && w->verity)
+		ret = imgfs_writer_verity_finish(w, &st.dm_verity, err);
 	if (ret) {
 		w->failed = true;
 		return ret;
@@ -210,6 +221,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	imgfs_writer_close_file(w);
 	imgfs_writer_free_links(w);
 	imgfs_compressor_destroy(w->compressor);
+	imgfs_verity_free(w->verity);
 	imgfs_tree_free(&w->tree);
 	imgfs_xattr_table_free(&w->xattrs);
 	imgfs_blkout_free(&w->out);

@@ -145,6 +145,41 @@ static int stream(int fd, const uint8_t *data, size_t size, uint32_t dbs,
 	return ret;
 }
 
+/*
+ * As stream(), with the first @head bytes given last (a writer that writes
+ * its header at the end); the size is not known up front.
+ */
+static int stream_head(int fd, const uint8_t *data, size_t size, uint32_t dbs,
+		       const uint8_t *salt, const uint8_t *uuid, size_t head,
+		       size_t chunk, struct imgfs_verity_result *res)
+{
+	struct imgfs_verity_params p = {
+		.data_block_size = dbs,
+		.hash_offset = IMGFS_VERITY_HASH_OFFSET_AUTO,
+		.hash_fd = fd,
+		.salt = salt,
+		.salt_size = 32,
+		.uuid = uuid,
+		.head_size = head,
+	};
+	struct imgfs_error err = { 0 };
+	struct imgfs_verity *v;
+	int ret = imgfs_verity_create(&v, &p, &err);
+
+	for (size_t off = head; !ret && off < size; off += chunk)
+		ret = imgfs_verity_update(
+			v, data + off, size - off < chunk ? size - off : chunk,
+			&err);
+	if (!ret)
+		ret = imgfs_verity_set_head(v, data, head, &err);
+	if (!ret)
+		ret = imgfs_verity_finish(v, res, &err);
+	imgfs_verity_free(v);
+	if (ret)
+		fprintf(stderr, "stream_head: %s\n", err.msg);
+	return ret;
+}
+
 static void flip(int fd, uint64_t off)
 {
 	uint8_t b;
@@ -246,6 +281,19 @@ static void one_case(uint32_t dbs, size_t size)
 		fd = mkfile(data, size);
 		CHECK(stream(fd, data, size, dbs, salt, uuid, known, chunk,
 			     &res2) == 0);
+		CHECK_BYTES(res2.root_hash, r.root, 32);
+		CHECK(area_matches(fd, &r));
+		close(fd);
+	}
+	/* the head last, as mkfs writes the EROFS superblock last */
+	for (size_t h = 0; h < 4; h++) {
+		static const size_t heads[] = { 1536, 2048, 4096, 700 };
+
+		if (heads[h] > size)
+			continue;
+		fd = mkfile(data, size);
+		CHECK(stream_head(fd, data, size, dbs, salt, uuid, heads[h],
+				  h & 1 ? 777 : 64 * 1024, &res2) == 0);
 		CHECK_BYTES(res2.root_hash, r.root, 32);
 		CHECK(area_matches(fd, &r));
 		close(fd);

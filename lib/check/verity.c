@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A dm-verity hash tree after an image: where mkfs.img --dm-verity (and
+ * "veritysetup format --hash-offset" as containerd uses it) puts it, at
+ * the image size rounded up to 4096, and its check over the whole file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "check/internal.h"
+#include "imgfs/verity.h"
+
+/* the hash offset is aligned for the 4096-byte hash blocks */
+#define VERITY_ALIGN 4096u
+
+uint64_t imgfs_check_verity_offset(const struct imgfs_image *img)
+{
+	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
+	uint64_t end = sb->blocks << sb->blkszbits;
+
+	if (sb->blocks >> 52)
+		return UINT64_MAX;
+	return (end + VERITY_ALIGN - 1) / VERITY_ALIGN * VERITY_ALIGN;
+}
+
+bool imgfs_check_has_verity(struct imgfs_image *img)
+{
+	uint64_t off = imgfs_check_verity_offset(img);
+	struct imgfs_error e = { 0 };
+	uint8_t magic[8];
+
+	if (off == UINT64_MAX || off > img->size ||
+	    img->size - off < IMGFS_VERITY_SB_SIZE)
+		return false;
+	if (imgfs_img_read(img, magic, sizeof(magic), off, "verity superblock",
+			   0, &e))
+		return false;
+	return !memcmp(magic, "verity\0\0", sizeof(magic));
+}
+
+int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
+		       struct imgfs_verity_check *chk, struct imgfs_error *err)
+{
+	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
+	uint64_t off = imgfs_check_verity_offset(img);
+	uint64_t fs_end = sb->blocks << sb->blkszbits;
+	uint64_t covered;
+	int ret;
+
+	if (img->fd < 0)
+		return imgfs_error_set(
+			err, -EOPNOTSUPP,
+			"dm-verity: only image files can be checked");
+	if (!imgfs_check_has_verity(img))
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"dm-verity: no verity superblock at offset %" PRIu64
+			" (the image size rounded up to 4096)",
+			off);
+	ret = imgfs_verity_verify_fd(img->fd, img->fd, off, root_hash, chk,
+				     err);
+	if (ret)
+		return ret;
+	/* a tree over a prefix would leave the rest unprotected */
+	covered = chk->info.data_blocks * chk->info.data_block_size;
+	if (covered < fs_end)
+		return imgfs_error_set(err, -EBADMSG,
+				       "dm-verity: the tree covers %" PRIu64
+				       " bytes, the image has %" PRIu64,
+				       covered, fs_end);
+	if (chk->info.data_block_size > (1u << sb->blkszbits))
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"dm-verity: data blocks of %u bytes, larger than the image's %u: the kernel cannot mount it on the verity device",
+			chk->info.data_block_size, 1u << sb->blkszbits);
+	return 0;
+}
