@@ -858,6 +858,23 @@ static void job_queue(struct imgfs_compressor *c, struct zjob *j)
 	imgfs_workpool_submit(c->pool, &j->work);
 }
 
+/* Queue @j after @after, or first when NULL; returns @j. */
+static struct zjob *job_queue_front(struct imgfs_compressor *c,
+				    struct zjob *j, struct zjob *after)
+{
+	struct zjob **at = after ? &after->next : &c->head;
+
+	j->next = *at;
+	*at = j;
+	if (!j->next)
+		c->tail = j;
+	c->queued_bytes += j->len;
+	c->queued_jobs++;
+	j->file->pending++;
+	imgfs_workpool_submit(c->pool, &j->work);
+	return j;
+}
+
 static int start_job(struct feeder *fd, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = fd->c;
@@ -896,14 +913,21 @@ static int submit_job(struct feeder *fd, struct imgfs_error *err)
  * with @final (no file left to give one), all of it, ending the file.
  * A non-final call keeps some bytes back so that the final call always
  * has a last segment to queue.
+ *
+ * Non-final segments are queued when a retired job has just filled the
+ * buffer, and go to the front of the queue, so they are written right
+ * after that job's blocks: where they land depends on the input alone,
+ * never on how far the workers had got, or how many there are.
  */
 static int packed_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 			bool final, struct imgfs_error *err)
 {
+	struct zjob *after = NULL; /* the last segment put in front */
+
 	while (c->plen > c->seg_size || (final && c->plen)) {
 		size_t n = c->plen < c->seg_size ? c->plen : c->seg_size;
 		struct zjob *j;
-		int ret = make_room(w, c, n, err);
+		int ret = final ? make_room(w, c, n, err) : 0;
 
 		if (ret)
 			return ret;
@@ -929,7 +953,10 @@ static int packed_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 		j->last = final && !c->plen;
 		if (j->last)
 			c->packed_inode->size = c->packed_queued;
-		job_queue(c, j);
+		if (final)
+			job_queue(c, j);
+		else
+			after = job_queue_front(c, j, after);
 	}
 	return 0;
 }
@@ -1037,7 +1064,6 @@ int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 {
 	struct imgfs_compressor *c = w->compressor;
 	struct imgfs_compress_stream *s = calloc(1, sizeof(*s));
-	int ret;
 
 	if (s)
 		s->fd.f = calloc(1, sizeof(*s->fd.f));
@@ -1055,11 +1081,6 @@ int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	s->size = inode->size;
 	s->fd.f->frag = c->fragments;
 	s->fd.f->tail_room = c->fragments ? 0 : tail_room(c, inode);
-	ret = packed_queue(w, c, false, err);
-	if (ret) {
-		imgfs_compress_abort(s);
-		return ret;
-	}
 	*out = s;
 	return 0;
 }

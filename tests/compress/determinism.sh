@@ -42,4 +42,28 @@ same_images "$WORK/mix.tar" -z lz4hc
 same_images "$WORK/mix.tar" -z lzma,0 -C 131072 --fragments
 same_images "$WORK/mix.tar" -z zstd -C 1048576 --ztailpacking
 
+# Fragments filling the packed inode many times over (2000 files of 1 to
+# 6 KiB of poorly compressible bytes, about 7 MiB of tails, between files
+# of 3 MiB that take the workers a while): the packed inode's segments are
+# queued as the files' jobs retire, which must not depend on the workers'
+# speed or number.
+"$PYTHON" - "$WORK/tails.tar" <<'PY' || die "tails.tar"
+import io, random, sys, tarfile
+rnd = random.Random(7)
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for i in range(2000):
+        if i % 400 == 150:
+            n = 3 << 20
+            data = rnd.randbytes(n // 2) + bytes(n - n // 2)
+        else:
+            n = rnd.randrange(1024, 6144)
+            data = bytes(rnd.getrandbits(8) & 0x3f for _ in range(n))
+        ti = tarfile.TarInfo("d%02d/f%04d" % (i % 37, i))
+        ti.size = n
+        ti.mtime = 1600000000
+        t.addfile(ti, io.BytesIO(data))
+PY
+same_images "$WORK/tails.tar" -z lz4 --fragments
+same_images "$WORK/tails.tar" -z zstd -C 65536 --fragments
+
 finish
