@@ -36,6 +36,7 @@ struct mkfs_args {
 	bool immutable;
 	bool verify;
 	bool quiet;
+	bool have_blksz; /* -b given */
 };
 
 /*
@@ -81,6 +82,10 @@ static void usage(FILE *f)
 		"      --ztailpacking   inline the last compressed cluster of each file\n"
 		"      --fragments      pack file ends and small files into one compressed\n"
 		"                       inode (Linux 6.1+)\n"
+		"      --tar-index[=append|only] file data stays in the tar: the image is an\n"
+		"                       index (512-byte blocks) followed by the uncompressed\n"
+		"                       tar, byte for byte; 'only' writes the index alone,\n"
+		"                       for a caller that appends the tar itself\n"
 		"      --immutable      set the immutable flag on the finished image\n"
 		"      --verify         check the image before putting it in place\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
@@ -103,6 +108,7 @@ enum {
 	OPT_FRAGMENTS,
 	OPT_IGNORE_FLAGS,
 	OPT_ALLOW_MISSING_END,
+	OPT_TAR_INDEX,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
+	{ "tar-index", optional_argument, NULL, OPT_TAR_INDEX },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -210,7 +217,16 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 
 	switch (c) {
 	case 'b':
+		a->have_blksz = true;
 		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+	case OPT_TAR_INDEX:
+		if (!arg || !strcmp(arg, "append"))
+			o->tar_index = IMGFS_TAR_INDEX_APPEND;
+		else if (!strcmp(arg, "only"))
+			o->tar_index = IMGFS_TAR_INDEX_ONLY;
+		else
+			return bad_arg("--tar-index (append or only)", arg);
+		return 0;
 	case OPT_INLINE:
 		o->inline_data = true;
 		return 0;
@@ -320,6 +336,12 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	}
 	a->source = argv[optind];
 	a->target = argv[optind + 1];
+	if (a->opts.tar_index && a->have_blksz && a->opts.blkszbits != 9) {
+		fprintf(stderr,
+			"mkfs.img: --tar-index images use 512-byte blocks (tar data lies on 512-byte boundaries): -b %u does not apply\n",
+			1u << a->opts.blkszbits);
+		return -1;
+	}
 	return 0;
 }
 

@@ -59,6 +59,18 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		memcpy(sb + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
 	}
+	if (l->extra_devices) {
+		uint64_t at = (uint64_t)l->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE -
+			      IMGFS_SUPER_OFFSET;
+
+		if (l->compr_cfgs_len || l->extra_devices != 1 ||
+		    at < IMGFS_SUPER_BASE_SIZE || at + IMGFS_DEVICE_SLOT_SIZE > len)
+			return imgfs_error_set(err, -EINVAL,
+					       "internal: device table does not fit in the superblock block");
+		imgfs_put_le16(sb + 86, l->extra_devices);
+		imgfs_put_le16(sb + 88, l->devt_slotoff);
+		memcpy(sb + at, l->devt, IMGFS_DEVICE_SLOT_SIZE);
+	}
 	imgfs_put_le32(sb + 4, imgfs_crc32c(0xFFFFFFFFu, sb, len));
 	n = pwrite(w->fd, blk, len, IMGFS_SUPER_OFFSET);
 	if (n != (ssize_t)len)
