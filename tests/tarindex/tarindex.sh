@@ -1,0 +1,151 @@
+#!/bin/bash
+# Tar-index images (mkfs.img --tar-index): file data stays in the tar,
+# which follows the index byte for byte. Realistic layers (every entry
+# type, sparse files in GNU and pax form, hard links, xattrs and ACLs,
+# whiteouts, long names, pax headers, a slice of /usr) are converted;
+# each image mounted through a loop device, file-backed and with direct
+# I/O must equal the bsdtar extraction, fsck.img must accept it and find
+# the tar's entries in it (--compare), and its tail must hash to the
+# tar's SHA-256 (the layer's diffID). --tar-index=only followed by
+# "cat TAR >>" must give the same bytes as --tar-index.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+setup
+require_tools tar sha256sum gzip
+
+FIXED=(-T 1600000000 -U 0b5e4a6c-52a3-4c61-8d4b-0c1f6a9e3d21)
+
+# tail_is_tar IMG TAR: the bytes after the index are TAR, byte for byte.
+tail_is_tar() {
+	local size want got
+	size=$(stat -c %s "$2")
+	want=$(sha256sum <"$2" | cut -d' ' -f1)
+	got=$(tail -c "$size" "$1" | sha256sum | cut -d' ' -f1)
+	[ "$want" = "$got" ]
+}
+
+# index_and_compare TAR [MKFS OPTIONS...]: --tar-index, then mount (loop,
+# file, directio) against the extraction, fsck, compare, and check the tail.
+index_and_compare() {
+	local tar=$1 name ref topts o copts=()
+	shift
+	for o in "$@"; do
+		case $o in
+		--keep-whiteouts) copts+=("$o") ;;
+		esac
+	done
+	name=$(basename "$tar")
+	IMG=$WORK/$name.idx.img
+	rm -f "$IMG"
+	if ! mkfs_img --tar-index "$@" "$tar" "$IMG"; then
+		fail "mkfs --tar-index $* $name"
+		return 1
+	fi
+	ok "mkfs --tar-index $* $name ($(stat -c %s "$IMG") bytes, tar $(stat -c %s "$tar"))"
+	ref=$(ref_dir "$tar")
+	[ -d "$ref" ] || extract "$tar" "$ref" || die "bsdtar could not extract $name"
+	# shellcheck disable=SC2207
+	topts=($(treecmp_opts_for "$tar" "$@"))
+	compare_mounts "$IMG" "$ref" "loop file directio" "${topts[@]}"
+	check "fsck.img $name.idx.img" "$FSCK_IMG" -q "$IMG"
+	check "fsck.img --compare $name ${copts[*]}" "$FSCK_IMG" -q \
+		--compare="$tar" "${copts[@]}" "$IMG"
+	check "tail of $name.idx.img is the tar (sha256)" tail_is_tar "$IMG" "$tar"
+}
+
+# Layers written by Python's tarfile (pax headers, every entry type,
+# xattrs and ACLs, OCI whiteouts), by GNU tar in pax and gnu
+# formats (long names, devices, sparse files, hard links, ns mtimes) and
+# a slice of /usr.
+for s in basic xattrs whiteouts; do
+	pymk mktar.py "$s" "$WORK/$s.tar" || die "mktar $s"
+done
+make_tree "$WORK/tree" full
+tar -C "$WORK/tree" -S --format=posix -cf "$WORK/tree-pax.tar" . ||
+	die "tar pax"
+tar -C "$WORK/tree" -S --format=gnu -cf "$WORK/tree-gnu.tar" . ||
+	die "tar gnu"
+printf '%s\n' usr usr/share >"$WORK/usr.list"
+(cd / && find usr/share/zoneinfo usr/include -xdev 2>/dev/null |
+	LC_ALL=C sort | head -n 2000) >>"$WORK/usr.list"
+tar -C / --no-recursion --format=posix -cf "$WORK/usr.tar" \
+	-T "$WORK/usr.list" || die "tar of /usr"
+
+for s in basic xattrs whiteouts tree-pax \
+	tree-gnu usr; do
+	index_and_compare "$WORK/$s.tar"
+done
+# options that apply to the metadata still apply
+index_and_compare "$WORK/basic.tar" --inline-data -x 1 "${FIXED[@]}"
+index_and_compare "$WORK/whiteouts.tar" --keep-whiteouts
+
+# The sparse file's holes are holes: the index is small.
+idx=$WORK/tree-pax.tar.idx.img
+t=$(stat -c %s "$WORK/tree-pax.tar")
+i=$(stat -c %s "$idx")
+check "tree-pax index is small ($((i - t)) bytes before the tar)" \
+	test $((i - t)) -lt 65536
+
+# --tar-index=only + cat TAR >> gives the very bytes of --tar-index.
+for s in basic tree-gnu; do
+	tar=$WORK/$s.tar
+	rm -f "$WORK/a.img" "$WORK/o.img"
+	if mkfs_img -q --tar-index "${FIXED[@]}" "$tar" "$WORK/a.img" &&
+		mkfs_img -q --tar-index=only "${FIXED[@]}" - "$WORK/o.img" <"$tar"; then
+		ok "mkfs --tar-index and --tar-index=only (stdin) $s"
+		check "--tar-index=only index is shorter than the tar" \
+			test "$(stat -c %s "$WORK/o.img")" -lt "$(stat -c %s "$tar")"
+		cat "$tar" >>"$WORK/o.img"
+		check "only + cat >> equals --tar-index ($s)" \
+			cmp "$WORK/a.img" "$WORK/o.img"
+		compare_mounts "$WORK/o.img" "$(ref_dir "$tar")" "file" \
+			$(treecmp_opts_for "$tar")
+	else
+		fail "mkfs --tar-index / --tar-index=only $s"
+	fi
+done
+
+# Compressed input is decompressed into the appended copy: the tail is
+# the uncompressed tar, whose SHA-256 is the diffID (OCI: the digest of
+# the uncompressed layer), and the image equals the one from the plain tar.
+gzip -9 -n -c "$WORK/basic.tar" >"$WORK/basic.tar.gz"
+rm -f "$WORK/gz.img" "$WORK/plain.img"
+if mkfs_img -q --tar-index "${FIXED[@]}" - "$WORK/gz.img" <"$WORK/basic.tar.gz" &&
+	mkfs_img -q --tar-index "${FIXED[@]}" "$WORK/basic.tar" "$WORK/plain.img"; then
+	ok "mkfs --tar-index from gzip on stdin"
+	check "gzip input: the tail is the uncompressed tar (diffID)" \
+		tail_is_tar "$WORK/gz.img" "$WORK/basic.tar"
+	check "gzip input: same image as from the plain tar" \
+		cmp "$WORK/gz.img" "$WORK/plain.img"
+	compare_mounts "$WORK/gz.img" "$(ref_dir "$WORK/basic.tar")" "loop" \
+		$(treecmp_opts_for "$WORK/basic.tar")
+	check "fsck.img gzip-input image" "$FSCK_IMG" -q "$WORK/gz.img"
+else
+	fail "mkfs --tar-index from gzip"
+fi
+
+# What does not apply is refused, saying why, leaving nothing behind.
+refused() {
+	local what=$1 pattern=$2
+	shift 2
+	rm -f "$WORK/bad.img"
+	if mkfs_img -q "$@" "$WORK/bad.img" 2>"$WORK/err"; then
+		fail "$what: accepted"
+	elif ! grep -q "$pattern" "$WORK/err"; then
+		cat "$WORK/err"
+		fail "$what: message does not say '$pattern'"
+	elif [ -e "$WORK/bad.img" ]; then
+		fail "$what: left $WORK/bad.img"
+	else
+		ok "$what refused: $(head -n 1 "$WORK/err")"
+	fi
+}
+refused "--tar-index with -z lz4" "cannot be compressed" \
+	--tar-index -z lz4 "$WORK/basic.tar"
+refused "--tar-index of a directory" "not from a directory" \
+	--tar-index "$WORK/tree"
+refused "--tar-index -b 4096" "512-byte blocks" \
+	--tar-index -b 4096 "$WORK/basic.tar"
+refused "--tar-index=bogus" "invalid value" \
+	--tar-index=bogus "$WORK/basic.tar"
+
+finish
