@@ -85,6 +85,54 @@ i=$(stat -c %s "$idx")
 check "tree-pax index is small ($((i - t)) bytes before the tar)" \
 	test $((i - t)) -lt 65536
 
+# Sparse files written as pax GNU sparse 1.0: ranges on 4 KiB (and
+# 512-byte) boundaries are indexed, chunk by chunk, holes staying holes;
+# ranges that split 512-byte blocks cannot be indexed: an error naming
+# the file.
+"$PYTHON" - "$WORK/sparse-ok.tar" "$WORK/sparse-bad.tar" <<'EOF' || die "sparse tars"
+import io, os, sys, tarfile
+
+def add(tf, name, size, exts):
+    if not exts or exts[-1][0] + len(exts[-1][1]) < size:
+        exts = exts + [(size, b"")]
+    m = "%d\n" % len(exts) + "".join("%d\n%d\n" % (o, len(d)) for o, d in exts)
+    body = m.encode()
+    body += b"\0" * (-len(body) % 512) + b"".join(d for _, d in exts)
+    ti = tarfile.TarInfo("GNUSparseFile.0/" + name)
+    ti.size, ti.mtime, ti.mode = len(body), 1500000000, 0o644
+    ti.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                      "GNU.sparse.name": name,
+                      "GNU.sparse.realsize": str(size)}
+    tf.addfile(ti, io.BytesIO(body))
+
+r = os.urandom
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "aligned", 64 << 20, [(8192, r(4096)), (1 << 20, r(12288)),
+                                 (40 << 20, r(4096))])
+    add(tf, "half-k", 1 << 20, [(0, r(512)), (4096, r(1024)),
+                                ((1 << 20) - 512, r(512))])
+    add(tf, "tail-data", 100000, [(65536, r(100000 - 65536))])
+    add(tf, "no-data", 1 << 30, [])
+with tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "fine", 8192, [(0, r(4096))])
+    add(tf, "split-block", 8192, [(100, b"ab"), (4096, r(10))])
+EOF
+index_and_compare "$WORK/sparse-ok.tar"
+i=$WORK/sparse-ok.tar.idx.img
+# 8 bytes of chunk index per 4 KiB of the 64 MiB file (128 KiB), the rest
+# small: holes take no room
+check "sparse-ok: index + tar is the tar plus less than 192 KiB" \
+	test $(($(stat -c %s "$i") - $(stat -c %s "$WORK/sparse-ok.tar"))) -lt 196608
+rm -f "$WORK/bad.img"
+if mkfs_img -q --tar-index "$WORK/sparse-bad.tar" "$WORK/bad.img" 2>"$WORK/err"; then
+	fail "sparse ranges splitting a block: accepted"
+elif grep -q "split-block.*cannot be indexed" "$WORK/err" && [ ! -e "$WORK/bad.img" ]; then
+	ok "sparse ranges splitting a block refused: $(cat "$WORK/err")"
+else
+	cat "$WORK/err"
+	fail "sparse ranges splitting a block: wrong message or output left"
+fi
+
 # --tar-index=only + cat TAR >> gives the very bytes of --tar-index.
 for s in basic tree-gnu; do
 	tar=$WORK/$s.tar
