@@ -342,6 +342,11 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 			1u << a->opts.blkszbits);
 		return -1;
 	}
+	if (a->opts.tar_index == IMGFS_TAR_INDEX_ONLY && a->verify) {
+		fprintf(stderr,
+			"mkfs.img: --verify cannot check an index without its tar (--tar-index=only): check the image once the tar is appended (fsck.img)\n");
+		return -1;
+	}
 	return 0;
 }
 

@@ -193,6 +193,11 @@ refused "--tar-index of a directory" "not from a directory" \
 	--tar-index "$WORK/tree"
 refused "--tar-index -b 4096" "512-byte blocks" \
 	--tar-index -b 4096 "$WORK/basic.tar"
+refused "--tar-index=only --verify" "without its tar" \
+	--tar-index=only --verify "$WORK/basic.tar"
+rm -f "$WORK/v.img"
+check "--tar-index --verify" mkfs_img -q --tar-index --verify \
+	"$WORK/basic.tar" "$WORK/v.img"
 refused "--tar-index=bogus" "invalid value" \
 	--tar-index=bogus "$WORK/basic.tar"
 
