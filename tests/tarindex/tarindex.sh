@@ -7,7 +7,9 @@
 # I/O must equal the bsdtar extraction, fsck.img must accept it and find
 # the tar's entries in it (--compare), and its tail must hash to the
 # tar's SHA-256 (the layer's diffID). --tar-index=only followed by
-# "cat TAR >>" must give the same bytes as --tar-index.
+# "cat TAR >>" must give the same bytes as --tar-index. Sparse files,
+# compressed input, memory with a 512 MiB file from a pipe, and what is
+# refused.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 setup
 require_tools tar sha256sum gzip
@@ -151,6 +153,39 @@ for s in basic tree-gnu; do
 		fail "mkfs --tar-index / --tar-index=only $s"
 	fi
 done
+
+# Memory grows with entries, not data: a 512 MiB file streamed through a
+# pipe, index only and index + tar.
+if [ -x /usr/bin/time ]; then
+	for mode in only append; do
+		rm -f "$WORK/big.img"
+		"$PYTHON" -c '
+import sys, tarfile
+ti = tarfile.TarInfo("big")
+ti.size = 512 << 20
+class Z:
+    left = ti.size
+    def read(self, n):
+        n = min(n, self.left)
+        self.left -= n
+        return b"\x5a" * n
+with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as t:
+    t.addfile(ti, Z())
+' | /usr/bin/time -f %M -o "$WORK/rss" "$MKFS" -q --tar-index=$mode - \
+			"$WORK/big.img" || { fail "mkfs --tar-index=$mode of a 512 MiB file"; continue; }
+		rss=$(tail -n 1 "$WORK/rss")
+		check "--tar-index=$mode of a 512 MiB file from a pipe: ${rss} KiB resident" \
+			test "$rss" -lt 65536
+	done
+	big_data() { head -c $((512 << 20)) /dev/zero | tr '\0' Z; }
+	if mount_file "$WORK/big.img" "$WORK/mnt.big"; then
+		check "512 MiB file read back from the tar (file-backed mount)" \
+			cmp "$WORK/mnt.big/big" <(big_data)
+		unmount "$WORK/mnt.big" || fail "umount mnt.big"
+	else
+		fail "mount 512 MiB index + tar"
+	fi
+fi
 
 # Compressed input is decompressed into the appended copy: the tail is
 # the uncompressed tar, whose SHA-256 is the diffID (OCI: the digest of
