@@ -122,12 +122,61 @@ static void tar_report(struct check_ctx *c, struct check_tar *t, uint64_t at,
 		     (unsigned long long)at);
 }
 
+/* pax records longer than this are not searched for a size */
+#define PAX_SCAN_MAX (1u << 20)
+
+/*
+ * The "size" record of the pax extended header at image bytes [@pos,
+ * @pos + @len), which overrides the next header's size field (files of
+ * 8 GiB and more); false if it has none.
+ */
+static bool pax_size(struct check_ctx *c, uint64_t pos, uint64_t len,
+		     uint64_t *size)
+{
+	struct imgfs_error e = { 0 };
+	bool found = false;
+	uint8_t *b, *p, *end;
+
+	if (!len || len > PAX_SCAN_MAX || !(b = malloc(len)))
+		return false;
+	if (imgfs_img_read(c->img, b, len, pos, "pax header", 0, &e)) {
+		free(b);
+		return false;
+	}
+	/* records: "LEN KEY=VALUE\n", LEN counting the whole record */
+	for (p = b, end = b + len; p < end;) {
+		uint64_t n = 0;
+		uint8_t *q = p, *r;
+
+		while (q < end && *q >= '0' && *q <= '9' && n < len)
+			n = n * 10 + (uint64_t)(*q++ - '0');
+		if (q == p || q >= end || *q != ' ' || n > (uint64_t)(end - p) ||
+		    n < 2)
+			break;
+		r = q + 1;
+		if ((uint64_t)(p + n - r) > 5 && !memcmp(r, "size=", 5)) {
+			uint64_t v = 0;
+
+			for (r += 5; r < p + n - 1 && *r >= '0' && *r <= '9' &&
+				     !(v >> 59);
+			     r++)
+				v = v * 10 + (uint64_t)(*r - '0');
+			*size = v;
+			found = true;
+		}
+		p += n;
+	}
+	free(b);
+	return found;
+}
+
 /* Walk the tar's headers from its first byte to its end-of-archive marker. */
 static int walk_tar(struct check_ctx *c, struct check_tar *t)
 {
 	struct imgfs_error e = { 0 };
 	uint8_t h[TAR_BLOCK];
-	uint64_t pos = t->start, size, data;
+	uint64_t pos = t->start, size, data, next_size = 0;
+	bool have_next_size = false;
 
 	while (pos + TAR_BLOCK <= t->end) {
 		if (imgfs_img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0,
@@ -156,6 +205,10 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 			} while (h[504]);
 			h[156] = 'S';
 		}
+		if (have_next_size && !meta_type(h[156])) {
+			size = next_size;
+			have_next_size = false;
+		}
 		if (dataless_type(h[156]))
 			size = 0;
 		data = (size + TAR_BLOCK - 1) & ~(uint64_t)(TAR_BLOCK - 1);
@@ -166,6 +219,8 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 		if (data && !meta_type(h[156]) &&
 		    add_payload(t, pos, pos + data))
 			return -ENOMEM;
+		if (h[156] == 'x' && pax_size(c, pos, size, &next_size))
+			have_next_size = true;
 		pos += data;
 	}
 	tar_report(c, t, pos, "no end-of-archive marker before the tar's end");
