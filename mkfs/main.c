@@ -109,6 +109,7 @@ enum {
 	OPT_IGNORE_FLAGS,
 	OPT_ALLOW_MISSING_END,
 	OPT_TAR_INDEX,
+	OPT_TAR,
 };
 
 static const struct option long_opts[] = {
@@ -127,6 +128,9 @@ static const struct option long_opts[] = {
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "tar-index", optional_argument, NULL, OPT_TAR_INDEX },
+	/* named exactly, so that it is not taken for an abbreviation of
+	 * --tar-index */
+	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -219,6 +223,10 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case 'b':
 		a->have_blksz = true;
 		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+	case OPT_TAR:
+		fprintf(stderr,
+			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
+		return -1;
 	case OPT_TAR_INDEX:
 		if (!arg || !strcmp(arg, "append"))
 			o->tar_index = IMGFS_TAR_INDEX_APPEND;

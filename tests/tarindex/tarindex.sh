@@ -233,6 +233,8 @@ refused "--tar-index=only --verify" "without its tar" \
 rm -f "$WORK/v.img"
 check "--tar-index --verify" mkfs_img -q --tar-index --verify \
 	"$WORK/basic.tar" "$WORK/v.img"
+refused "--tar=i (mkfs.erofs's spelling)" "mkfs.erofs's option" \
+	--tar=i "$WORK/basic.tar"
 refused "--tar-index=bogus" "invalid value" \
 	--tar-index=bogus "$WORK/basic.tar"
 
