@@ -330,16 +330,21 @@ static int parse_extended(const char *arg, struct imgfs_mkfs_options *o)
 	return 0;
 }
 
-/* --tar[=f|i]: mkfs.erofs also takes "0" for index mode. */
-static int parse_tar(const char *arg, struct cli_state *st)
+/*
+ * --tar[=f|i]: mkfs.erofs also takes "0" for index mode. The index is
+ * written alone, for the caller to append the tar (containerd's differ
+ * does), with 512-byte blocks whatever -b says, as mkfs.erofs does.
+ */
+static int parse_tar(const char *arg, struct imgfs_mkfs_options *o,
+		     struct cli_state *st)
 {
 	st->tar = true;
 	if (!arg || !strcmp(arg, "f"))
 		return 0;
-	if (!strcmp(arg, "i") || !strcmp(arg, "0"))
-		/* tar-index images come with issue 13's tar-index work */
-		return cli_error("--tar=%s: tar-index images are not supported yet",
-				 arg);
+	if (!strcmp(arg, "i") || !strcmp(arg, "0")) {
+		o->tar_index = IMGFS_TAR_INDEX_ONLY;
+		return 0;
+	}
 	if (!strcmp(arg, "headerball") || strchr(arg, ','))
 		return cli_error("--tar=%s is not supported", arg);
 	return cli_error("--tar=%s: expected f or i", arg);
@@ -361,7 +366,7 @@ static int parse_long(struct mkfs_args *a, struct cli_state *st, int c,
 
 	switch (c) {
 	case OPT_TAR:
-		return parse_tar(arg, st);
+		return parse_tar(arg, o, st);
 	case OPT_AUFS:
 		st->aufs = true;
 		return 0;

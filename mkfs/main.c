@@ -76,6 +76,10 @@ static void usage(FILE *f)
 		"      --ztailpacking   inline the last compressed cluster of each file\n"
 		"      --fragments      pack file ends and small files into one compressed\n"
 		"                       inode (Linux 6.1+)\n"
+		"      --tar-index[=append|only] file data stays in the tar: the image is an\n"
+		"                       index (512-byte blocks) followed by the uncompressed\n"
+		"                       tar, byte for byte; 'only' writes the index alone,\n"
+		"                       for a caller that appends the tar itself\n"
 		"      --immutable      set the immutable flag on the finished image\n"
 		"      --no-fsync       do not sync the image before renaming it into place\n"
 		"                       (for callers that sync themselves)\n"
@@ -110,6 +114,8 @@ enum {
 	OPT_DM_VERITY_SALT,
 	OPT_DM_VERITY_UUID,
 	OPT_DM_VERITY_NO_SIDECAR,
+	OPT_TAR_INDEX,
+	OPT_TAR,
 };
 
 static const struct option long_opts[] = {
@@ -132,6 +138,10 @@ static const struct option long_opts[] = {
 	{ "dm-verity-salt", required_argument, NULL, OPT_DM_VERITY_SALT },
 	{ "dm-verity-uuid", required_argument, NULL, OPT_DM_VERITY_UUID },
 	{ "no-dm-verity-sidecar", no_argument, NULL, OPT_DM_VERITY_NO_SIDECAR },
+	{ "tar-index", optional_argument, NULL, OPT_TAR_INDEX },
+	/* named exactly, so that it is not taken for an abbreviation of
+	 * --tar-index */
+	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -246,7 +256,20 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 
 	switch (c) {
 	case 'b':
+		a->have_blksz = true;
 		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+	case OPT_TAR:
+		fprintf(stderr,
+			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
+		return -1;
+	case OPT_TAR_INDEX:
+		if (!arg || !strcmp(arg, "append"))
+			o->tar_index = IMGFS_TAR_INDEX_APPEND;
+		else if (!strcmp(arg, "only"))
+			o->tar_index = IMGFS_TAR_INDEX_ONLY;
+		else
+			return bad_arg("--tar-index (append or only)", arg);
+		return 0;
 	case OPT_INLINE:
 		o->inline_data = true;
 		return 0;
@@ -380,6 +403,17 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	}
 	a->source = argv[optind];
 	a->target = argv[optind + 1];
+	if (a->opts.tar_index && a->have_blksz && a->opts.blkszbits != 9) {
+		fprintf(stderr,
+			"mkfs.img: --tar-index images use 512-byte blocks (tar data lies on 512-byte boundaries): -b %u does not apply\n",
+			1u << a->opts.blkszbits);
+		return -1;
+	}
+	if (a->opts.tar_index == IMGFS_TAR_INDEX_ONLY && a->verify) {
+		fprintf(stderr,
+			"mkfs.img: --verify cannot check an index without its tar (--tar-index=only): check the image once the tar is appended (fsck.img)\n");
+		return -1;
+	}
 	return 0;
 }
 

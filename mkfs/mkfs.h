@@ -19,6 +19,7 @@ struct mkfs_args {
 	bool immutable;
 	bool verify;
 	bool quiet;
+	bool have_blksz; /* -b given */
 };
 
 /* The name that switches to mkfs.erofs's command line. */

@@ -319,7 +319,10 @@ struct imgfs_extent {
 	uint64_t pos; /* byte offset of the storage (HOLE: 0) */
 	uint64_t plen; /* bytes of storage (PLAIN: length rounded up to
 			* blocks; INLINE: length; COMPRESSED: pcluster) */
-	unsigned int device; /* 0: primary image, else extra device id */
+	/* 0: primary image, else the extra device id; @pos is then where
+	 * the device table maps that device into the image (unified
+	 * address, as in tar-index images) */
+	unsigned int device;
 	unsigned int algorithm; /* COMPRESSED: enum imgfs_compr_alg */
 	unsigned int flags; /* IMGFS_EXTENT_F_* */
 };
@@ -331,7 +334,8 @@ struct imgfs_extent {
  * INLINE, INTERLACED, PARTIAL) or a FRAGMENT extent; 48-bit encoded
  * extents give -EOPNOTSUPP. Checks that the storage lies inside the image
  * (-EUCLEAN otherwise) and, for FLAT_INLINE, that the tail does not cross
- * a block. Extra devices: -EOPNOTSUPP.
+ * a block. Extra devices the device table does not map into the image
+ * (no unified address): -EOPNOTSUPP.
  */
 IMGFS_API
 int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,

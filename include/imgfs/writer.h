@@ -74,6 +74,20 @@ enum imgfs_mtime_policy {
 	IMGFS_MTIME_CLAMP, /* none later than the build time */
 };
 
+/*
+ * Tar-index images (imgfs_mkfs_options.tar_index): file data is not copied
+ * into the image; each regular file's chunks point into the tar itself,
+ * which lies right after the index (a device-table entry maps it there,
+ * as mkfs.erofs --tar=i lays it out). Blocks are 512 bytes, where tar data
+ * lies. The bytes after the index are the uncompressed tar, byte for
+ * byte, so their SHA-256 is the layer's diffID.
+ */
+enum imgfs_tar_index {
+	IMGFS_TAR_INDEX_NONE = 0, /* file data copied into the image */
+	IMGFS_TAR_INDEX_ONLY, /* the index alone: the caller appends the tar */
+	IMGFS_TAR_INDEX_APPEND, /* index followed by the tar, in one pass */
+};
+
 struct imgfs_mkfs_options {
 	size_t struct_size; /* sizeof(struct imgfs_mkfs_options) */
 	unsigned int blkszbits; /* 9..12, default 12 (4096) */
@@ -138,6 +152,13 @@ struct imgfs_mkfs_options {
 	uint8_t dm_verity_uuid[16];
 	/* imgfs_convert(): do not write the sidecar IMAGE.dmverity */
 	bool dm_verity_no_sidecar;
+	/* tar-index: file data points into the tar instead of being copied
+	 * (see enum imgfs_tar_index). Takes one tar stream through
+	 * imgfs_writer_add_tar() (plus entries without data), 512-byte
+	 * blocks whatever blkszbits says, no compression. With APPEND the
+	 * tar's uncompressed bytes are kept in an unlinked file in $TMPDIR
+	 * while it is read, and copied after the index at finish. */
+	enum imgfs_tar_index tar_index;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */

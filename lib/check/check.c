@@ -150,8 +150,10 @@ static void check_superblock(struct check_ctx *c)
 			     sb->unknown_compat);
 	check_area_addr(c, "meta_blkaddr", c->img->meta_base);
 	check_area_addr(c, "xattr_blkaddr", c->img->xattr_base);
-	/* a dm-verity tree after the image is checked on its own */
-	if (sb->blocks && (sb->blocks >> 52 || blocks_bytes != c->img->size) &&
+	/* a dm-verity tree after the image is checked on its own, a
+	 * tar-index image's tar in tarindex.c */
+	if (sb->blocks && !check_is_tarindex(c) &&
+	    (sb->blocks >> 52 || blocks_bytes != c->img->size) &&
 	    !imgfs_check_has_verity(c->img))
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID,
@@ -174,7 +176,7 @@ static void check_superblock(struct check_ctx *c)
 		check_area_addr(c, "device table",
 				devt + (uint64_t)sb->extra_devices *
 					       IMGFS_DEVICE_SLOT_SIZE);
-		if (sb->extra_devices)
+		if (sb->extra_devices && !check_is_tarindex(c))
 			check_report(c, IMGFS_CHECK_WARNING,
 				     IMGFS_CHECK_SUPERBLOCK, IMGFS_CHECK_NO_NID,
 				     "%u extra devices: their data is not verified",
@@ -638,6 +640,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	}
 	res->image_bytes = img->size;
 	check_superblock(c);
+	check_tarindex_init(c);
 	ret = walk(c);
 	if (ret)
 		goto out;
@@ -658,6 +661,7 @@ out:
 	check_nodes_free(c);
 	free(c->rpath.s);
 	free(c->lpath.s);
+	check_tarindex_free(c);
 	free(c->ranges);
 	free(c->buf);
 	free(c->readmap);

@@ -324,6 +324,8 @@ static int extent_cb(void *arg, const struct imgfs_extent *ext)
 		check_add_range(c, ext->pos, end - ext->pos, nid,
 				(ext->flags & IMGFS_EXTENT_F_SHARED) ?
 					CHECK_RANGE_CHUNK : CHECK_RANGE_DATA);
+		if (ext->device)
+			check_tarindex_extent(c, nid, ext);
 		break;
 	case IMGFS_EXTENT_INLINE:
 		check_add_range(c, ext->pos, ext->length, nid,

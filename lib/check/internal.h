@@ -79,6 +79,7 @@ struct check_ctx {
 	struct dir_scan *scan; /* the directory being listed (check.c) */
 	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
+	struct check_tar *tar; /* tar-index images: the tar's entries */
 };
 
 #define CHECK_BUFSZ (1u << 20)
@@ -124,6 +125,24 @@ void check_ranges(struct check_ctx *c);
 void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode);
 void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n);
+/*
+ * Tar-index images (tarindex.c): init checks that the tar is appended
+ * where the device table maps it and walks its headers; each data extent
+ * on it must then lie inside one entry's data.
+ */
+struct check_tar;
+void check_tarindex_init(struct check_ctx *c);
+void check_tarindex_extent(struct check_ctx *c, uint64_t nid,
+			   const struct imgfs_extent *ext);
+void check_tarindex_free(struct check_ctx *c);
+/* Is the image an index with its tar mapped after it? */
+static inline bool check_is_tarindex(const struct check_ctx *c)
+{
+	return (c->sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) &&
+	       c->sb->extra_devices == 1 && c->img->dev_base &&
+	       c->img->dev_base[0];
+}
+
 /* Count the packed inode's storage as file data (amplification). */
 void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
 

@@ -146,6 +146,15 @@ static int chunk_extent(struct imgfs_image *img,
 		ext->kind = IMGFS_EXTENT_HOLE;
 		return 0;
 	}
+	if (dev && dev <= img->sb.extra_devices && img->dev_base &&
+	    img->dev_base[dev - 1]) {
+		/* mapped into the image after the primary device's blocks */
+		ext->kind = IMGFS_EXTENT_PLAIN;
+		ext->device = dev;
+		ext->pos = (img->dev_base[dev - 1] + blk) << img->blkszbits;
+		ext->plen = round_up_blk(img, ext->length);
+		return storage_check(img, inode, ext, err);
+	}
 	if (dev)
 		return imgfs_error_set(err, dev > img->sb.extra_devices ?
 				       -IMGFS_EFSCORRUPTED : -EOPNOTSUPP,

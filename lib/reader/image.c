@@ -125,6 +125,47 @@ static int sb_validate(struct imgfs_image *img, struct imgfs_error *err)
 	return 0;
 }
 
+/*
+ * The device table's slots (docs/format.md §10.1), for chunks on extra
+ * devices mapped into the image at a unified address (tar-index images).
+ * A table outside the image is left unread: such chunks stay unreadable,
+ * and the checker reports the table's position.
+ */
+static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
+{
+	const struct imgfs_sb_info *sb = &img->sb;
+	bool is48 = sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT;
+	uint64_t pos = (uint64_t)sb->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE;
+	uint8_t slot[IMGFS_DEVICE_SLOT_SIZE];
+	struct imgfs_error e = { 0 };
+
+	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) ||
+	    !sb->extra_devices ||
+	    !imgfs_img_range_ok(img, pos,
+				(uint64_t)sb->extra_devices *
+					IMGFS_DEVICE_SLOT_SIZE))
+		return 0;
+	img->dev_base = calloc(sb->extra_devices, sizeof(uint64_t));
+	img->dev_blocks = calloc(sb->extra_devices, sizeof(uint64_t));
+	if (!img->dev_base || !img->dev_blocks)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < sb->extra_devices; i++) {
+		if (imgfs_img_read(img, slot, sizeof(slot),
+				   pos + (uint64_t)i * sizeof(slot),
+				   "device slot", 0, &e))
+			return 0;
+		img->dev_blocks[i] = imgfs_get_le32(slot + 64);
+		img->dev_base[i] = imgfs_get_le32(slot + 68);
+		if (is48) {
+			img->dev_blocks[i] |= (uint64_t)imgfs_get_le16(slot + 72)
+					      << 32;
+			img->dev_base[i] |= (uint64_t)imgfs_get_le16(slot + 74)
+					    << 32;
+		}
+	}
+	return 0;
+}
+
 /* Read one long-prefix record at byte offset *@pos; advance *@pos. */
 static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 			   uint64_t *pos, struct imgfs_error *err)
@@ -233,6 +274,8 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 					       sb->checksum, sb->checksum_calc);
 	}
 	ret = load_prefixes(img, err);
+	if (!ret)
+		ret = load_devices(img, err);
 	if (ret)
 		return ret;
 	return imgfs_z_image_init(img, err);
@@ -346,5 +389,7 @@ void imgfs_image_close(struct imgfs_image *img)
 	if (img->own_fd && img->fd >= 0)
 		close(img->fd);
 	free(img->prefixes);
+	free(img->dev_base);
+	free(img->dev_blocks);
 	free(img);
 }

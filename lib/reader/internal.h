@@ -33,6 +33,10 @@ struct imgfs_image {
 	struct imgfs_long_prefix *prefixes; /* sb.xattr_prefix_count of them */
 	unsigned int nr_prefixes; /* prefixes successfully loaded */
 	void *zpriv; /* private state of the compressed-layout code */
+	/* extra devices' slots (DEVICE_TABLE): unified address (0: not
+	 * mapped into the image) and size, in blocks; NULL if none read */
+	uint64_t *dev_base;
+	uint64_t *dev_blocks;
 };
 
 /* Bounds-checked read that reports errors in terms of @what (for messages). */

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "imgfs/source.h"
+#include "source/tar.h"
 
 bool imgfs_source_is_dir(const char *path)
 {
@@ -244,8 +245,28 @@ struct imgfs_tar {
 	enum tar_state state;
 	unsigned long long entries;
 	char *last; /* path of the last entry, for messages */
+	int copy_fd; /* plain bytes also go here at their offsets; -1: no */
+	int copy_err; /* first error writing them (negative errno) */
 	locale_t utf8; /* (locale_t)0 when the system has none */
 };
+
+/* Keep the plain bytes [@off, @off + @n) in the copy, if one is asked for. */
+static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
+		      uint64_t off)
+{
+	while (t->copy_fd >= 0 && !t->copy_err && n) {
+		ssize_t w = pwrite(t->copy_fd, p, n, (off_t)off);
+
+		if (w <= 0) {
+			t->copy_err = w < 0 ? -errno : -EIO;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return t->copy_err;
+}
 
 /* Fill buf[@i] with the next plain bytes, up to FEED_SIZE. */
 static int feed_fill(struct imgfs_tar *t, unsigned int i)
@@ -265,7 +286,7 @@ static int feed_fill(struct imgfs_tar *t, unsigned int i)
 	t->len[i] = n;
 	t->delivered += n;
 	t->cur = i;
-	return 0;
+	return copy_plain(t, t->buf[i], n, t->start[i]) ? -1 : 0;
 }
 
 static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
@@ -275,6 +296,12 @@ static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
 	if (!t->primed && feed_fill(t, t->cur ^ 1)) {
 		const char *msg = archive_error_string(t->outer);
 
+		if (t->copy_err) {
+			archive_set_error(a, -t->copy_err,
+					  "keeping a copy of the tar: %s",
+					  strerror(-t->copy_err));
+			return -1;
+		}
 		archive_set_error(a, archive_errno(t->outer) ?
 					     archive_errno(t->outer) : EIO,
 				  "%s", msg ? msg : "read error");
@@ -384,6 +411,8 @@ static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
 {
 	struct imgfs_tar *t = calloc(1, sizeof(*t));
 
+	if (t)
+		t->copy_fd = -1;
 	if (!t || !(t->path = strdup(path)) ||
 	    !(t->buf[0] = malloc(FEED_SIZE)) ||
 	    !(t->buf[1] = malloc(FEED_SIZE))) {
@@ -432,6 +461,27 @@ struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
 struct archive *imgfs_tar_archive(struct imgfs_tar *t)
 {
 	return t->a;
+}
+
+int imgfs_tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err)
+{
+	/* only the opening read may have happened: it is in buf[0] */
+	if (t->copy_fd >= 0 || t->delivered != t->len[0] || t->start[0] ||
+	    t->entries || t->state != TAR_READING)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: the tar stream is already being read: it cannot be copied whole",
+				       t->path);
+	t->copy_fd = fd;
+	if (copy_plain(t, t->buf[0], t->len[0], 0))
+		return imgfs_error_set(err, t->copy_err,
+				       "%s: keeping a copy of the tar: %s",
+				       t->path, strerror(-t->copy_err));
+	return 0;
+}
+
+uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t)
+{
+	return t->delivered;
 }
 
 unsigned long long imgfs_tar_entries(const struct imgfs_tar *t)
@@ -537,6 +587,10 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 					       msg ? msg : "read error");
 		}
 		t->plain_end = r == 0;
+		if (copy_plain(t, t->buf[0], (size_t)r, t->delivered))
+			return imgfs_error_set(err, t->copy_err,
+					       "%s: keeping a copy of the tar: %s",
+					       t->path, strerror(-t->copy_err));
 		for (la_ssize_t i = 0; i < r && nonzero == UINT64_MAX; i++)
 			if (t->buf[0][i])
 				nonzero = t->delivered + (uint64_t)i;

@@ -324,6 +324,10 @@ static int copy_data(struct imgfs_writer *w, struct archive *a,
 		ret = check_block(ie, off, len, pos, err);
 		if (!ret && (uint64_t)off > pos)
 			ret = imgfs_writer_skip(w, (uint64_t)off - pos, err);
+		/* tar index: the block's place in the (uncompressed) tar,
+		 * what libarchive has consumed of it before the block */
+		if (!ret && w->opts.tar_index)
+			w->tar_pos = archive_filter_bytes(a, 0);
 		if (!ret)
 			ret = imgfs_writer_append(w, buf, len, err);
 		if (ret)

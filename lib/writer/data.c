@@ -250,7 +250,13 @@ static int choose_chunkbits(struct imgfs_writer *w,
 	return 0;
 }
 
-enum stream_kind { STREAM_EMPTY, STREAM_FLAT, STREAM_SPARSE, STREAM_COMPRESS };
+enum stream_kind {
+	STREAM_EMPTY,
+	STREAM_FLAT,
+	STREAM_SPARSE,
+	STREAM_COMPRESS,
+	STREAM_TARIDX,
+};
 
 /* The data of the one file being written. */
 struct imgfs_data_stream {
@@ -262,6 +268,7 @@ struct imgfs_data_stream {
 	struct chunk_state cs;
 	struct flat_state fs;
 	struct imgfs_compress_stream *zs;
+	struct imgfs_taridx_stream *ts;
 };
 
 static int begin_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
@@ -356,6 +363,7 @@ void imgfs_data_abort(struct imgfs_data_stream *s)
 	if (!s)
 		return;
 	imgfs_compress_abort(s->zs);
+	imgfs_taridx_abort(s->ts);
 	free(s->cs.map);
 	free(s->path);
 	free(s);
@@ -373,6 +381,11 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		inode->startblk = 0;
 		s->kind = STREAM_EMPTY;
 		return 0;
+	}
+	if (w->opts.tar_index) {
+		s->kind = STREAM_TARIDX;
+		return imgfs_taridx_begin(w, inode, sparse, nr_sparse, s->path,
+					  &s->ts, err);
 	}
 	if (nr_sparse) {
 		/* chunks go straight to the image: queued files first */
@@ -434,6 +447,18 @@ int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	case STREAM_COMPRESS:
 		ret = imgfs_compress_put(s->zs, buf, len, err);
 		break;
+	case STREAM_TARIDX:
+		/* the bytes stay in the tar: only where they lie matters */
+		if (w->tar_pos < 0)
+			ret = imgfs_error_set(err, -EINVAL,
+					      "%s: a tar-index image takes file data from its tar stream only",
+					      s->path);
+		else
+			ret = imgfs_taridx_put(s->ts, s->pos,
+					       (uint64_t)w->tar_pos, len,
+					       s->path, err);
+		w->tar_pos = -1;
+		break;
 	case STREAM_EMPTY:
 		break;
 	}
@@ -456,6 +481,9 @@ int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	case STREAM_COMPRESS:
 		ret = imgfs_compress_end(s->zs, err);
 		s->zs = NULL;
+		break;
+	case STREAM_TARIDX:
+		ret = imgfs_taridx_end(w, s->ts, s->path, err);
 		break;
 	case STREAM_EMPTY:
 		break;

@@ -17,6 +17,7 @@ struct archive_entry;
 struct imgfs_pending_link;
 struct imgfs_data_stream;
 struct imgfs_compressor;
+struct imgfs_taridx_stream;
 
 struct imgfs_file_id {
 	uint64_t dev;
@@ -61,6 +62,13 @@ struct imgfs_writer {
 	 * start of the image (the superblock's block) it takes last */
 	struct imgfs_verity *verity;
 	uint64_t verity_head;
+	/* tar-index images (tarindex.c) */
+	bool tar_added; /* the one tar stream has been taken */
+	uint64_t tar_bytes; /* its uncompressed length */
+	int tar_copy_fd; /* APPEND: the tar's copy, else -1 */
+	/* tar offset of the bytes imgfs_writer_append() gets next, set by
+	 * the tar intake for each data block; -1: none (not from a tar) */
+	int64_t tar_pos;
 };
 
 /* entry.c: the entry calls' bookkeeping. */
@@ -125,6 +133,10 @@ struct imgfs_sb_layout {
 	uint16_t u1;
 	const uint8_t *compr_cfgs; /* records after the superblock */
 	uint32_t compr_cfgs_len;
+	/* device table: extra_devices slots at devt_slotoff (tar index) */
+	uint16_t extra_devices;
+	uint16_t devt_slotoff;
+	uint8_t devt[128];
 };
 int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err);
@@ -142,6 +154,30 @@ int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 int imgfs_writer_verity_finish(struct imgfs_writer *w,
 			       struct imgfs_verity_result *res,
 			       struct imgfs_error *err);
+
+/*
+ * tarindex.c: tar-index images. A regular file's data is a stream of
+ * (file offset, tar offset, length) ranges turned into chunk indexes;
+ * add_tar reads the one tar (keeping its copy for APPEND); super adds the
+ * device slot that maps the tar after the index (at l->blocks, the
+ * index's blocks); append puts the copy after the index.
+ */
+int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+		       const struct imgfs_data_range *sparse, size_t nr_sparse,
+		       const char *path, struct imgfs_taridx_stream **out,
+		       struct imgfs_error *err);
+int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
+		     uint64_t tar_off, uint64_t len, const char *path,
+		     struct imgfs_error *err);
+int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
+		     const char *path, struct imgfs_error *err);
+void imgfs_taridx_abort(struct imgfs_taridx_stream *s);
+int imgfs_taridx_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+			 struct imgfs_error *err);
+void imgfs_taridx_super(const struct imgfs_writer *w,
+			struct imgfs_sb_layout *l);
+int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
+			struct imgfs_error *err);
 
 /* layout.c: place and write all metadata. */
 int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,

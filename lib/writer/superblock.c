@@ -37,6 +37,8 @@ static int super_fill(const struct imgfs_writer *w,
 	sb->feature_incompat = l->feature_incompat;
 	sb->u1 = l->u1;
 	sb->packed_nid = l->packed_nid;
+	sb->extra_devices = l->extra_devices;
+	sb->devt_slotoff = l->devt_slotoff;
 	sb->build_time =
 		(uint32_t)((uint64_t)w->build_time - (uint64_t)w->epoch);
 	return 0;
@@ -64,6 +66,16 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 					       "compression config records do not fit in the superblock block");
 		memcpy(blk + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
+	}
+	if (l->extra_devices) {
+		uint64_t at = (uint64_t)l->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE -
+			      IMGFS_SUPER_OFFSET;
+
+		if (l->compr_cfgs_len || l->extra_devices != 1 ||
+		    at < IMGFS_SUPER_BASE_SIZE || at + IMGFS_DEVICE_SLOT_SIZE > len)
+			return imgfs_error_set(err, -EINVAL,
+					       "internal: device table does not fit in the superblock block");
+		memcpy(blk + at, l->devt, IMGFS_DEVICE_SLOT_SIZE);
 	}
 	sb.checksum = imgfs_super_checksum(blk, len);
 	imgfs_super_block_encode(&sb, blk);

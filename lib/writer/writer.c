@@ -52,6 +52,18 @@ static int check_options(const struct imgfs_mkfs_options *o,
 		return imgfs_error_set(err, -EINVAL,
 				       "dm-verity salt longer than %d bytes",
 				       IMGFS_VERITY_SALT_MAX);
+	if (o->tar_index != IMGFS_TAR_INDEX_NONE &&
+	    o->tar_index != IMGFS_TAR_INDEX_ONLY &&
+	    o->tar_index != IMGFS_TAR_INDEX_APPEND)
+		return imgfs_error_set(err, -EINVAL,
+				       "unknown tar-index mode %d",
+				       (int)o->tar_index);
+	if (o->tar_index && o->dm_verity)
+		return imgfs_error_set(err, -EINVAL,
+				       "--dm-verity with a tar-index image is not supported yet: the tree would not cover the appended tar");
+	if (o->tar_index && o->compress != IMGFS_COMPRESS_NONE)
+		return imgfs_error_set(err, -EINVAL,
+				       "a tar-index image keeps file data in the tar: it cannot be compressed");
 	return 0;
 }
 
@@ -97,8 +109,13 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 	}
 	w->opts = *opts;
 	w->fd = fd;
-	w->blkszbits = opts->blkszbits;
-	w->bs = 1u << opts->blkszbits;
+	w->tar_copy_fd = -1;
+	w->tar_pos = -1;
+	/* tar data lies on 512-byte boundaries: chunks must address them */
+	if (opts->tar_index)
+		w->opts.blkszbits = 9;
+	w->blkszbits = w->opts.blkszbits;
+	w->bs = 1u << w->blkszbits;
 	w->build_time = opts->have_build_time ? opts->build_time :
 						(int64_t)time(NULL);
 	if (!opts->have_uuid)
@@ -151,12 +168,25 @@ static int check_idle(struct imgfs_writer *w, struct imgfs_error *err)
 	return 0;
 }
 
+/* Tar-index images take their entries from one tar stream only. */
+static int check_not_index(struct imgfs_writer *w, const char *what,
+			   struct imgfs_error *err)
+{
+	if (!w->opts.tar_index)
+		return 0;
+	return imgfs_error_set(err, -EINVAL,
+			       "a tar-index image is built from a tar stream, not from %s",
+			       what);
+}
+
 int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
 			     struct imgfs_error *err)
 {
 	int ret;
 
 	ret = check_idle(w, err);
+	if (!ret)
+		ret = check_not_index(w, "a libarchive handle", err);
 	if (!ret)
 		ret = imgfs_writer_read_entries(w, a, err);
 	if (ret)
@@ -171,7 +201,8 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 
 	ret = check_idle(w, err);
 	if (!ret)
-		ret = imgfs_writer_read_tar(w, t, err);
+		ret = w->opts.tar_index ? imgfs_taridx_add_tar(w, t, err) :
+					  imgfs_writer_read_tar(w, t, err);
 	if (ret)
 		w->failed = true;
 	return ret;
@@ -183,6 +214,8 @@ int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 	int ret;
 
 	ret = check_idle(w, err);
+	if (!ret)
+		ret = check_not_index(w, "a directory", err);
 	if (!ret)
 		ret = imgfs_source_read_dir(w, path, err);
 	if (ret)
@@ -199,8 +232,13 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	ret = check_idle(w, err);
 	if (!ret)
 		ret = imgfs_writer_resolve_links(w, err);
+	if (!ret && w->opts.tar_index && !w->tar_added)
+		ret = imgfs_error_set(err, -EINVAL,
+				      "a tar-index image needs its tar stream (imgfs_writer_add_tar())");
 	if (!ret)
 		ret = imgfs_layout_write(w, &st, err);
+	if (!ret)
+		ret = imgfs_taridx_append(w, &st.image_bytes, err);
 	if (!ret && w->verity)
 		ret = imgfs_writer_verity_finish(w, &st.dm_verity, err);
 	if (ret) {
@@ -227,5 +265,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	imgfs_blkout_free(&w->out);
 	free(w->excluded);
 	free(w->iobuf);
+	if (w->tar_copy_fd >= 0)
+		close(w->tar_copy_fd);
 	free(w);
 }

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * source/tar.h - what the writer needs of a tar stream beyond its entries,
+ * for tar-index images: a byte-for-byte copy of the uncompressed stream and
+ * its length.
+ */
+#ifndef IMGFS_SOURCE_TAR_H
+#define IMGFS_SOURCE_TAR_H
+
+#include <stdint.h>
+
+#include "imgfs/error.h"
+#include "imgfs/source.h"
+
+/*
+ * From now on write every uncompressed byte of @t's stream to @fd (left
+ * open) at its own offset, up to the end of the input (bytes after the
+ * end-of-archive marker included). Only before the first entry is read.
+ */
+int imgfs_tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err);
+
+/* Uncompressed bytes read so far: once the stream is done, its length. */
+uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t);
+
+#endif /* IMGFS_SOURCE_TAR_H */
