@@ -19,7 +19,8 @@ static void notice(void *arg, const struct imgfs_extract_notice *n)
 	(void)arg;
 	switch (n->kind) {
 	case IMGFS_EXTRACT_NO_OWNERS:
-		fprintf(stderr, "fsck.img: extract: not root, owners are not restored\n");
+		fprintf(stderr,
+			"fsck.img: extract: not root, owners are not restored\n");
 		return;
 	case IMGFS_EXTRACT_NO_XATTRS:
 		fprintf(stderr,

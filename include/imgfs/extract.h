@@ -67,8 +67,8 @@ struct imgfs_extract_notice {
 	uint64_t written; /* ... and the file data bytes written before */
 };
 
-typedef void (*imgfs_extract_notice_fn)(
-	void *arg, const struct imgfs_extract_notice *n);
+typedef void (*imgfs_extract_notice_fn)(void *arg,
+					const struct imgfs_extract_notice *n);
 
 /* imgfs_extract_options.flags */
 enum {
@@ -140,8 +140,7 @@ int imgfs_extract_new(struct imgfs_image *img, const char *dir,
  * walk when the data limit is reached, or -ENOMEM.
  */
 IMGFS_API
-int imgfs_extract_check_entry(void *extract,
-			      const struct imgfs_check_entry *e);
+int imgfs_extract_check_entry(void *extract, const struct imgfs_check_entry *e);
 
 /*
  * Apply the directories' metadata (deepest first), close every fd and

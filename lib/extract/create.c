@@ -28,8 +28,7 @@ bool extract_bad_name(const char *name)
 }
 
 /* Remove whatever is at @name (when overwriting), never following links. */
-void extract_remove_existing(struct imgfs_extract *x, int pfd,
-			     const char *name)
+void extract_remove_existing(struct imgfs_extract *x, int pfd, const char *name)
 {
 	if (!x->overwrite)
 		return;

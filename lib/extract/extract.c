@@ -21,27 +21,6 @@
  */
 #define FD_WINDOW 64u
 
-void extract_notice(struct imgfs_extract *x,
-		    const struct imgfs_extract_notice *n)
-{
-	if (x->o.notice)
-		x->o.notice(x->o.notice_arg, n);
-}
-
-void extract_fail(struct imgfs_extract *x, const char *path, const char *what,
-		  int errnum)
-{
-	struct imgfs_extract_notice n = {
-		.kind = IMGFS_EXTRACT_FAILED,
-		.path = path,
-		.what = what,
-		.errnum = errnum,
-	};
-
-	x->res.failures++;
-	extract_notice(x, &n);
-}
-
 void imgfs_extract_options_init(struct imgfs_extract_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -56,8 +35,8 @@ static int open_target(struct imgfs_extract *x, const char *dir,
 	int empty;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
-		return imgfs_error_set(err, -errno, "cannot create %s: %s",
-				       dir, strerror(errno));
+		return imgfs_error_set(err, -errno, "cannot create %s: %s", dir,
+				       strerror(errno));
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
 		return imgfs_error_set(err, -errno, "cannot open %s: %s", dir,
@@ -84,9 +63,9 @@ int imgfs_extract_new(struct imgfs_image *img, const char *dir,
 	imgfs_extract_options_init(&x->o);
 	if (o) {
 		/* a caller built against an older, smaller struct */
-		size_t n = o->struct_size && o->struct_size < sizeof(x->o) ?
-				   o->struct_size :
-				   sizeof(x->o);
+		size_t n = o->struct_size && o->struct_size < sizeof(x->o)
+				   ? o->struct_size
+				   : sizeof(x->o);
 
 		memcpy(&x->o, o, n);
 		x->o.struct_size = sizeof(x->o);

@@ -5,8 +5,8 @@
  * dirs.c keeps the directories written and a cursor of fds along the path
  * to the one in use; create.c makes each kind of node below such an fd;
  * meta.c applies owner, mode, xattrs and times through an fd of the node;
- * extract.c drives them from the checker's entries, walk.c from its own
- * walk of the image.
+ * report.c hands failures and warnings to the caller; extract.c drives them
+ * from the checker's entries, walk.c from its own walk of the image.
  */
 #ifndef IMGFS_EXTRACT_INTERNAL_H
 #define IMGFS_EXTRACT_INTERNAL_H
@@ -70,7 +70,7 @@ struct extract_target {
 	char proc[32]; /* "/proc/self/fd/N" for O_PATH fds */
 };
 
-/* extract.c: report a failure of @path (counted) */
+/* report.c: a notice to the caller; a failure of @path (counted) */
 void extract_fail(struct imgfs_extract *x, const char *path, const char *what,
 		  int errnum);
 void extract_notice(struct imgfs_extract *x,
@@ -90,8 +90,7 @@ const char *extract_dir_path(struct imgfs_extract *x, size_t i, char **buf);
 /* meta.c */
 const char *extract_tpath(struct imgfs_extract *x,
 			  const struct extract_target *t);
-void extract_set_meta(struct imgfs_extract *x,
-		      const struct imgfs_inode *inode,
+void extract_set_meta(struct imgfs_extract *x, const struct imgfs_inode *inode,
 		      const struct extract_target *t);
 
 /* create.c */

@@ -94,9 +94,8 @@ static int entry_cb(void *arg, const struct imgfs_walk_entry *e)
 	return imgfs_extract_check_entry(w->x, &ce);
 }
 
-static int bad_block(void *arg, const char *path,
-		     const struct imgfs_inode *dir, uint64_t block,
-		     unsigned int entry, const char *why)
+static int bad_block(void *arg, const char *path, const struct imgfs_inode *dir,
+		     uint64_t block, unsigned int entry, const char *why)
 {
 	struct walk_ctx *w = arg;
 
@@ -107,8 +106,7 @@ static int bad_block(void *arg, const char *path,
 	return 0;
 }
 
-static int dir_error(void *arg, const char *path,
-		     const struct imgfs_inode *dir,
+static int dir_error(void *arg, const char *path, const struct imgfs_inode *dir,
 		     const struct imgfs_error *error)
 {
 	struct walk_ctx *w = arg;

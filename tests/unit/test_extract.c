@@ -185,7 +185,8 @@ static void compare_tree(const char *a, const char *b, unsigned int *count)
 
 			CHECK(sa.st_size == sb.st_size);
 			CHECK(same_file_data(pa, pb));
-			CHECK(la == lb && (la < 0 || !memcmp(va, vb, (size_t)la)));
+			CHECK(la == lb &&
+			      (la < 0 || !memcmp(va, vb, (size_t)la)));
 		} else if (S_ISLNK(sa.st_mode)) {
 			char ta[256] = "", tb[256] = "";
 
