@@ -48,13 +48,13 @@ struct fsck_out {
 void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* --extract */
+/* --extract: the library's extraction (imgfs/extract.h), fed with the
+ * checker's walk; its notices are printed on stderr. */
 struct fsck_extract;
+/* Into @dir, at most @limit bytes of file data in all (0: no limit). */
 struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
-				      struct imgfs_image *img,
+				      uint64_t limit, struct imgfs_image *img,
 				      struct imgfs_error *err);
-/* At most @bytes of file data written in all (0: no limit). */
-void fsck_extract_set_limit(struct fsck_extract *x, uint64_t bytes);
 /* Entry callback for imgfs_check_image(). */
 int fsck_extract_entry(void *arg, const struct imgfs_check_entry *e);
 /* Apply directory metadata (deepest first) and free. Returns 0 or -errno;

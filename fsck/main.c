@@ -906,10 +906,10 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 	copts.entry = entry_cb;
 	copts.entry_arg = &r;
 	if (o->extract_dir) {
-		r.x = fsck_extract_new(o->extract_dir, o->overwrite, img, err);
+		r.x = fsck_extract_new(o->extract_dir, o->overwrite,
+				       o->extract_limit, img, err);
 		if (!r.x)
 			return err->code ? err->code : -ENOMEM;
-		fsck_extract_set_limit(r.x, o->extract_limit);
 	}
 	if (o->compare_tar) {
 		r.cmp = fsck_compare_new(img, &o->cmp, out);
