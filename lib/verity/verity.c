@@ -914,11 +914,26 @@ int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 int imgfs_verity_sidecar_json(const struct imgfs_verity_result *res, char *buf,
 			      size_t size)
 {
-	int n = snprintf(buf, size,
-			 "{\"roothash\":\"%s\",\"hashoffset\":%" PRIu64 "}\n",
-			 res->root_hex, res->hash_offset);
+	/* written by json-c, like every JSON document of the project */
+	struct json_object *doc = json_object_new_object();
+	const char *text;
+	int n = -ENOMEM;
 
-	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+	if (!doc ||
+	    json_object_object_add(doc, "roothash",
+				   json_object_new_string(res->root_hex)) ||
+	    json_object_object_add(doc, "hashoffset",
+				   json_object_new_uint64(res->hash_offset)))
+		goto out;
+	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	if (!text)
+		goto out;
+	n = snprintf(buf, size, "%s\n", text);
+	if (n < 0 || (size_t)n >= size)
+		n = -ENOSPC;
+out:
+	json_object_put(doc);
+	return n;
 }
 
 static int hex_digit(char c)
