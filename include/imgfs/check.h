@@ -181,8 +181,10 @@ int imgfs_check_path(const char *path, const struct imgfs_check_options *opts,
 
 /*
  * dm-verity hash trees after images (mkfs.img --dm-verity): the verity
- * superblock sits at the image size (superblock block count) rounded up
- * to 4096, as "veritysetup format --hash-offset" puts it there.
+ * superblock sits at the image size (superblock block count; for a
+ * tar-index image, the end of the tar the device table maps after the
+ * index) rounded up to 4096, as "veritysetup format --hash-offset" puts
+ * it there.
  * imgfs_check_verity_offset() gives that offset (UINT64_MAX if absurd),
  * imgfs_check_has_verity() whether a verity superblock is there.
  * imgfs_check_verity() checks the tree over the whole image as the kernel

@@ -269,7 +269,10 @@ void check_tarindex_init(struct check_ctx *c)
 	}
 	t->device = 1;
 	t->start = img->dev_base[0] << img->blkszbits;
-	t->end = img->size;
+	/* a dm-verity tree after the tar is not part of it */
+	t->end = imgfs_check_has_verity(c->img) ?
+			 imgfs_check_verity_offset(c->img) :
+			 img->size;
 	c->tar = t;
 	if (walk_tar(c, t))
 		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");

@@ -14,12 +14,34 @@
 /* the hash offset is aligned for the 4096-byte hash blocks */
 #define VERITY_ALIGN 4096u
 
-uint64_t imgfs_check_verity_offset(const struct imgfs_image *img)
+/*
+ * End of the bytes the tree covers: the filesystem's blocks, or, when the
+ * device table maps extra devices into the image (a tar-index image's
+ * tar after the index), the end of the last one. The superblock's block
+ * count is the index's only. UINT64_MAX if absurd.
+ */
+static uint64_t data_end(const struct imgfs_image *img)
 {
 	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
-	uint64_t end = sb->blocks << sb->blkszbits;
+	uint64_t blocks = sb->blocks;
 
-	if (sb->blocks >> 52)
+	if (img->dev_base && img->dev_blocks)
+		for (unsigned int i = 0; i < sb->extra_devices; i++) {
+			uint64_t end = img->dev_base[i] + img->dev_blocks[i];
+
+			if (img->dev_base[i] && end > blocks)
+				blocks = end;
+		}
+	if (blocks >> 52)
+		return UINT64_MAX;
+	return blocks << sb->blkszbits;
+}
+
+uint64_t imgfs_check_verity_offset(const struct imgfs_image *img)
+{
+	uint64_t end = data_end(img);
+
+	if (end == UINT64_MAX)
 		return UINT64_MAX;
 	return (end + VERITY_ALIGN - 1) / VERITY_ALIGN * VERITY_ALIGN;
 }
@@ -44,7 +66,7 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 {
 	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
 	uint64_t off = imgfs_check_verity_offset(img);
-	uint64_t fs_end = sb->blocks << sb->blkszbits;
+	uint64_t fs_end = data_end(img);
 	uint64_t covered;
 	int ret;
 
@@ -67,8 +89,11 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	if (covered < fs_end)
 		return imgfs_error_set(err, -EBADMSG,
 				       "dm-verity: the tree covers %" PRIu64
-				       " bytes, the image has %" PRIu64,
-				       covered, fs_end);
+				       " bytes, the image has %" PRIu64 "%s",
+				       covered, fs_end,
+				       fs_end > sb->blocks << sb->blkszbits ?
+					       " (index and tar)" :
+					       "");
 	if (chk->info.data_block_size > (1u << sb->blkszbits))
 		return imgfs_error_set(
 			err, -EBADMSG,

@@ -8,6 +8,9 @@
  * (see imgfs_verity_params.head_size), so the image is never read back.
  * The tree goes into the image file itself at the image size rounded up
  * to 4096, its levels spilled to temporary files until that size is known.
+ * A tar-index image's size includes the tar appended after the index
+ * (tarindex.c feeds its bytes through imgfs_writer_verity_update()), so
+ * the tree covers both and lies after the tar.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -73,6 +76,14 @@ int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
 	w->out.tap = tap;
 	w->out.tap_arg = w;
 	return 0;
+}
+
+int imgfs_writer_verity_update(struct imgfs_writer *w, const void *p,
+			       size_t len, struct imgfs_error *err)
+{
+	if (!w->verity)
+		return 0;
+	return imgfs_verity_update(w->verity, p, len, err);
 }
 
 int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,

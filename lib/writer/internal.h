@@ -148,6 +148,9 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
  */
 int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
 			      struct imgfs_error *err);
+/* bytes written past the block output (a tar-index image's tar), in order */
+int imgfs_writer_verity_update(struct imgfs_writer *w, const void *p,
+			       size_t len, struct imgfs_error *err);
 int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 			     const uint8_t *buf, size_t len,
 			     struct imgfs_error *err);

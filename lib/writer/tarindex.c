@@ -11,7 +11,9 @@
  *
  * With IMGFS_TAR_INDEX_APPEND the uncompressed tar is copied, as it is
  * read, into an unlinked file in $TMPDIR, and put after the index at the
- * end; the index size is only known once every entry is read.
+ * end; the index size is only known once every entry is read. With a
+ * dm-verity tree the appended bytes go to the tree too, after the index's,
+ * so that it covers the whole file (dm_verity.c places it after the tar).
  */
 #define _GNU_SOURCE /* O_TMPFILE, copy_file_range, asprintf, mkostemp */
 #include <errno.h>
@@ -336,6 +338,61 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * Copy @len bytes of @in from 0 to @out at @off, feeding each to the
+ * dm-verity tree in order: the tree covers index and tar, and the bytes
+ * hashed are the ones written, read once from our copy (the image is not
+ * read back).
+ */
+static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
+			     uint64_t off, uint64_t len,
+			     struct imgfs_error *err)
+{
+	uint64_t pos = 0;
+	char *buf = malloc(1u << 20);
+	int ret = 0;
+
+	if (!buf)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	while (!ret && pos < len) {
+		size_t chunk = len - pos > (1u << 20) ? (1u << 20) :
+							(size_t)(len - pos);
+		ssize_t n = pread(in, buf, chunk, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			ret = imgfs_error_set(err, -e,
+					      "reading the tar's copy at byte %llu: %s",
+					      (unsigned long long)pos,
+					      strerror(e));
+			break;
+		}
+		ret = imgfs_writer_verity_update(w, buf, (size_t)n, err);
+		for (ssize_t done = 0; !ret && done < n;) {
+			ssize_t m = pwrite(out, buf + done, (size_t)(n - done),
+					   (off_t)(off + pos + (uint64_t)done));
+
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0) {
+				int e = m < 0 ? errno : EIO;
+
+				ret = imgfs_error_set(err, -e,
+						      "appending the tar to the index: %s",
+						      strerror(e));
+				break;
+			}
+			done += m;
+		}
+		pos += (uint64_t)n;
+	}
+	free(buf);
+	return ret;
+}
+
 int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
 			struct imgfs_error *err)
 {
@@ -343,8 +400,12 @@ int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
 
 	if (w->opts.tar_index != IMGFS_TAR_INDEX_APPEND)
 		return 0;
-	ret = copy_range(w->tar_copy_fd, w->fd, *image_bytes, w->tar_bytes,
-			 err);
+	if (w->verity)
+		ret = copy_range_hashed(w, w->tar_copy_fd, w->fd, *image_bytes,
+					w->tar_bytes, err);
+	else
+		ret = copy_range(w->tar_copy_fd, w->fd, *image_bytes,
+				 w->tar_bytes, err);
 	if (ret)
 		return ret;
 	*image_bytes += w->tar_bytes;

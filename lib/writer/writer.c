@@ -58,9 +58,11 @@ static int check_options(const struct imgfs_mkfs_options *o,
 		return imgfs_error_set(err, -EINVAL,
 				       "unknown tar-index mode %d",
 				       (int)o->tar_index);
-	if (o->tar_index && o->dm_verity)
+	/* the tree must cover the tar and lie after it: not ours to place
+	 * when the caller appends the tar */
+	if (o->tar_index == IMGFS_TAR_INDEX_ONLY && o->dm_verity)
 		return imgfs_error_set(err, -EINVAL,
-				       "--dm-verity with a tar-index image is not supported yet: the tree would not cover the appended tar");
+				       "--dm-verity cannot go with an index written alone (--tar-index=only, mkfs.erofs --tar=i): the caller appends the tar after the index, so a tree written here could neither cover the tar nor stay after it; use --tar-index (index and tar in one file), or build the tree once the tar is appended (veritysetup format)");
 	if (o->tar_index && o->compress != IMGFS_COMPRESS_NONE)
 		return imgfs_error_set(err, -EINVAL,
 				       "a tar-index image keeps file data in the tar: it cannot be compressed");

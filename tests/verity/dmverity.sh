@@ -16,6 +16,18 @@
 #   the kernel), "veritysetup verify" fails and fsck.img reports the block;
 # - two runs (file and standard input) give the same bytes and root hash;
 # - fsck.img --fsverity-digest prints what "fsverity digest" prints.
+# Tar-index images (--tar-index: index and tar in one file) get a tree
+# over index and tar, with 512-byte data blocks, after the tar:
+# - the bytes before the tree are those without --dm-verity, and between
+#   the index (the superblock's block count) and the tree lies exactly
+#   the tar (its SHA-256, the diffID), then zeros up to the hash offset;
+# - veritysetup verify accepts it and rejects a copy with one byte of the
+#   appended tar flipped (that copy goes to veritysetup and fsck.img only,
+#   never to the kernel); veritysetup format writes the same tree;
+# - the kernel mounts it (loop, file-backed, direct I/O) equal to the
+#   extracted tar; fsck.img finds both the tar and the tree (no warning)
+#   and names the flipped block; mkfs --verify checks it; reproducible;
+# - --tar-index=only and the drop-in's --tar=i refuse --dm-verity.
 # This kernel has no device-mapper: the userspace verify is the judge.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 command -v veritysetup >/dev/null ||
@@ -133,11 +145,156 @@ one() {
 		"$WORK/again.img.dmverity" "$WORK/bad.img" "$WORK/ref.img"
 }
 
+# index_end IMG: where a tar-index image's index ends and its tar begins
+# (the superblock's block count, of 512-byte blocks)
+index_end() {
+	"$PYTHON" -c '
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(1024 + 36)
+    print(struct.unpack("<I", f.read(4))[0] * 512)' "$1"
+}
+
+# between IMG FROM TO: sha256 of bytes [FROM, TO) of IMG
+between() {
+	tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2)) | sha256sum | cut -d' ' -f1
+}
+
+# index_one TAR NAME: --tar-index --dm-verity, every check above
+index_one() {
+	local tar=$1 name=$2 img plain out root off size tsize iend dump
+	local salt vuuid ref flipat
+	img=$WORK/$name.img
+	plain=$WORK/$name.plain.img
+	if ! out=$(mkfs_img -q --tar-index -T $T -U $UUID --dm-verity "$tar" "$img"); then
+		fail "mkfs --tar-index --dm-verity $name"
+		return
+	fi
+	root=$(printf '%s\n' "$out" | sed -n 's/^Root hash:\t//p')
+	off=$(printf '%s\n' "$out" | sed -n 's/^Hash offset:\t//p')
+	check "$name: root hash printed ($root)" test "${#root}" = 64
+	mkfs_img -q --tar-index -T $T -U $UUID "$tar" "$plain" ||
+		fail "mkfs --tar-index $name"
+	size=$(stat -c %s "$plain")
+	tsize=$(stat -c %s "$tar")
+	iend=$(index_end "$img")
+	check "$name: index + tar bytes as without --dm-verity" \
+		cmp -n "$size" "$plain" "$img"
+	check "$name: index ($iend bytes) + tar ($tsize bytes) is the file's data ($size bytes)" \
+		test $((iend + tsize)) = "$size"
+	check "$name: hash offset $off is $size rounded up to 4096" \
+		test "$off" = $(((size + 4095) / 4096 * 4096))
+	check "$name: the bytes between index and tree are the tar (sha256, diffID)" \
+		test "$(between "$img" "$iend" $((iend + tsize)))" = \
+		"$(sha256sum <"$tar" | cut -d' ' -f1)"
+	check "$name: then zeros up to the tree" \
+		test "$(between "$img" "$size" "$off")" = \
+		"$(head -c $((off - size)) /dev/zero | sha256sum | cut -d' ' -f1)"
+	printf '{"roothash":"%s","hashoffset":%s}\n' "$root" "$off" \
+		>"$WORK/expected.dmverity"
+	check "$name: sidecar IMAGE.dmverity" \
+		cmp "$WORK/expected.dmverity" "$img.dmverity"
+	check "$name: veritysetup verify accepts it" \
+		veritysetup verify "$img" "$img" "$root" --hash-offset="$off"
+	dump=$(veritysetup dump "$img" --hash-offset="$off")
+	salt=$(printf '%s\n' "$dump" | awk '/^Salt:/ {print $2}')
+	vuuid=$(printf '%s\n' "$dump" | awk '/^UUID:/ {print $2}')
+	check "$name: 512-byte data blocks" \
+		test "$(printf '%s\n' "$dump" | awk '/^Data block size:/ {print $4}')" = 512
+	check "$name: the tree covers index and tar ($((size / 512)) data blocks)" \
+		test "$(printf '%s\n' "$dump" | awk '/^Data blocks:/ {print $3}')" = $((size / 512))
+	cp "$plain" "$WORK/ref.img"
+	truncate -s "$off" "$WORK/ref.img"
+	veritysetup format "$WORK/ref.img" "$WORK/ref.img" --hash-offset="$off" \
+		--data-block-size=512 --data-blocks=$((size / 512)) \
+		--salt="$salt" --uuid="$vuuid" >"$WORK/format.out" ||
+		fail "veritysetup format"
+	check "$name: veritysetup format writes the same bytes" \
+		cmp "$WORK/ref.img" "$img"
+	check "$name: and the same root hash" \
+		grep -q "Root hash:.*$root" "$WORK/format.out"
+	# the kernel reads index and tar with the tree after them
+	ref=$(ref_dir "$tar")
+	[ -d "$ref" ] || extract "$tar" "$ref" || die "bsdtar could not extract $tar"
+	compare_mounts "$img" "$ref" "loop file directio" \
+		$(treecmp_opts_for "$tar")
+	"$FSCK_IMG" --verity "$img" >"$WORK/fsck.out" 2>&1
+	check "$name: fsck.img --verity accepts it" test $? = 0
+	check "$name: fsck.img finds the tree after the tar, checks it against the sidecar" \
+		grep -q "dm-verity tree at offset $off matches the image ($((size / 512)) data blocks of 512 bytes), root hash $root as given by IMAGE.dmverity" \
+		"$WORK/fsck.out"
+	check "$name: fsck.img: no error, no warning" \
+		grep -q "; 0 errors, 0 warnings$" "$WORK/fsck.out"
+	check "$name: fsck.img --compare finds the tar's entries" \
+		"$FSCK_IMG" -q --compare="$tar" "$img"
+	rm -f "$WORK/again.img"
+	check "$name: mkfs --verify checks index, tar and tree" \
+		mkfs_img -q --tar-index -T $T -U $UUID --dm-verity --verify \
+		- "$WORK/again.img" <"$tar"
+	check "$name: same bytes again (standard input)" cmp "$img" "$WORK/again.img"
+	check "$name: same sidecar again" cmp "$img.dmverity" "$WORK/again.img.dmverity"
+	# one byte of the appended tar flipped: userspace only
+	flipat=$((iend + tsize / 2))
+	cp "$img" "$WORK/bad.img"
+	flip "$WORK/bad.img" "$flipat"
+	if veritysetup verify "$WORK/bad.img" "$WORK/bad.img" "$root" \
+		--hash-offset="$off" >/dev/null 2>&1; then
+		fail "$name: veritysetup verify accepted a flipped tar byte"
+	else
+		ok "$name: veritysetup verify rejects a flipped tar byte"
+	fi
+	"$FSCK_IMG" --verity-roothash="$root" "$WORK/bad.img" \
+		>"$WORK/fsck.out" 2>&1
+	check "$name: fsck.img exits 4 on the flipped tar byte" test $? = 4
+	check "$name: and names its block" grep -q \
+		"error: verity: .*data block $((flipat / 512)) (offset $((flipat / 512 * 512))) does not match" \
+		"$WORK/fsck.out"
+	rm -f "$img" "$img.dmverity" "$plain" "$WORK/again.img" \
+		"$WORK/again.img.dmverity" "$WORK/bad.img" "$WORK/ref.img"
+}
+
+# refused WHAT PATTERN COMMAND...: fails saying PATTERN, leaves no image
+refused() {
+	local what=$1 pattern=$2
+	shift 2
+	rm -f "$WORK/bad.img" "$WORK/bad.img.dmverity"
+	if "$@" 2>"$WORK/err"; then
+		fail "$what: accepted"
+	elif ! grep -q -- "$pattern" "$WORK/err"; then
+		cat "$WORK/err"
+		fail "$what: message does not say '$pattern'"
+	elif [ -e "$WORK/bad.img" ] || [ -e "$WORK/bad.img.dmverity" ]; then
+		fail "$what: left an image or sidecar"
+	else
+		ok "$what refused: $(head -n 1 "$WORK/err")"
+	fi
+}
+
 one "$WORK/basic.tar" basic
 one "$WORK/basic.tar" basic512 -b 512
 one "$WORK/big.tar" big
 one "$WORK/big.tar" big512 -b 512
 one "$WORK/big.tar" biglz4 -z lz4
 one "$WORK/basic.tar" basiczstd -z zstd -b 1024 --inline-data
+
+index_one "$WORK/basic.tar" basic-index
+index_one "$WORK/big.tar" big-index
+
+# The caller appends the tar after an index written alone: no tree can
+# cover it from here.
+refused "--tar-index=only --dm-verity" "the caller appends the tar" \
+	mkfs_img -q --tar-index=only --dm-verity "$WORK/basic.tar" "$WORK/bad.img"
+# mkfs.img run as mkfs.erofs (libtool's wrapper would rename it: the binary)
+bin=$top_builddir/mkfs/.libs/mkfs.img
+if [ -x "$bin" ]; then
+	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+	bin=$top_builddir/mkfs/mkfs.img
+fi
+mkdir -p "$WORK/bin"
+ln -sf "$bin" "$WORK/bin/mkfs.erofs"
+refused "drop-in mkfs.erofs --tar=i --dm-verity" "dm-verity" \
+	env PATH="$WORK/bin:$PATH" mkfs.erofs --tar=i --quiet --dm-verity \
+	"$WORK/bad.img" "$WORK/basic.tar"
 
 finish
