@@ -85,7 +85,9 @@ static struct subdir *frame_push(struct frame *f, uint64_t nid,
 	if (IMGFS_VEC_RESERVE(f->dirs, f->cap, f->nr + 1, 2) ||
 	    IMGFS_VEC_RESERVE(f->names, f->names_cap, f->names_len + len, 16))
 		return NULL;
-	memcpy(f->names + f->names_len, name, len);
+	/* the start directory is pushed with no name, before any buffer */
+	if (len)
+		memcpy(f->names + f->names_len, name, len);
 	d = &f->dirs[f->nr++];
 	memset(d, 0, sizeof(*d));
 	d->nid = nid;
