@@ -11,6 +11,7 @@
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
+#include "imgfs/writer.h"
 
 /* fsck(8) exit codes */
 #define FSCK_EXIT_OK 0
@@ -21,7 +22,7 @@
 /* How mkfs.img transforms archive entries; --compare applies the same. */
 struct fsck_compare_opts {
 	bool keep_whiteouts;
-	bool ignore_file_flags;
+	enum imgfs_file_flags file_flags;
 	bool all_root;
 	int64_t force_uid; /* -1: keep */
 	int64_t force_gid;

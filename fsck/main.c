@@ -67,6 +67,7 @@ enum {
 	OPT_COMPARE,
 	OPT_KEEP_WHITEOUTS,
 	OPT_IGNORE_FLAGS,
+	OPT_FILE_FLAGS,
 	OPT_ALL_ROOT,
 	OPT_FORCE_UID,
 	OPT_FORCE_GID,
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WHITEOUTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
+	{ "file-flags", required_argument, NULL, OPT_FILE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
@@ -127,7 +129,9 @@ static void usage(FILE *f)
 		"      --compare=TAR    check that the image represents TAR exactly\n"
 		"  transformations applied to TAR by --compare (as given to mkfs.img):\n"
 		"      --keep-whiteouts  .wh.* entries were stored verbatim\n"
-		"      --ignore-file-flags  file flags were dropped\n"
+		"      --file-flags=warn|error|ignore  file flags a user set: one warning\n"
+		"                        (default), a difference per entry, or nothing\n"
+		"      --ignore-file-flags  same as --file-flags=ignore (deprecated)\n"
 		"      --all-root        owners were set to 0:0\n"
 		"      --allow-missing-end  TAR may end without its end-of-archive\n"
 		"                        marker (or be empty)\n"
@@ -161,6 +165,24 @@ static int parse_id(const char *arg, const char *opt, bool offset,
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* --file-flags=warn|error|ignore, as mkfs.img takes it */
+static int parse_file_flags(const char *arg, enum imgfs_file_flags *out)
+{
+	if (!strcmp(arg, "warn"))
+		*out = IMGFS_FILE_FLAGS_WARN;
+	else if (!strcmp(arg, "error"))
+		*out = IMGFS_FILE_FLAGS_ERROR;
+	else if (!strcmp(arg, "ignore"))
+		*out = IMGFS_FILE_FLAGS_IGNORE;
+	else {
+		fprintf(stderr,
+			"fsck.img: invalid value for --file-flags: %s (warn, error or ignore)\n",
+			arg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -244,7 +266,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			o->cmp.allow_missing_end = true;
 			break;
 		case OPT_IGNORE_FLAGS:
-			o->cmp.ignore_file_flags = true;
+			o->cmp.file_flags = IMGFS_FILE_FLAGS_IGNORE;
+			break;
+		case OPT_FILE_FLAGS:
+			ret = parse_file_flags(optarg, &o->cmp.file_flags);
 			break;
 		case OPT_FORCE_UID:
 			ret = parse_id(optarg, "force-uid", false,

@@ -57,8 +57,11 @@ static void usage(FILE *f)
 		"  -b SIZE              block size: 512, 1024, 2048 or 4096 (default 4096)\n"
 		"      --inline-data    store file tails inline (smaller, not direct-I/O friendly)\n"
 		"      --keep-whiteouts store OCI .wh.* entries verbatim\n"
-		"      --ignore-file-flags drop file flags (chattr, SCHILY.fflags)\n"
-		"                       instead of refusing entries that carry them\n"
+		"      --file-flags=warn|error|ignore  file flags a user set (immutable,\n"
+		"                       nodump, ...; EROFS cannot store them): dropped with\n"
+		"                       one warning (default), refused, or dropped silently;\n"
+		"                       internal ones (extent, ...) are always dropped\n"
+		"      --ignore-file-flags same as --file-flags=ignore (deprecated)\n"
 		"      --allow-missing-end accept a tar that ends without its end-of-archive\n"
 		"                       marker, or an empty input (a warning instead)\n"
 		"      --all-root       make every entry owned by 0:0\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_ZTAILPACKING,
 	OPT_FRAGMENTS,
 	OPT_IGNORE_FLAGS,
+	OPT_FILE_FLAGS,
 	OPT_ALLOW_MISSING_END,
 	OPT_NO_FSYNC,
 	OPT_DM_VERITY,
@@ -132,6 +136,7 @@ static const struct option long_opts[] = {
 	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
 	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
+	{ "file-flags", required_argument, NULL, OPT_FILE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
 	{ "no-fsync", no_argument, NULL, OPT_NO_FSYNC },
 	{ "dm-verity", no_argument, NULL, OPT_DM_VERITY },
@@ -277,7 +282,18 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		o->whiteouts = IMGFS_WHITEOUT_KEEP;
 		return 0;
 	case OPT_IGNORE_FLAGS:
-		o->ignore_file_flags = true;
+		o->file_flags = IMGFS_FILE_FLAGS_IGNORE;
+		return 0;
+	case OPT_FILE_FLAGS:
+		if (!strcmp(arg, "warn"))
+			o->file_flags = IMGFS_FILE_FLAGS_WARN;
+		else if (!strcmp(arg, "error"))
+			o->file_flags = IMGFS_FILE_FLAGS_ERROR;
+		else if (!strcmp(arg, "ignore"))
+			o->file_flags = IMGFS_FILE_FLAGS_IGNORE;
+		else
+			return bad_arg("--file-flags (warn, error or ignore)",
+				       arg);
 		return 0;
 	case OPT_ALLOW_MISSING_END:
 		o->allow_missing_end = true;

@@ -28,6 +28,7 @@
 #include "imgfs/check.h"
 #include "imgfs/error.h"
 #include "imgfs/reader.h"
+#include "imgfs/writer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,7 +71,7 @@ typedef void (*imgfs_compare_report_fn)(
 enum {
 	/* --keep-whiteouts: .wh.* entries were stored as ordinary files */
 	IMGFS_COMPARE_F_KEEP_WHITEOUTS = 1u << 0,
-	/* --ignore-file-flags: file flags were dropped, not refused */
+	/* deprecated --ignore-file-flags: file_flags = IMGFS_FILE_FLAGS_IGNORE */
 	IMGFS_COMPARE_F_IGNORE_FILE_FLAGS = 1u << 1,
 	/* --all-root: every owner became 0:0 (before force and offsets) */
 	IMGFS_COMPARE_F_ALL_ROOT = 1u << 2,
@@ -94,6 +95,12 @@ struct imgfs_compare_options {
 	/* warnings about the tar stream (reading goes on); may be NULL */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
+	/* --file-flags: what mkfs.img did with file flags a user set.
+	 * Filesystem-internal flags never differ; user flags are one warning
+	 * (IMGFS_FILE_FLAGS_WARN, the default: count and first entries),
+	 * an "unrepresentable" difference per entry (ERROR, as mkfs.img
+	 * refuses them) or nothing (IGNORE) */
+	enum imgfs_file_flags file_flags;
 };
 
 struct imgfs_compare_result {

@@ -67,6 +67,20 @@ typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
 
 typedef void (*imgfs_warn_fn)(const char *msg, void *arg);
 
+/*
+ * File flags (chattr attributes, pax SCHILY.fflags) a user set on an
+ * entry (immutable, append-only, nodump, noatime, ...): EROFS has no place
+ * for them and no runtime applies them from a layer, so they are dropped;
+ * this says what is said about it. Filesystem-internal flags (ext4's
+ * extent, huge_file, index, inline_data, ...) are always dropped without a
+ * word (lib/source/fflags.c lists both kinds).
+ */
+enum imgfs_file_flags {
+	IMGFS_FILE_FLAGS_WARN = 0, /* one warning at the end: count, first entries */
+	IMGFS_FILE_FLAGS_ERROR, /* an entry carrying any is an error */
+	IMGFS_FILE_FLAGS_IGNORE, /* dropped without a word */
+};
+
 /* Modification times against the build time (struct imgfs_mkfs_options). */
 enum imgfs_mtime_policy {
 	IMGFS_MTIME_KEEP = 0, /* each entry's own (default) */
@@ -114,8 +128,7 @@ struct imgfs_mkfs_options {
 	bool fragments;
 	imgfs_progress_fn progress;
 	void *progress_arg;
-	/* EROFS has no place for file flags (chattr, pax SCHILY.fflags): an
-	 * entry carrying any is an error unless this drops them */
+	/* deprecated: the same as file_flags = IMGFS_FILE_FLAGS_IGNORE */
 	bool ignore_file_flags;
 	/* warnings (conversion goes on); NULL: none are reported */
 	imgfs_warn_fn warn;
@@ -159,6 +172,9 @@ struct imgfs_mkfs_options {
 	 * tar's uncompressed bytes are kept in an unlinked file in $TMPDIR
 	 * while it is read, and copied after the index at finish. */
 	enum imgfs_tar_index tar_index;
+	/* file flags a user set on an entry: warn (default), error or
+	 * ignore (see enum imgfs_file_flags) */
+	enum imgfs_file_flags file_flags;
 };
 
 /* Statistics returned by imgfs_writer_finish(). */

@@ -89,6 +89,7 @@ void imgfs_compare_free(struct imgfs_compare *c)
 	free(c->pbuf);
 	free(c->pbuf2);
 	free(c->msg);
+	imgfs_fflags_tally_free(&c->fflags);
 	free(c);
 }
 

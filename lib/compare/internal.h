@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "imgfs/compare.h"
+#include "source/fflags.h"
 #include "util/hashtab.h"
 
 struct archive;
@@ -114,6 +115,8 @@ struct imgfs_compare {
 	char *pbuf, *pbuf2;
 	size_t pbuf_cap, pbuf2_cap;
 	int oom;
+	/* entries with file flags a user set (IMGFS_FILE_FLAGS_WARN) */
+	struct imgfs_fflags_tally fflags;
 };
 
 /* report.c */

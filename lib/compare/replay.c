@@ -171,20 +171,40 @@ static int add_named(struct imgfs_compare *c, struct archive *a,
 	return cmp_fill_inode(c, a, ae, in, path);
 }
 
+/*
+ * File flags with mkfs.img's rule (lib/source/fflags.c): internal ones
+ * never differ; a user's are refused, told once at the end, or ignored,
+ * as the options say. A refused entry is still compared.
+ */
+static void file_flags(struct imgfs_compare *c, struct archive_entry *ae,
+		       const char *path)
+{
+	const char *text = archive_entry_fflags_text(ae);
+	char user[256];
+
+	if (!text || !*text ||
+	    (c->o.flags & IMGFS_COMPARE_F_IGNORE_FILE_FLAGS) ||
+	    c->o.file_flags == IMGFS_FILE_FLAGS_IGNORE ||
+	    !imgfs_fflags_user(text, user, sizeof(user)))
+		return;
+	if (c->o.file_flags == IMGFS_FILE_FLAGS_ERROR) {
+		cmp_diff(c, path, IMGFS_COMPARE_UNREPRESENTABLE,
+			 "file flags (%s) cannot be stored", user);
+		return;
+	}
+	imgfs_fflags_tally_add(&c->fflags, path, user);
+}
+
 static int add_entry(struct imgfs_compare *c, struct archive *a,
 		     struct archive_entry *ae, const char *path)
 {
-	const char *flags = archive_entry_fflags_text(ae);
 	bool dir_entry = archive_entry_filetype(ae) == AE_IFDIR;
 	struct exp_dentry *dir;
 	struct cmp_comps cp;
 	const char *name;
 	int ret = 0;
 
-	/* as mkfs.img refuses every such entry; the rest is still compared */
-	if (flags && *flags &&
-	    !(c->o.flags & IMGFS_COMPARE_F_IGNORE_FILE_FLAGS))
-		cmp_unrepresentable(c, path, "file flags cannot be stored");
+	file_flags(c, ae, path);
 	if (cmp_split_path(path, &cp)) {
 		cmp_comps_free(&cp);
 		return -ENOMEM;
@@ -306,6 +326,10 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		ret = r;
 	c->res.archive_entries = imgfs_tar_entries(t);
 	imgfs_tar_close(t);
+	if (!ret)
+		imgfs_fflags_tally_warn(&c->fflags,
+					"file flags mkfs.img drops (not stored) on",
+					c->o.warn, c->o.warn_arg);
 	if (!ret && (finish(c) || c->oom))
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 	return ret;

@@ -133,19 +133,34 @@ static void entry_mtime(struct imgfs_writer *w, struct archive *a,
 	*nsec = (uint32_t)ns;
 }
 
-/* File flags (immutable, nodump, ...) cannot be stored: refuse, or drop
- * them when asked to. Only flags libarchive can name count, so internal
- * attributes of the source filesystem (ext4's extents flag) do not. */
+/*
+ * File flags cannot be stored (lib/source/fflags.c says which are
+ * internal and dropped silently). Those a user set are dropped with one
+ * warning at finish, or refused.
+ */
 static int check_file_flags(struct imgfs_writer *w, struct archive_entry *e,
 			    const char *path, struct imgfs_error *err)
 {
 	const char *text = archive_entry_fflags_text(e);
+	char user[256];
 
-	if (!text || !*text || w->opts.ignore_file_flags)
+	if (!text || !*text || w->opts.ignore_file_flags ||
+	    w->opts.file_flags == IMGFS_FILE_FLAGS_IGNORE ||
+	    !imgfs_fflags_user(text, user, sizeof(user)))
 		return 0;
-	return imgfs_error_set(err, -EOPNOTSUPP,
-			       "%s: file flags (%s) cannot be stored in EROFS (--ignore-file-flags drops them)",
-			       path, text);
+	if (w->opts.file_flags == IMGFS_FILE_FLAGS_ERROR)
+		return imgfs_error_set(err, -EOPNOTSUPP,
+				       "%s: file flags (%s) cannot be stored in EROFS",
+				       path, user);
+	imgfs_fflags_tally_add(&w->fflags, path, user);
+	return 0;
+}
+
+void imgfs_writer_warn_file_flags(struct imgfs_writer *w)
+{
+	imgfs_fflags_tally_warn(&w->fflags,
+				"file flags EROFS cannot store were dropped from",
+				w->opts.warn, w->opts.warn_arg);
 }
 
 /* An entry converted for the entry calls, and what it owns. */

@@ -8,6 +8,7 @@
 #define IMGFS_WRITER_INTERNAL_H
 
 #include "imgfs/writer.h"
+#include "source/fflags.h"
 #include "writer/blkout.h"
 #include "writer/tree.h"
 #include "writer/xattr.h"
@@ -69,6 +70,9 @@ struct imgfs_writer {
 	/* tar offset of the bytes imgfs_writer_append() gets next, set by
 	 * the tar intake for each data block; -1: none (not from a tar) */
 	int64_t tar_pos;
+	/* entries whose file flags a user set were dropped (archive.c),
+	 * told once at finish */
+	struct imgfs_fflags_tally fflags;
 };
 
 /* entry.c: the entry calls' bookkeeping. */
@@ -78,6 +82,8 @@ void imgfs_writer_close_file(struct imgfs_writer *w);
 /* entry.c: does the open file keep its data (false for a whiteout)? */
 bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w);
 
+/* archive.c: the one warning about dropped file flags (finish). */
+void imgfs_writer_warn_file_flags(struct imgfs_writer *w);
 /* archive.c: libarchive entries, converted for the entry calls. */
 int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
 			      struct imgfs_error *err);

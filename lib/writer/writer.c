@@ -47,6 +47,10 @@ static int check_options(const struct imgfs_mkfs_options *o,
 		return imgfs_error_set(err, -EINVAL,
 				       "unknown mtime policy %d",
 				       (int)o->mtime_policy);
+	if ((unsigned int)o->file_flags > IMGFS_FILE_FLAGS_IGNORE)
+		return imgfs_error_set(err, -EINVAL,
+				       "unknown file flags policy %d",
+				       (int)o->file_flags);
 	if (o->dm_verity_have_salt &&
 	    o->dm_verity_salt_size > IMGFS_VERITY_SALT_MAX)
 		return imgfs_error_set(err, -EINVAL,
@@ -247,6 +251,7 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		w->failed = true;
 		return ret;
 	}
+	imgfs_writer_warn_file_flags(w);
 	st.entries = w->entries;
 	st.data_bytes = w->data_bytes;
 	if (stats)
@@ -265,6 +270,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	imgfs_tree_free(&w->tree);
 	imgfs_xattr_table_free(&w->xattrs);
 	imgfs_blkout_free(&w->out);
+	imgfs_fflags_tally_free(&w->fflags);
 	free(w->excluded);
 	free(w->iobuf);
 	if (w->tar_copy_fd >= 0)
