@@ -276,6 +276,7 @@ fsck_image() {
 			for o in "$@"; do
 				case $o in
 				--keep-whiteouts | --ignore-file-flags | \
+				--file-flags=* | \
 				--allow-missing-end | \
 				--all-root | --force-uid=* | \
 				--force-gid=* | --uid-offset=* | --gid-offset=*)

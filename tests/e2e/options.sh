@@ -2,7 +2,7 @@
 # Command-line options: ownership rewriting (--all-root, --force-uid/gid,
 # --uid/gid-offset), -T (superblock epoch, root and implied directories),
 # -U and -L (superblock bytes), -q (silent), --immutable (lsattr shows 'i'),
-# --ignore-file-flags, --verify, and refusal of bad option values.
+# --ignore-file-flags (deprecated), --verify, and refusal of bad option values.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 setup
 
@@ -23,15 +23,17 @@ else
 	log "message: $(head -n 1 "$WORK/neg.err")"
 fi
 
-# File flags cannot be stored: --ignore-file-flags converts anyway (the
-# refusal is in errors.sh), and fsck --compare lists them unless told.
+# File flags cannot be stored: the deprecated --ignore-file-flags still
+# drops them silently (the policy itself is tested in fflags.sh), and
+# fsck --compare lists them as refused with --file-flags=error.
 pymk mktar.py file-flags "$WORK/flags.tar" || die "mktar file-flags"
 convert_and_compare "$WORK/flags.tar" --ignore-file-flags
 rc=0
-"$FSCK_IMG" --compare="$WORK/flags.tar" "$IMG" >"$WORK/flags.cmp" 2>&1 || rc=$?
-check "fsck --compare without --ignore-file-flags exits 4" test $rc -eq 4
+"$FSCK_IMG" --compare="$WORK/flags.tar" --file-flags=error "$IMG" \
+	>"$WORK/flags.cmp" 2>&1 || rc=$?
+check "fsck --compare --file-flags=error exits 4" test $rc -eq 4
 check "fsck --compare names the flagged entries" \
-	grep -q "d/flagged: unrepresentable: file flags" "$WORK/flags.cmp"
+	grep -q "d/flagged: unrepresentable: file flags (nodump)" "$WORK/flags.cmp"
 
 # sb_hex IMG OFFSET LEN: superblock bytes (offset relative to byte 1024)
 sb_hex() {
