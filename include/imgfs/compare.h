@@ -71,7 +71,7 @@ typedef void (*imgfs_compare_report_fn)(
 enum {
 	/* --keep-whiteouts: .wh.* entries were stored as ordinary files */
 	IMGFS_COMPARE_F_KEEP_WHITEOUTS = 1u << 0,
-	/* deprecated --ignore-file-flags: file_flags = IMGFS_FILE_FLAGS_IGNORE */
+	/* deprecated: file_flags = IMGFS_FILE_FLAGS_IGNORE instead */
 	IMGFS_COMPARE_F_IGNORE_FILE_FLAGS = 1u << 1,
 	/* --all-root: every owner became 0:0 (before force and offsets) */
 	IMGFS_COMPARE_F_ALL_ROOT = 1u << 2,

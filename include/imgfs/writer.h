@@ -76,7 +76,7 @@ typedef void (*imgfs_warn_fn)(const char *msg, void *arg);
  * word (lib/source/fflags.c lists both kinds).
  */
 enum imgfs_file_flags {
-	IMGFS_FILE_FLAGS_WARN = 0, /* one warning at the end: count, first entries */
+	IMGFS_FILE_FLAGS_WARN = 0, /* one warning at the end (default) */
 	IMGFS_FILE_FLAGS_ERROR, /* an entry carrying any is an error */
 	IMGFS_FILE_FLAGS_IGNORE, /* dropped without a word */
 };

@@ -328,7 +328,7 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	imgfs_tar_close(t);
 	if (!ret)
 		imgfs_fflags_tally_warn(&c->fflags,
-					"file flags mkfs.img drops (not stored) on",
+					"file flags mkfs.img drops are on",
 					c->o.warn, c->o.warn_arg);
 	if (!ret && (finish(c) || c->oom))
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

@@ -149,18 +149,19 @@ static int check_file_flags(struct imgfs_writer *w, struct archive_entry *e,
 	    !imgfs_fflags_user(text, user, sizeof(user)))
 		return 0;
 	if (w->opts.file_flags == IMGFS_FILE_FLAGS_ERROR)
-		return imgfs_error_set(err, -EOPNOTSUPP,
-				       "%s: file flags (%s) cannot be stored in EROFS",
-				       path, user);
+		return imgfs_error_set(
+			err, -EOPNOTSUPP,
+			"%s: file flags (%s) cannot be stored in EROFS", path,
+			user);
 	imgfs_fflags_tally_add(&w->fflags, path, user);
 	return 0;
 }
 
 void imgfs_writer_warn_file_flags(struct imgfs_writer *w)
 {
-	imgfs_fflags_tally_warn(&w->fflags,
-				"file flags EROFS cannot store were dropped from",
-				w->opts.warn, w->opts.warn_arg);
+	imgfs_fflags_tally_warn(
+		&w->fflags, "file flags EROFS cannot store were dropped from",
+		w->opts.warn, w->opts.warn_arg);
 }
 
 /* An entry converted for the entry calls, and what it owns. */
