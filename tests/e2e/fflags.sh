@@ -177,6 +177,12 @@ if command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null; then
 	echo n >"$m/d/noatime" && chattr +A "$m/d/noatime"
 	bsdtar -C "$m" --format=pax -cf "$WORK/ext4.tar" d big ||
 		die "bsdtar on ext4"
+	# the same flags read from the directory itself
+	check "ext4 directory: mkfs succeeds" \
+		mkfs_img "$m" "$WORK/ext4-dir.img" 2>"$WORK/ext4-dir.err"
+	sed "s/^/    | /" "$WORK/ext4-dir.err"
+	check "ext4 directory: one warning counting the 4 flagged files" \
+		test "$(grep -c 'warning: .* 4 entries: ' "$WORK/ext4-dir.err")" -eq 1
 	chattr -i -a "$m/d/immutable" "$m/d/append"
 	unmount "$m" || fail "umount ext4"
 	t=$WORK/ext4.tar
