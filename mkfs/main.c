@@ -25,11 +25,14 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
+#include <json-c/json.h>
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "imgfs/escape.h"
+#include "imgfs/json.h"
+#include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
 
@@ -48,10 +51,15 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+#define USAGE_LINE "Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+
+/* Version of the JSON summary (--json): bumped when a field changes. */
+#define SUMMARY_SCHEMA_VERSION 1
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+		USAGE_LINE
 		"Build an EROFS image from SOURCE: a tar layer (plain, gzip, zstd, xz,\n"
 		"bzip2, lz4; '-' reads standard input) or a directory.\n\n"
 		"  -b SIZE              block size: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -89,9 +97,23 @@ static void usage(FILE *f)
 		"      --dm-verity-salt=HEX  salt ('-': none; default derived from -U, -T)\n"
 		"      --dm-verity-uuid=UUID verity superblock UUID (default derived)\n"
 		"      --no-dm-verity-sidecar  do not write IMAGE.dmverity\n"
+		"      --json           print the summary as a JSON document on standard\n"
+		"                       output (also with -q)\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
-		"  -V, --version        version\n");
+		"  -V, --version        version\n\n"
+		"Environment: SOURCE_DATE_EPOCH is the build time unless -T is given;\n"
+		"file mtimes are kept as the source has them.\n\n"
+		"Exit status: 0 image written, 1 conversion failed (nothing was written),\n"
+		"2 usage error.\n");
+}
+
+/* The end of every usage error: what to type, and where to read more. */
+static int usage_error(void)
+{
+	fputs(USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
+	      stderr);
+	return -1;
 }
 
 enum {
@@ -116,6 +138,7 @@ enum {
 	OPT_DM_VERITY_NO_SIDECAR,
 	OPT_TAR_INDEX,
 	OPT_TAR,
+	OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +165,7 @@ static const struct option long_opts[] = {
 	/* named exactly, so that it is not taken for an abbreviation of
 	 * --tar-index */
 	{ "tar", optional_argument, NULL, OPT_TAR },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -173,6 +197,14 @@ static int parse_blocksize(const char *s, unsigned int *bits)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+/* @valid says what would be accepted: the range, the choices. */
+static int bad_value(const char *opt, const char *val, const char *valid)
+{
+	fprintf(stderr, "mkfs.img: invalid value for %s: '%s' (%s)\n", opt,
+		val, valid);
 	return -1;
 }
 
@@ -222,7 +254,7 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 	int64_t v;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad_arg("-z", arg);
+		return bad_value("-z", arg, "ALG[,LEVEL][,DICT]");
 	strcpy(buf, arg);
 	level = strchr(buf, ',');
 	if (level)
@@ -235,15 +267,20 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 		if (!strcmp(buf, compr_names[i].name))
 			o->compress = compr_names[i].kind;
 	if (o->compress == IMGFS_COMPRESS_NONE)
-		return bad_arg("-z (unknown algorithm)", arg);
+		return bad_value("-z", arg,
+				 "the algorithms are lz4, lz4hc, lzma, deflate and zstd");
+	/* each algorithm's range is checked with the other options
+	 * (imgfs_mkfs_options_check()), which names it */
 	if (level && *level) {
-		if (parse_int(level, 0, 22, &v))
-			return bad_arg("-z (level)", arg);
+		if (parse_int(level, 0, INT_MAX, &v))
+			return bad_value("-z", arg,
+					 "the level is a number: lz4hc 1 to 12, lzma 0 to 9, deflate 1 to 9, zstd 1 to 22");
 		o->compress_level = (int)v;
 	}
 	if (dict) {
-		if (parse_int(dict, 4096, 64 << 20, &v))
-			return bad_arg("-z (dictionary size)", arg);
+		if (parse_int(dict, 1, UINT32_MAX, &v))
+			return bad_value("-z", arg,
+					 "the dictionary size is a number of bytes");
 		o->compress_dictsize = (uint32_t)v;
 	}
 	return 0;
@@ -257,7 +294,10 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	switch (c) {
 	case 'b':
 		a->have_blksz = true;
-		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+		return parse_blocksize(arg, &o->blkszbits) ?
+			       bad_value("-b", arg,
+					 "the block size is 512, 1024, 2048 or 4096") :
+			       0;
 	case OPT_TAR:
 		fprintf(stderr,
 			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
@@ -288,41 +328,49 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_FORCE_UID:
 	case OPT_FORCE_GID:
 		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_arg(c == OPT_FORCE_UID ? "--force-uid" : "--force-gid", arg);
+			return bad_value(c == OPT_FORCE_UID ? "--force-uid" :
+							      "--force-gid",
+					 arg, "0 to 4294967295");
 		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) = v;
 		return 0;
 	case OPT_UID_OFF:
 	case OPT_GID_OFF:
 		if (parse_int(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
-			return bad_arg(c == OPT_UID_OFF ? "--uid-offset" : "--gid-offset", arg);
+			return bad_value(c == OPT_UID_OFF ? "--uid-offset" :
+							    "--gid-offset",
+					 arg, "-4294967295 to 4294967295");
 		*(c == OPT_UID_OFF ? &o->uid_offset : &o->gid_offset) = v;
 		return 0;
 	case 'T':
 		if (parse_int(arg, 0, INT64_MAX, &v))
-			return bad_arg("-T", arg);
+			return bad_value("-T", arg,
+					 "seconds since 1970, 0 or more");
 		o->have_build_time = true;
 		o->build_time = v;
 		return 0;
 	case 'U':
 		if (uuid_parse(arg, o->uuid))
-			return bad_arg("-U", arg);
+			return bad_value("-U", arg,
+					 "a UUID: 8-4-4-4-12 hex digits");
 		o->have_uuid = true;
 		return 0;
 	case 'L':
 		if (strlen(arg) > 16)
-			return bad_arg("-L (at most 16 bytes)", arg);
+			return bad_value("-L", arg, "at most 16 bytes");
 		strncpy(o->label, arg, sizeof(o->label) - 1);
 		return 0;
 	case 'x':
 		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_arg("-x", arg);
+			return bad_value("-x", arg, "0 to 4294967295");
 		o->shared_xattr_min = (unsigned int)v;
 		return 0;
 	case 'z':
 		return parse_compress(arg, o);
 	case 'C':
-		if (parse_int(arg, 512, 1 << 20, &v))
-			return bad_arg("-C", arg);
+		/* the block size is checked later, with -b */
+		if (parse_int(arg, 1, 1 << 20, &v))
+			return bad_value("-C", arg,
+					 "a multiple of the block size up to 1048576 bytes");
 		o->pcluster_size = (uint32_t)v;
 		return 0;
 	case OPT_WORKERS:
@@ -362,6 +410,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_DM_VERITY_NO_SIDECAR:
 		o->dm_verity_no_sidecar = true;
 		return 0;
+	case OPT_JSON:
+		a->json = true;
+		return 0;
 	case 'q':
 		a->quiet = true;
 		return 0;
@@ -369,14 +420,51 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	return -1;
 }
 
-/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
-static int parse_args(int argc, char **argv, struct mkfs_args *a)
+int mkfs_source_date_epoch(int64_t *t)
 {
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	int64_t v;
+
+	if (!s)
+		return 0;
+	if (parse_int(s, 0, INT64_MAX, &v))
+		return -1;
+	*t = v;
+	return 1;
+}
+
+/* Say which operand is missing, or which one is too many. */
+static int check_operands(int n, char **rest)
+{
+	if (n == 2)
+		return 0;
+	if (n == 0)
+		fputs("mkfs.img: missing SOURCE (a tar layer, '-' or a directory) and IMAGE (the image to write)\n",
+		      stderr);
+	else if (n == 1)
+		fprintf(stderr,
+			"mkfs.img: missing IMAGE (the image to write) after SOURCE '%s'\n",
+			rest[0]);
+	else
+		fprintf(stderr,
+			"mkfs.img: too many arguments from '%s' on: SOURCE and IMAGE only\n",
+			rest[2]);
+	return -1;
+}
+
+/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
+static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
+{
+	struct imgfs_error err;
+	char *argv0 = argv[0];
+	int64_t sde;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->prog = "mkfs.img";
 	imgfs_mkfs_options_init(&a->opts);
+	/* getopt's own messages start with argv[0]: the program's name */
+	argv[0] = (char *)a->prog;
 	while ((c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", long_opts,
 				NULL)) != -1) {
 		if (c == 'h') {
@@ -384,14 +472,31 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 			return 1;
 		}
 		if (c == 'V') {
-			printf("mkfs.img %s\n", PACKAGE_VERSION);
+			printf("mkfs.img (imgfs) %s\n", imgfs_version());
 			return 1;
 		}
-		if (c == '?' || parse_opt(a, c, optarg))
+		if (c == '?' || parse_opt(a, c, optarg)) {
+			argv[0] = argv0;
 			return -1;
+		}
 	}
-	if (argc - optind != 2) {
-		usage(stderr);
+	argv[0] = argv0;
+	if (check_operands(argc - optind, argv + optind))
+		return -1;
+	/* -T wins: an explicit option over the environment */
+	switch (a->opts.have_build_time ? 0 : mkfs_source_date_epoch(&sde)) {
+	case 1:
+		a->opts.have_build_time = true;
+		a->opts.build_time = sde;
+		break;
+	case -1:
+		fprintf(stderr,
+			"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970 (0 to %" PRId64 ")\n",
+			getenv("SOURCE_DATE_EPOCH"), INT64_MAX);
+		return -1;
+	}
+	if (imgfs_mkfs_options_check(&a->opts, &err)) {
+		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return -1;
 	}
 	if (!a->opts.dm_verity &&
@@ -415,6 +520,13 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct mkfs_args *a)
+{
+	int r = parse_cmdline(argc, argv, a);
+
+	return r < 0 ? usage_error() : r;
 }
 
 struct progress_state {
