@@ -427,7 +427,8 @@ int mkfs_source_date_epoch(int64_t *t)
 
 	if (!s)
 		return 0;
-	if (parse_int(s, 0, INT64_MAX, &v))
+	/* digits only: no sign, no blanks */
+	if (!isdigit((unsigned char)*s) || parse_int(s, 0, INT64_MAX, &v))
 		return -1;
 	*t = v;
 	return 1;
@@ -550,21 +551,71 @@ static void show_warning(const char *msg, void *arg)
 	fputc('\n', stderr);
 }
 
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "512 B", "3.4 KiB", "12.0 MiB": four significant digits at most. */
+static const char *human_size(char *buf, size_t size, uint64_t n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = -1;
+
+	if (n < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", n);
+		return buf;
+	}
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/*
+ * One line, rewritten in place: with the source's size known, the share
+ * of it read (compressed bytes for a compressed layer) and an estimate of
+ * the time left from the rate so far.
+ */
 static void show_progress(const struct imgfs_progress *p, void *arg)
 {
 	struct progress_state *ps = arg;
 	struct timespec now;
+	char data[32];
 	double t;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (elapsed(&ps->last, &now) < 0.25)
+	if (ps->shown && elapsed(&ps->last, &now) < 0.25)
 		return;
 	ps->last = now;
 	t = elapsed(&ps->start, &now);
-	fprintf(stderr, "\r%" PRIu64 " entries, %.1f MiB read, %.1f MiB/s   ",
-		p->entries, (double)p->bytes_in / 1048576.0,
-		t > 0 ? (double)p->bytes_in / 1048576.0 / t : 0.0);
+	fputc('\r', stderr);
+	if (p->source_size && p->source_bytes <= p->source_size) {
+		double frac = (double)p->source_bytes / (double)p->source_size;
+
+		fprintf(stderr, "%3d%% ", (int)(frac * 100));
+		if (frac > 0 && t >= 1) {
+			uint64_t left = (uint64_t)(t / frac - t + 0.5);
+
+			fprintf(stderr, "ETA %" PRIu64 ":%02" PRIu64 ", ",
+				left / 60, left % 60);
+		}
+	}
+	fprintf(stderr, "%" PRIu64 " %s, %s data read\033[K", p->entries,
+		plural(p->entries, "entry", "entries"),
+		human_size(data, sizeof(data), p->bytes_in));
 	ps->shown = true;
+}
+
+/* The progress line is done with: leave no stale figures behind. */
+static void clear_progress(struct progress_state *ps)
+{
+	if (ps->shown)
+		fputs("\r\033[K", stderr);
+	ps->shown = false;
 }
 
 /* Refuse to write over the input we are reading (standard input too). */
@@ -607,8 +658,9 @@ static int verify(int fd, bool dm_verity, struct imgfs_error *err)
 		return ret;
 	if (res.errors)
 		return imgfs_error_set(err, -EUCLEAN,
-				       "verification found %" PRIu64 " error(s)",
-				       res.errors);
+				       "verification found %" PRIu64 " %s",
+				       res.errors,
+				       plural(res.errors, "error", "errors"));
 	return 0;
 }
 
@@ -635,6 +687,7 @@ struct job {
 	struct mkfs_args *a;
 	sigset_t old; /* signal mask before the commit */
 	bool blocked;
+	bool verified; /* --verify ran and found nothing wrong */
 };
 
 static void output_created(const char *temp_path, void *arg)
@@ -661,6 +714,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 		ret = verify(fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
+		j->verified = true;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -669,6 +723,95 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	sigprocmask(SIG_BLOCK, &set, &j->old);
 	j->blocked = true;
 	return 0;
+}
+
+/* data bytes per stored byte; 0 when nothing was stored */
+static double ratio(const struct imgfs_mkfs_stats *st)
+{
+	return st->stored_data_bytes ? (double)st->data_bytes /
+					       (double)st->stored_data_bytes :
+				       0;
+}
+
+static void print_summary(const struct mkfs_args *a,
+			  const struct imgfs_mkfs_stats *st, bool verified,
+			  double secs)
+{
+	char data[32], image[32], pad[32];
+
+	fprintf(stderr, "%s: ", a->prog);
+	imgfs_escape_fputs(stderr, a->target, 0);
+	fprintf(stderr,
+		": %" PRIu64 " %s, %" PRIu64 " %s, %s data, image %s",
+		st->entries, plural(st->entries, "entry", "entries"),
+		st->inodes, plural(st->inodes, "inode", "inodes"),
+		human_size(data, sizeof(data), st->data_bytes),
+		human_size(image, sizeof(image), st->image_bytes));
+	if (st->stored_data_bytes)
+		fprintf(stderr, ", ratio %.2f", ratio(st));
+	fprintf(stderr, ", %s alignment waste, %.2f s, %s\n",
+		human_size(pad, sizeof(pad), st->padding_bytes), secs,
+		!a->verify ? "not verified (no --verify)" :
+		verified   ? "verified" :
+			     "verification failed");
+}
+
+static void json_add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* The summary as one JSON document on stdout (--json). */
+static int print_json(const struct mkfs_args *a,
+		      const struct imgfs_mkfs_stats *st, bool verified,
+		      double secs)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *v;
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "schema_version",
+			       json_object_new_int(SUMMARY_SCHEMA_VERSION));
+	json_object_object_add(o, "tool", json_object_new_string(a->prog));
+	json_object_object_add(o, "version",
+			       json_object_new_string(imgfs_version()));
+	/* paths are bytes: not always UTF-8 */
+	if (imgfs_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
+	    imgfs_json_add_bytes(o, "image", a->target, strlen(a->target)))
+		ret = -ENOMEM;
+	json_add_u64(o, "entries", st->entries);
+	json_add_u64(o, "inodes", st->inodes);
+	json_add_u64(o, "data_bytes", st->data_bytes);
+	json_add_u64(o, "stored_data_bytes", st->stored_data_bytes);
+	json_add_u64(o, "image_bytes", st->image_bytes);
+	json_object_object_add(o, "compression_ratio",
+			       st->stored_data_bytes ?
+				       json_object_new_double(ratio(st)) :
+				       NULL);
+	json_add_u64(o, "alignment_waste_bytes", st->padding_bytes);
+	json_object_object_add(o, "seconds", json_object_new_double(secs));
+	v = json_object_new_object();
+	json_object_object_add(v, "ran", json_object_new_boolean(a->verify));
+	json_object_object_add(v, "passed",
+			       json_object_new_boolean(a->verify && verified));
+	json_object_object_add(o, "verify", v);
+	if (a->opts.dm_verity) {
+		v = json_object_new_object();
+		json_object_object_add(v, "root_hash",
+				       json_object_new_string(st->dm_verity.root_hex));
+		json_add_u64(v, "hash_offset", st->dm_verity.hash_offset);
+		json_object_object_add(o, "dm_verity", v);
+	} else {
+		json_object_object_add(o, "dm_verity", NULL);
+	}
+	if (!ret && puts(json_object_to_json_string_ext(
+			    o, JSON_C_TO_STRING_PRETTY |
+				       JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		ret = -EIO;
+	json_object_put(o);
+	return ret;
 }
 
 static int run(struct mkfs_args *a)
@@ -699,8 +842,7 @@ static int run(struct mkfs_args *a)
 	tmp_live = 0;
 	if (j.blocked)
 		sigprocmask(SIG_SETMASK, &j.old, NULL);
-	if (ps.shown)
-		fputc('\n', stderr);
+	clear_progress(&ps);
 	if (ret) {
 		/* messages name archive entries: no raw control bytes */
 		fprintf(stderr, "%s: ", a->prog);
@@ -717,18 +859,24 @@ static int run(struct mkfs_args *a)
 			return 1;
 		}
 	}
-	/* the result, as veritysetup format shows it: even with -q */
-	if (a->opts.dm_verity)
+	/* the result, as veritysetup format shows it: even with -q (in the
+	 * JSON document with --json) */
+	if (a->opts.dm_verity && !a->json)
 		printf("Root hash:\t%s\nHash offset:\t%" PRIu64 "\n",
 		       st.dm_verity.root_hex, st.dm_verity.hash_offset);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (!a->quiet)
-		fprintf(stderr,
-			"%s: %" PRIu64 " entries, %" PRIu64 " inodes, %.1f MiB data, image %.1f MiB, %.2f s\n",
-			a->target, st.entries, st.inodes,
-			(double)st.data_bytes / 1048576.0,
-			(double)st.image_bytes / 1048576.0,
-			elapsed(&ps.start, &end));
+		print_summary(a, &st, j.verified, elapsed(&ps.start, &end));
+	if (a->json) {
+		ret = print_json(a, &st, j.verified, elapsed(&ps.start, &end));
+		if (!ret && fflush(stdout))
+			ret = -errno;
+		if (ret) {
+			fprintf(stderr, "%s: writing the JSON summary: %s (the image itself is complete)\n",
+				a->prog, strerror(-ret));
+			return 1;
+		}
+	}
 	return 0;
 }
 
