@@ -748,7 +748,7 @@ static void print_summary(const struct mkfs_args *a,
 		human_size(data, sizeof(data), st->data_bytes),
 		human_size(image, sizeof(image), st->image_bytes));
 	if (st->stored_data_bytes)
-		fprintf(stderr, ", ratio %.2f", ratio(st));
+		fprintf(stderr, ", ratio %.3g", ratio(st));
 	fprintf(stderr, ", %s alignment waste, %.2f s, %s\n",
 		human_size(pad, sizeof(pad), st->padding_bytes), secs,
 		!a->verify ? "not verified (no --verify)" :
