@@ -192,12 +192,14 @@ static int convert(const struct convert_source *src, const char *target,
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: refusing to overwrite the source",
 				       target);
-	if (check_source(src, err))
-		return err->code;
 	/* the target is checked before the source is even opened */
 	out = imgfs_output_open(target, err);
 	if (!out)
 		return err->code;
+	if (check_source(src, err)) {
+		imgfs_output_abort(out);
+		return err->code;
+	}
 	if (!stats)
 		stats = &st_local;
 	ret = 0;
