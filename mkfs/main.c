@@ -427,8 +427,7 @@ int mkfs_source_date_epoch(int64_t *t)
 
 	if (!s)
 		return 0;
-	/* digits only: no sign, no blanks */
-	if (!isdigit((unsigned char)*s) || parse_int(s, 0, INT64_MAX, &v))
+	if (parse_int(s, 0, INT64_MAX, &v))
 		return -1;
 	*t = v;
 	return 1;
@@ -487,9 +486,13 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 	/* -T wins: an explicit option over the environment */
 	switch (a->opts.have_build_time ? 0 : mkfs_source_date_epoch(&sde)) {
 	case 1:
-		a->opts.have_build_time = true;
-		a->opts.build_time = sde;
-		break;
+		/* digits only here: no sign, no blanks */
+		if (isdigit((unsigned char)*getenv("SOURCE_DATE_EPOCH"))) {
+			a->opts.have_build_time = true;
+			a->opts.build_time = sde;
+			break;
+		}
+		/* fall through */
 	case -1:
 		fprintf(stderr,
 			"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970 (0 to %" PRId64 ")\n",
@@ -739,6 +742,15 @@ static void print_summary(const struct mkfs_args *a,
 {
 	char data[32], image[32], pad[32];
 
+	/* the drop-in mode keeps the line it always printed */
+	if (strcmp(a->prog, "mkfs.img")) {
+		fprintf(stderr,
+			"%s: %" PRIu64 " entries, %" PRIu64 " inodes, %.1f MiB data, image %.1f MiB, %.2f s\n",
+			a->target, st->entries, st->inodes,
+			(double)st->data_bytes / 1048576.0,
+			(double)st->image_bytes / 1048576.0, secs);
+		return;
+	}
 	fprintf(stderr, "%s: ", a->prog);
 	imgfs_escape_fputs(stderr, a->target, 0);
 	fprintf(stderr,

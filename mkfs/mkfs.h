@@ -25,8 +25,9 @@ struct mkfs_args {
 };
 
 /*
- * $SOURCE_DATE_EPOCH into *@t: 1 when set, 0 when unset, -1 when it is
- * not a number of seconds from 0 to INT64_MAX (nothing reported).
+ * $SOURCE_DATE_EPOCH into *@t (strtoll's form): 1 when set, 0 when
+ * unset, -1 when it is not a number from 0 to INT64_MAX (nothing
+ * reported). Shared by both command lines.
  */
 int mkfs_source_date_epoch(int64_t *t);
 
