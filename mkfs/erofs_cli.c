@@ -483,19 +483,16 @@ static int parse_short(struct mkfs_args *a, struct cli_state *st, int c,
 /* SOURCE_DATE_EPOCH: the build time, and no mtime later (as mkfs.erofs). */
 static int source_date_epoch(struct imgfs_mkfs_options *o)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	char *end;
-	unsigned long long v;
+	int64_t v;
+	int r = mkfs_source_date_epoch(&v);
 
-	if (!s)
+	if (!r)
 		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v > INT64_MAX)
+	if (r < 0)
 		return cli_error("environment variable $SOURCE_DATE_EPOCH %s is invalid",
-				 s);
+				 getenv("SOURCE_DATE_EPOCH"));
 	o->have_build_time = true;
-	o->build_time = (int64_t)v;
+	o->build_time = v;
 	o->mtime_policy = IMGFS_MTIME_CLAMP;
 	return 0;
 }
@@ -547,6 +544,8 @@ int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a)
 	o->shared_xattr_min = 3;
 	/* durability is the caller's business, as with mkfs.erofs */
 	o->no_fsync = true;
+	/* mkfs.erofs drops a tar's file flags without a word */
+	o->file_flags = IMGFS_FILE_FLAGS_IGNORE;
 
 	while ((c = getopt_long(argc, argv, "C:E:L:T:U:b:d:m:x:z:Vh",
 				long_opts, &idx)) != -1) {

@@ -25,11 +25,14 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
+#include <json-c/json.h>
 #include <uuid/uuid.h>
 
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "imgfs/escape.h"
+#include "imgfs/json.h"
+#include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
 
@@ -48,10 +51,15 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+#define USAGE_LINE "Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+
+/* Version of the JSON summary (--json): bumped when a field changes. */
+#define SUMMARY_SCHEMA_VERSION 1
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+		USAGE_LINE
 		"Build an EROFS image from SOURCE: a tar layer (plain, gzip, zstd, xz,\n"
 		"bzip2, lz4; '-' reads standard input) or a directory.\n\n"
 		"  -b SIZE              block size: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -92,9 +100,23 @@ static void usage(FILE *f)
 		"      --dm-verity-salt=HEX  salt ('-': none; default derived from -U, -T)\n"
 		"      --dm-verity-uuid=UUID verity superblock UUID (default derived)\n"
 		"      --no-dm-verity-sidecar  do not write IMAGE.dmverity\n"
+		"      --json           print the summary as a JSON document on standard\n"
+		"                       output (also with -q)\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
-		"  -V, --version        version\n");
+		"  -V, --version        version\n\n"
+		"Environment: SOURCE_DATE_EPOCH is the build time unless -T is given;\n"
+		"file mtimes are kept as the source has them.\n\n"
+		"Exit status: 0 image written, 1 conversion failed (nothing was written),\n"
+		"2 usage error.\n");
+}
+
+/* The end of every usage error: what to type, and where to read more. */
+static int usage_error(void)
+{
+	fputs(USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
+	      stderr);
+	return -1;
 }
 
 enum {
@@ -120,6 +142,7 @@ enum {
 	OPT_DM_VERITY_NO_SIDECAR,
 	OPT_TAR_INDEX,
 	OPT_TAR,
+	OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -147,6 +170,7 @@ static const struct option long_opts[] = {
 	/* named exactly, so that it is not taken for an abbreviation of
 	 * --tar-index */
 	{ "tar", optional_argument, NULL, OPT_TAR },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -178,6 +202,14 @@ static int parse_blocksize(const char *s, unsigned int *bits)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+/* @valid says what would be accepted: the range, the choices. */
+static int bad_value(const char *opt, const char *val, const char *valid)
+{
+	fprintf(stderr, "mkfs.img: invalid value for %s: '%s' (%s)\n", opt,
+		val, valid);
 	return -1;
 }
 
@@ -227,7 +259,7 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 	int64_t v;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad_arg("-z", arg);
+		return bad_value("-z", arg, "ALG[,LEVEL][,DICT]");
 	strcpy(buf, arg);
 	level = strchr(buf, ',');
 	if (level)
@@ -240,15 +272,20 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 		if (!strcmp(buf, compr_names[i].name))
 			o->compress = compr_names[i].kind;
 	if (o->compress == IMGFS_COMPRESS_NONE)
-		return bad_arg("-z (unknown algorithm)", arg);
+		return bad_value("-z", arg,
+				 "the algorithms are lz4, lz4hc, lzma, deflate and zstd");
+	/* each algorithm's range is checked with the other options
+	 * (imgfs_mkfs_options_check()), which names it */
 	if (level && *level) {
-		if (parse_int(level, 0, 22, &v))
-			return bad_arg("-z (level)", arg);
+		if (parse_int(level, 0, INT_MAX, &v))
+			return bad_value("-z", arg,
+					 "the level is a number: lz4hc 1 to 12, lzma 0 to 9, deflate 1 to 9, zstd 1 to 22");
 		o->compress_level = (int)v;
 	}
 	if (dict) {
-		if (parse_int(dict, 4096, 64 << 20, &v))
-			return bad_arg("-z (dictionary size)", arg);
+		if (parse_int(dict, 1, UINT32_MAX, &v))
+			return bad_value("-z", arg,
+					 "the dictionary size is a number of bytes");
 		o->compress_dictsize = (uint32_t)v;
 	}
 	return 0;
@@ -262,7 +299,10 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	switch (c) {
 	case 'b':
 		a->have_blksz = true;
-		return parse_blocksize(arg, &o->blkszbits) ? bad_arg("-b", arg) : 0;
+		return parse_blocksize(arg, &o->blkszbits) ?
+			       bad_value("-b", arg,
+					 "the block size is 512, 1024, 2048 or 4096") :
+			       0;
 	case OPT_TAR:
 		fprintf(stderr,
 			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
@@ -304,41 +344,49 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_FORCE_UID:
 	case OPT_FORCE_GID:
 		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_arg(c == OPT_FORCE_UID ? "--force-uid" : "--force-gid", arg);
+			return bad_value(c == OPT_FORCE_UID ? "--force-uid" :
+							      "--force-gid",
+					 arg, "0 to 4294967295");
 		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) = v;
 		return 0;
 	case OPT_UID_OFF:
 	case OPT_GID_OFF:
 		if (parse_int(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
-			return bad_arg(c == OPT_UID_OFF ? "--uid-offset" : "--gid-offset", arg);
+			return bad_value(c == OPT_UID_OFF ? "--uid-offset" :
+							    "--gid-offset",
+					 arg, "-4294967295 to 4294967295");
 		*(c == OPT_UID_OFF ? &o->uid_offset : &o->gid_offset) = v;
 		return 0;
 	case 'T':
 		if (parse_int(arg, 0, INT64_MAX, &v))
-			return bad_arg("-T", arg);
+			return bad_value("-T", arg,
+					 "seconds since 1970, 0 or more");
 		o->have_build_time = true;
 		o->build_time = v;
 		return 0;
 	case 'U':
 		if (uuid_parse(arg, o->uuid))
-			return bad_arg("-U", arg);
+			return bad_value("-U", arg,
+					 "a UUID: 8-4-4-4-12 hex digits");
 		o->have_uuid = true;
 		return 0;
 	case 'L':
 		if (strlen(arg) > 16)
-			return bad_arg("-L (at most 16 bytes)", arg);
+			return bad_value("-L", arg, "at most 16 bytes");
 		strncpy(o->label, arg, sizeof(o->label) - 1);
 		return 0;
 	case 'x':
 		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_arg("-x", arg);
+			return bad_value("-x", arg, "0 to 4294967295");
 		o->shared_xattr_min = (unsigned int)v;
 		return 0;
 	case 'z':
 		return parse_compress(arg, o);
 	case 'C':
-		if (parse_int(arg, 512, 1 << 20, &v))
-			return bad_arg("-C", arg);
+		/* the block size is checked later, with -b */
+		if (parse_int(arg, 1, 1 << 20, &v))
+			return bad_value("-C", arg,
+					 "a multiple of the block size up to 1048576 bytes");
 		o->pcluster_size = (uint32_t)v;
 		return 0;
 	case OPT_WORKERS:
@@ -378,6 +426,9 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_DM_VERITY_NO_SIDECAR:
 		o->dm_verity_no_sidecar = true;
 		return 0;
+	case OPT_JSON:
+		a->json = true;
+		return 0;
 	case 'q':
 		a->quiet = true;
 		return 0;
@@ -385,14 +436,51 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	return -1;
 }
 
-/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
-static int parse_args(int argc, char **argv, struct mkfs_args *a)
+int mkfs_source_date_epoch(int64_t *t)
 {
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	int64_t v;
+
+	if (!s)
+		return 0;
+	if (parse_int(s, 0, INT64_MAX, &v))
+		return -1;
+	*t = v;
+	return 1;
+}
+
+/* Say which operand is missing, or which one is too many. */
+static int check_operands(int n, char **rest)
+{
+	if (n == 2)
+		return 0;
+	if (n == 0)
+		fputs("mkfs.img: missing SOURCE (a tar layer, '-' or a directory) and IMAGE (the image to write)\n",
+		      stderr);
+	else if (n == 1)
+		fprintf(stderr,
+			"mkfs.img: missing IMAGE (the image to write) after SOURCE '%s'\n",
+			rest[0]);
+	else
+		fprintf(stderr,
+			"mkfs.img: too many arguments from '%s' on: SOURCE and IMAGE only\n",
+			rest[2]);
+	return -1;
+}
+
+/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
+static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
+{
+	struct imgfs_error err;
+	char *argv0 = argv[0];
+	int64_t sde;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->prog = "mkfs.img";
 	imgfs_mkfs_options_init(&a->opts);
+	/* getopt's own messages start with argv[0]: the program's name */
+	argv[0] = (char *)a->prog;
 	while ((c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", long_opts,
 				NULL)) != -1) {
 		if (c == 'h') {
@@ -400,14 +488,35 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 			return 1;
 		}
 		if (c == 'V') {
-			printf("mkfs.img %s\n", PACKAGE_VERSION);
+			printf("mkfs.img (imgfs) %s\n", imgfs_version());
 			return 1;
 		}
-		if (c == '?' || parse_opt(a, c, optarg))
+		if (c == '?' || parse_opt(a, c, optarg)) {
+			argv[0] = argv0;
 			return -1;
+		}
 	}
-	if (argc - optind != 2) {
-		usage(stderr);
+	argv[0] = argv0;
+	if (check_operands(argc - optind, argv + optind))
+		return -1;
+	/* -T wins: an explicit option over the environment */
+	switch (a->opts.have_build_time ? 0 : mkfs_source_date_epoch(&sde)) {
+	case 1:
+		/* digits only here: no sign, no blanks */
+		if (isdigit((unsigned char)*getenv("SOURCE_DATE_EPOCH"))) {
+			a->opts.have_build_time = true;
+			a->opts.build_time = sde;
+			break;
+		}
+		/* fall through */
+	case -1:
+		fprintf(stderr,
+			"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970 (0 to %" PRId64 ")\n",
+			getenv("SOURCE_DATE_EPOCH"), INT64_MAX);
+		return -1;
+	}
+	if (imgfs_mkfs_options_check(&a->opts, &err)) {
+		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return -1;
 	}
 	if (!a->opts.dm_verity &&
@@ -433,6 +542,13 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	return 0;
 }
 
+static int parse_args(int argc, char **argv, struct mkfs_args *a)
+{
+	int r = parse_cmdline(argc, argv, a);
+
+	return r < 0 ? usage_error() : r;
+}
+
 struct progress_state {
 	struct timespec start;
 	struct timespec last;
@@ -454,21 +570,71 @@ static void show_warning(const char *msg, void *arg)
 	fputc('\n', stderr);
 }
 
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "512 B", "3.4 KiB", "12.0 MiB": four significant digits at most. */
+static const char *human_size(char *buf, size_t size, uint64_t n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = -1;
+
+	if (n < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", n);
+		return buf;
+	}
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/*
+ * One line, rewritten in place: with the source's size known, the share
+ * of it read (compressed bytes for a compressed layer) and an estimate of
+ * the time left from the rate so far.
+ */
 static void show_progress(const struct imgfs_progress *p, void *arg)
 {
 	struct progress_state *ps = arg;
 	struct timespec now;
+	char data[32];
 	double t;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (elapsed(&ps->last, &now) < 0.25)
+	if (ps->shown && elapsed(&ps->last, &now) < 0.25)
 		return;
 	ps->last = now;
 	t = elapsed(&ps->start, &now);
-	fprintf(stderr, "\r%" PRIu64 " entries, %.1f MiB read, %.1f MiB/s   ",
-		p->entries, (double)p->bytes_in / 1048576.0,
-		t > 0 ? (double)p->bytes_in / 1048576.0 / t : 0.0);
+	fputc('\r', stderr);
+	if (p->source_size && p->source_bytes <= p->source_size) {
+		double frac = (double)p->source_bytes / (double)p->source_size;
+
+		fprintf(stderr, "%3d%% ", (int)(frac * 100));
+		if (frac > 0 && t >= 1) {
+			uint64_t left = (uint64_t)(t / frac - t + 0.5);
+
+			fprintf(stderr, "ETA %" PRIu64 ":%02" PRIu64 ", ",
+				left / 60, left % 60);
+		}
+	}
+	fprintf(stderr, "%" PRIu64 " %s, %s data read\033[K", p->entries,
+		plural(p->entries, "entry", "entries"),
+		human_size(data, sizeof(data), p->bytes_in));
 	ps->shown = true;
+}
+
+/* The progress line is done with: leave no stale figures behind. */
+static void clear_progress(struct progress_state *ps)
+{
+	if (ps->shown)
+		fputs("\r\033[K", stderr);
+	ps->shown = false;
 }
 
 /* Refuse to write over the input we are reading (standard input too). */
@@ -511,8 +677,9 @@ static int verify(int fd, bool dm_verity, struct imgfs_error *err)
 		return ret;
 	if (res.errors)
 		return imgfs_error_set(err, -EUCLEAN,
-				       "verification found %" PRIu64 " error(s)",
-				       res.errors);
+				       "verification found %" PRIu64 " %s",
+				       res.errors,
+				       plural(res.errors, "error", "errors"));
 	return 0;
 }
 
@@ -539,6 +706,7 @@ struct job {
 	struct mkfs_args *a;
 	sigset_t old; /* signal mask before the commit */
 	bool blocked;
+	bool verified; /* --verify ran and found nothing wrong */
 };
 
 static void output_created(const char *temp_path, void *arg)
@@ -565,6 +733,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 		ret = verify(fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
+		j->verified = true;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -573,6 +742,104 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	sigprocmask(SIG_BLOCK, &set, &j->old);
 	j->blocked = true;
 	return 0;
+}
+
+/* data bytes per stored byte; 0 when nothing was stored */
+static double ratio(const struct imgfs_mkfs_stats *st)
+{
+	return st->stored_data_bytes ? (double)st->data_bytes /
+					       (double)st->stored_data_bytes :
+				       0;
+}
+
+static void print_summary(const struct mkfs_args *a,
+			  const struct imgfs_mkfs_stats *st, bool verified,
+			  double secs)
+{
+	char data[32], image[32], pad[32];
+
+	/* the drop-in mode keeps the line it always printed */
+	if (strcmp(a->prog, "mkfs.img")) {
+		fprintf(stderr,
+			"%s: %" PRIu64 " entries, %" PRIu64 " inodes, %.1f MiB data, image %.1f MiB, %.2f s\n",
+			a->target, st->entries, st->inodes,
+			(double)st->data_bytes / 1048576.0,
+			(double)st->image_bytes / 1048576.0, secs);
+		return;
+	}
+	fprintf(stderr, "%s: ", a->prog);
+	imgfs_escape_fputs(stderr, a->target, 0);
+	fprintf(stderr,
+		": %" PRIu64 " %s, %" PRIu64 " %s, %s data, image %s",
+		st->entries, plural(st->entries, "entry", "entries"),
+		st->inodes, plural(st->inodes, "inode", "inodes"),
+		human_size(data, sizeof(data), st->data_bytes),
+		human_size(image, sizeof(image), st->image_bytes));
+	if (st->stored_data_bytes)
+		fprintf(stderr, ", ratio %.3g", ratio(st));
+	fprintf(stderr, ", %s alignment waste, %.2f s, %s\n",
+		human_size(pad, sizeof(pad), st->padding_bytes), secs,
+		!a->verify ? "not verified (no --verify)" :
+		verified   ? "verified" :
+			     "verification failed");
+}
+
+static void json_add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* The summary as one JSON document on stdout (--json). */
+static int print_json(const struct mkfs_args *a,
+		      const struct imgfs_mkfs_stats *st, bool verified,
+		      double secs)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *v;
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "schema_version",
+			       json_object_new_int(SUMMARY_SCHEMA_VERSION));
+	json_object_object_add(o, "tool", json_object_new_string(a->prog));
+	json_object_object_add(o, "version",
+			       json_object_new_string(imgfs_version()));
+	/* paths are bytes: not always UTF-8 */
+	if (imgfs_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
+	    imgfs_json_add_bytes(o, "image", a->target, strlen(a->target)))
+		ret = -ENOMEM;
+	json_add_u64(o, "entries", st->entries);
+	json_add_u64(o, "inodes", st->inodes);
+	json_add_u64(o, "data_bytes", st->data_bytes);
+	json_add_u64(o, "stored_data_bytes", st->stored_data_bytes);
+	json_add_u64(o, "image_bytes", st->image_bytes);
+	json_object_object_add(o, "compression_ratio",
+			       st->stored_data_bytes ?
+				       json_object_new_double(ratio(st)) :
+				       NULL);
+	json_add_u64(o, "alignment_waste_bytes", st->padding_bytes);
+	json_object_object_add(o, "seconds", json_object_new_double(secs));
+	v = json_object_new_object();
+	json_object_object_add(v, "ran", json_object_new_boolean(a->verify));
+	json_object_object_add(v, "passed",
+			       json_object_new_boolean(a->verify && verified));
+	json_object_object_add(o, "verify", v);
+	if (a->opts.dm_verity) {
+		v = json_object_new_object();
+		json_object_object_add(v, "root_hash",
+				       json_object_new_string(st->dm_verity.root_hex));
+		json_add_u64(v, "hash_offset", st->dm_verity.hash_offset);
+		json_object_object_add(o, "dm_verity", v);
+	} else {
+		json_object_object_add(o, "dm_verity", NULL);
+	}
+	if (!ret && puts(json_object_to_json_string_ext(
+			    o, JSON_C_TO_STRING_PRETTY |
+				       JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		ret = -EIO;
+	json_object_put(o);
+	return ret;
 }
 
 static int run(struct mkfs_args *a)
@@ -603,8 +870,7 @@ static int run(struct mkfs_args *a)
 	tmp_live = 0;
 	if (j.blocked)
 		sigprocmask(SIG_SETMASK, &j.old, NULL);
-	if (ps.shown)
-		fputc('\n', stderr);
+	clear_progress(&ps);
 	if (ret) {
 		/* messages name archive entries: no raw control bytes */
 		fprintf(stderr, "%s: ", a->prog);
@@ -621,18 +887,24 @@ static int run(struct mkfs_args *a)
 			return 1;
 		}
 	}
-	/* the result, as veritysetup format shows it: even with -q */
-	if (a->opts.dm_verity)
+	/* the result, as veritysetup format shows it: even with -q (in the
+	 * JSON document with --json) */
+	if (a->opts.dm_verity && !a->json)
 		printf("Root hash:\t%s\nHash offset:\t%" PRIu64 "\n",
 		       st.dm_verity.root_hex, st.dm_verity.hash_offset);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (!a->quiet)
-		fprintf(stderr,
-			"%s: %" PRIu64 " entries, %" PRIu64 " inodes, %.1f MiB data, image %.1f MiB, %.2f s\n",
-			a->target, st.entries, st.inodes,
-			(double)st.data_bytes / 1048576.0,
-			(double)st.image_bytes / 1048576.0,
-			elapsed(&ps.start, &end));
+		print_summary(a, &st, j.verified, elapsed(&ps.start, &end));
+	if (a->json) {
+		ret = print_json(a, &st, j.verified, elapsed(&ps.start, &end));
+		if (!ret && fflush(stdout))
+			ret = -errno;
+		if (ret) {
+			fprintf(stderr, "%s: writing the JSON summary: %s (the image itself is complete)\n",
+				a->prog, strerror(-ret));
+			return 1;
+		}
+	}
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #define MKFS_MKFS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "imgfs/writer.h"
 
@@ -20,7 +21,15 @@ struct mkfs_args {
 	bool verify;
 	bool quiet;
 	bool have_blksz; /* -b given */
+	bool json; /* --json: the summary as JSON on stdout */
 };
+
+/*
+ * $SOURCE_DATE_EPOCH into *@t (strtoll's form): 1 when set, 0 when
+ * unset, -1 when it is not a number from 0 to INT64_MAX (nothing
+ * reported). Shared by both command lines.
+ */
+int mkfs_source_date_epoch(int64_t *t);
 
 /* The name that switches to mkfs.erofs's command line. */
 #define MKFS_EROFS_NAME "mkfs.erofs"

@@ -56,6 +56,11 @@ enum imgfs_compr_kind {
 struct imgfs_progress {
 	uint64_t entries;
 	uint64_t bytes_in; /* file data bytes read so far */
+	/* a tar source: its bytes read so far as stored (compressed or
+	 * not), and its size when it is a regular file (0: unknown), for a
+	 * percentage */
+	uint64_t source_bytes;
+	uint64_t source_size;
 };
 typedef void (*imgfs_progress_fn)(const struct imgfs_progress *p, void *arg);
 
@@ -186,11 +191,27 @@ struct imgfs_mkfs_stats {
 	/* opts.dm_verity: the tree after the image (root hash, hash offset,
 	 * hash_end: the file size) */
 	struct imgfs_verity_result dm_verity;
+	/* image bytes taken by file data in blocks (compressed or not;
+	 * tails inlined with their inode not counted): data_bytes divided
+	 * by this is the compression ratio */
+	uint64_t stored_data_bytes;
+	/* zeros written to fill blocks up to their end (alignment waste) */
+	uint64_t padding_bytes;
 };
 
 /* Fill @opts with the defaults. */
 IMGFS_API
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);
+
+/*
+ * Check @opts as imgfs_writer_create() would, and more strictly: also a
+ * pcluster size given without compression. For front ends, to report a
+ * bad option value before any work; the message states the valid range.
+ * Returns 0 or a negative errno with @err set.
+ */
+IMGFS_API
+int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *opts,
+			     struct imgfs_error *err);
 
 /*
  * Create a writer that will write the image to @fd (a regular file open for

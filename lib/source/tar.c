@@ -484,6 +484,19 @@ uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t)
 	return t->delivered;
 }
 
+uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size)
+{
+	struct stat st;
+
+	*size = 0;
+	if (!t->src)
+		return 0;
+	/* only a regular file has a size to measure progress against */
+	if (!fstat(t->src->fd, &st) && S_ISREG(st.st_mode))
+		*size = (uint64_t)st.st_size;
+	return t->src->raw_pos;
+}
+
 unsigned long long imgfs_tar_entries(const struct imgfs_tar *t)
 {
 	return t->entries;

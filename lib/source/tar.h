@@ -22,4 +22,11 @@ int imgfs_tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err);
 /* Uncompressed bytes read so far: once the stream is done, its length. */
 uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t);
 
+/*
+ * Bytes of the input read so far, as stored (compressed or not): a
+ * progress measure; *@size is the input's size when it is a regular
+ * file, else 0.
+ */
+uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size);
+
 #endif /* IMGFS_SOURCE_TAR_H */

@@ -164,5 +164,8 @@ int imgfs_blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err)
 	uint64_t bs = 1ull << o->blkszbits;
 	uint64_t rem = o->pos & (bs - 1);
 
-	return rem ? imgfs_blkout_zero(o, bs - rem, err) : 0;
+	if (!rem)
+		return 0;
+	o->pad_bytes += bs - rem;
+	return imgfs_blkout_zero(o, bs - rem, err);
 }

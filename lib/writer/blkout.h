@@ -20,6 +20,7 @@ struct imgfs_blkout {
 	uint64_t pos; /* logical end of what was written (bytes) */
 	uint64_t buf_start; /* file offset of buf[0] */
 	uint64_t wb_start; /* writeback not yet started from here */
+	uint64_t pad_bytes; /* zeros imgfs_blkout_pad() added */
 	uint8_t *buf;
 	size_t buf_len;
 	size_t buf_cap;

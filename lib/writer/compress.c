@@ -1251,6 +1251,15 @@ static long usable_cpus(void)
 	return n < 1 ? 1 : n;
 }
 
+int imgfs_compress_check_options(const struct imgfs_mkfs_options *opts,
+				 unsigned int blkszbits,
+				 struct imgfs_error *err)
+{
+	struct zparams p;
+
+	return setup_params(&p, opts, blkszbits, err);
+}
+
 struct imgfs_compressor *
 imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 			unsigned int blkszbits, struct imgfs_error *err)

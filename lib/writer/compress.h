@@ -34,6 +34,14 @@ struct imgfs_compressor *
 imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 			unsigned int blkszbits, struct imgfs_error *err);
 
+/*
+ * Check the compression options of @opts (algorithm, level, dictionary,
+ * pcluster size) as imgfs_compressor_create() does, without starting it.
+ */
+int imgfs_compress_check_options(const struct imgfs_mkfs_options *opts,
+				 unsigned int blkszbits,
+				 struct imgfs_error *err);
+
 /* Stop the workers and free everything. NULL is allowed. */
 void imgfs_compressor_destroy(struct imgfs_compressor *c);
 

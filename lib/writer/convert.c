@@ -12,12 +12,14 @@
  * sidecar, whose root hash then fails to match, never a wrong match.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 
@@ -45,6 +47,62 @@ static bool same_file(const struct convert_source *src, const char *target)
 	if (stat(target, &sb) || !S_ISREG(sb.st_mode))
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * What a regular file given as the source is, when it is an image rather
+ * than a layer: the arguments were most likely swapped, and a tar reader
+ * would only fail on the first entry (or find none). NULL: not an image.
+ */
+static const char *image_kind(int fd)
+{
+	uint8_t magic[5];
+
+	/* a tar header's magic: a tar, whatever lies further on */
+	if (pread(fd, magic, 5, 257) == 5 && !memcmp(magic, "ustar", 5))
+		return NULL;
+	if (pread(fd, magic, 4, IMGFS_SUPER_OFFSET) == 4 &&
+	    (magic[0] | magic[1] << 8 | magic[2] << 16 |
+	     (uint32_t)magic[3] << 24) == IMGFS_SUPER_MAGIC)
+		return "an EROFS image";
+	if (pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "hsqs", 4))
+		return "a squashfs image";
+	return NULL;
+}
+
+/*
+ * Check the source before any work: it must exist, and not be an image.
+ * Other problems (unreadable, not a tar) come from the readers.
+ */
+static int check_source(const struct convert_source *src,
+			struct imgfs_error *err)
+{
+	const char *kind = NULL;
+	struct stat st;
+	int fd = src->fd;
+
+	if (src->path && !strcmp(src->path, "-"))
+		fd = STDIN_FILENO;
+	else if (src->path && stat(src->path, &st))
+		return imgfs_error_set(err, -errno, "SOURCE %s: %s", src->path,
+				       strerror(errno));
+	if (src->path && fd < 0) {
+		if (!S_ISREG(st.st_mode))
+			return 0;
+		fd = open(src->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0; /* the reader reports it */
+		kind = image_kind(fd);
+		close(fd);
+	} else if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		kind = image_kind(fd);
+	}
+	if (kind)
+		return imgfs_error_set(err, -EINVAL,
+				       "SOURCE %s is %s, not a tar layer or a directory: the arguments are SOURCE (the layer to read) then IMAGE (the image to write)",
+				       src->path ? src->path : "(descriptor)",
+				       kind);
+	return 0;
 }
 
 static int add_source(struct imgfs_writer *w, const struct convert_source *src,
@@ -138,6 +196,10 @@ static int convert(const struct convert_source *src, const char *target,
 	out = imgfs_output_open(target, err);
 	if (!out)
 		return err->code;
+	if (check_source(src, err)) {
+		imgfs_output_abort(out);
+		return err->code;
+	}
 	if (!stats)
 		stats = &st_local;
 	ret = 0;

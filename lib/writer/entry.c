@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "imgfs/format.h"
+#include "source/tar.h"
 #include "writer/internal.h"
 
 #define WH_PREFIX ".wh."
@@ -611,15 +612,24 @@ out:
 	return ret;
 }
 
+/*
+ * Every 64 entries, and every 4 MiB of file data (a layer of a few large
+ * files would otherwise stay silent).
+ */
 static void report_progress(struct imgfs_writer *w)
 {
-	struct imgfs_progress p;
+	struct imgfs_progress p = { 0 };
 
-	if (!w->opts.progress || w->entries < w->next_progress)
+	if (!w->opts.progress || (w->entries < w->next_progress &&
+				  w->data_bytes < w->next_progress_bytes))
 		return;
 	w->next_progress = w->entries + 64;
+	w->next_progress_bytes = w->data_bytes + (4u << 20);
 	p.entries = w->entries;
 	p.bytes_in = w->data_bytes;
+	if (w->progress_tar)
+		p.source_bytes = imgfs_tar_input_bytes(w->progress_tar,
+						       &p.source_size);
 	w->opts.progress(&p, w->opts.progress_arg);
 }
 
@@ -718,6 +728,8 @@ int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
 	if (!ret && w->file && len) {
 		w->data_bytes += len;
 		ret = imgfs_data_put(w, w->file, buf, len, err);
+		if (!ret)
+			report_progress(w);
 	}
 	if (ret)
 		w->failed = true;

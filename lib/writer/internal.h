@@ -45,6 +45,9 @@ struct imgfs_writer {
 	uint64_t entries;
 	uint64_t data_bytes;
 	uint64_t next_progress;
+	uint64_t next_progress_bytes; /* data_bytes for the next report */
+	struct imgfs_tar *progress_tar; /* the tar being read, for progress */
+	uint64_t data_start; /* where file data starts in the image */
 	uint8_t *iobuf; /* scratch for tails */
 	bool has_chunks;
 	struct imgfs_compressor *compressor; /* NULL when not compressing */

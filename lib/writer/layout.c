@@ -547,6 +547,8 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (stats) {
 		stats->inodes = l.nr;
 		stats->image_bytes = w->out.pos;
+		stats->stored_data_bytes = l.meta_start - w->data_start;
+		stats->padding_bytes = w->out.pad_bytes;
 	}
 out:
 	free(l.order);

@@ -73,6 +73,29 @@ static int check_options(const struct imgfs_mkfs_options *o,
 	return 0;
 }
 
+int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *o,
+			     struct imgfs_error *err)
+{
+	unsigned int bits = o->tar_index ? 9 : o->blkszbits;
+	uint32_t bs = 1u << bits;
+	int ret;
+
+	imgfs_error_clear(err);
+	ret = check_options(o, err);
+	if (ret)
+		return ret;
+	if (o->compress != IMGFS_COMPRESS_NONE)
+		return imgfs_compress_check_options(o, bits, err);
+	/* the writer ignores it without compression: still a mistake */
+	if (o->pcluster_size &&
+	    (o->pcluster_size < bs || o->pcluster_size % bs ||
+	     o->pcluster_size > (1u << 20)))
+		return imgfs_error_set(err, -EINVAL,
+				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
+				       o->pcluster_size, bs);
+	return 0;
+}
+
 static int exclude(struct imgfs_writer *w, const struct stat *st,
 		   struct imgfs_error *err)
 {
@@ -134,6 +157,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
+	w->data_start = start;
 	w->tree.root->inode->mtime = w->build_time;
 	if (opts->compress != IMGFS_COMPRESS_NONE) {
 		w->compressor = imgfs_compressor_create(opts, w->blkszbits,
@@ -206,9 +230,11 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 	int ret;
 
 	ret = check_idle(w, err);
+	w->progress_tar = t;
 	if (!ret)
 		ret = w->opts.tar_index ? imgfs_taridx_add_tar(w, t, err) :
 					  imgfs_writer_read_tar(w, t, err);
+	w->progress_tar = NULL;
 	if (ret)
 		w->failed = true;
 	return ret;
