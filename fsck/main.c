@@ -162,8 +162,8 @@ static void usage(FILE *f)
 }
 
 /* A usage error: the reason, then where to look; parse_args returns -1. */
-static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt,
-							     ...)
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
