@@ -542,8 +542,8 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 	} else if (out->verbose) {
 		printf("%s ", type_name(e->inode->mode));
 		imgfs_escape_fputs(stdout, e->path, 0);
-		printf(" (nid %" PRIu64 ", %" PRIu64 " bytes)", e->inode->nid,
-		       e->inode->size);
+		printf(" (nid %" PRIu64 ", %" PRIu64 " %s)", e->inode->nid,
+		       e->inode->size, e->inode->size == 1 ? "byte" : "bytes");
 		if (e->link_to) {
 			fputs(" link to ", stdout);
 			imgfs_escape_fputs(stdout, e->link_to, 0);
@@ -926,9 +926,12 @@ static int check_verity(const struct fsck_opts *o, struct fsck_out *out,
 		verity_problem(out, res, IMGFS_CHECK_NOTE,
 			       "the tree matches the image; its root hash was not compared (no --verity-roothash, no sidecar)");
 	if (v->chk.info.hash_end < imgfs_image_sb(img)->image_size) {
+		uint64_t extra =
+			imgfs_image_sb(img)->image_size - v->chk.info.hash_end;
+
 		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " bytes after the dm-verity tree",
-			 imgfs_image_sb(img)->image_size - v->chk.info.hash_end);
+			 "%" PRIu64 " %s after the dm-verity tree", extra,
+			 extra == 1 ? "byte" : "bytes");
 		verity_problem(out, res, IMGFS_CHECK_WARNING, msg);
 	}
 	return 0;

@@ -102,6 +102,12 @@ run "$WORK/one.img"
 check "one of each: '1 directory', '1 symlink', '1 extra hard link'" \
 	grep -q "(1 directory, 1 regular, 1 symlink, 0 special, 1 extra hard link), 4 data bytes read; 0 errors, 0 warnings$" \
 	"$WORK/err"
+printf x >"$WORK/one/x"
+bsdtar --format=pax -cf "$WORK/x.tar" -C "$WORK/one" ./x || die "bsdtar failed"
+mkfs_img -q "$WORK/x.tar" "$WORK/x.img" || die "mkfs.img failed"
+run -v "$WORK/x.img"
+check "-v: a 1-byte file is '1 byte'" \
+	grep -q '^regular /x (nid [0-9]*, 1 byte)$' "$WORK/out"
 run --compare="$WORK/one.tar" "$WORK/one.img"
 check "--compare: '0 differences from TAR'" \
 	grep -q "; 0 errors, 0 warnings, 0 differences from $WORK/one.tar$" \
