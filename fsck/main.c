@@ -161,7 +161,10 @@ static void usage(FILE *f)
 		"to standard output.\n");
 }
 
-/* A usage error: the reason, then where to look; parse_args returns -1. */
+/*
+ * A usage error's reason; parse_args() then returns -1 and main() adds
+ * where to look, so that every usage error ends with the same hint.
+ */
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
@@ -173,7 +176,7 @@ usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("fsck.img: ", stderr);
 	imgfs_escape_fputs(stderr, msg, 0);
-	fputs("\nTry 'fsck.img --help' for more information.\n", stderr);
+	fputc('\n', stderr);
 	return -1;
 }
 
@@ -1055,6 +1058,8 @@ int main(int argc, char **argv)
 	int ret, code;
 
 	ret = parse_args(argc, argv, &o, &out);
+	if (ret < 0)
+		fputs("Try 'fsck.img --help' for more information.\n", stderr);
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
 	if (o.fsverity_digest)
