@@ -77,6 +77,8 @@ void rec_append(struct json_object *a, struct json_object *v);
 void rec_append_str(struct json_object *a, const char *s);
 
 /* Text helpers (util.c). */
+/* @one when @n is 1, else @many: "1 byte", "2 bytes". */
+const char *plural(uint64_t n, const char *one, const char *many);
 enum esc_mode {
 	ESC_NAME, /* imgfs_escape() with no flags: valid UTF-8 passes */
 	ESC_VALUE, /* all but printable ASCII escaped (\xNN), '\' as \\ */

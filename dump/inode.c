@@ -124,16 +124,19 @@ static void text_basics(FILE *f, const struct dump_target *t,
 	fprintf(f, "%-16s %s (%u)\n", "Data layout:",
 		imgfs_layout_name(inode->layout) ?: "unknown", inode->layout);
 	fprintf(f, "%-16s %" PRIu32 "\n", "Inode number:", inode->ino);
-	fprintf(f, "%-16s %u bytes (i_xattr_icount %u)\n", "Xattr area:",
-		inode->xattr_isize, inode->xattr_icount);
+	fprintf(f, "%-16s %u %s (i_xattr_icount %u)\n", "Xattr area:",
+		inode->xattr_isize, plural(inode->xattr_isize, "byte", "bytes"),
+		inode->xattr_icount);
 	if (inode_is_device(inode))
 		fprintf(f, "%-16s %u:%u\n", "Device:",
 			imgfs_dev_major(inode->rdev),
 			imgfs_dev_minor(inode->rdev));
 	if (imgfs_inode_is_compressed(inode))
-		fprintf(f, "%-16s %" PRIu64 " (%" PRIu64 " bytes)\n",
+		fprintf(f, "%-16s %" PRIu64 " (%" PRIu64 " %s)\n",
 			"Compressed blocks:", inode->startblk,
-			inode->startblk << sb->blkszbits);
+			inode->startblk << sb->blkszbits,
+			plural(inode->startblk << sb->blkszbits, "byte",
+			       "bytes"));
 	else if (inode->layout == IMGFS_LAYOUT_CHUNK_BASED)
 		fprintf(f, "%-16s %llu bytes (format 0x%04x)\n", "Chunk size:",
 			1ull << inode->chunkbits, inode->chunk_format);

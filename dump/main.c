@@ -18,6 +18,7 @@
 
 #include "imgfs/escape.h"
 #include "imgfs/stats.h"
+#include "imgfs/version.h"
 #include "dump.h"
 
 #define EXIT_USAGE 2
@@ -77,8 +78,11 @@ static void usage(FILE *f)
 	      "  --json             one JSON document (see dump.img(1))\n"
 	      "  -h, --help         show this help\n"
 	      "  -V, --version      show the version\n"
-	      "Exit status: 0 ok, 1 unreadable image or path not found,\n"
-	      "2 usage error.\n",
+	      "\n"
+	      "Exit status:\n"
+	      "  0  success\n"
+	      "  1  the image could not be read, or the path was not found\n"
+	      "  2  usage error\n",
 	      f);
 }
 
@@ -93,7 +97,7 @@ usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("dump.img: ", stderr);
 	imgfs_escape_fputs(stderr, msg, 0);
-	fputs("\nTry 'dump.img --help'.\n", stderr);
+	fputs("\nTry 'dump.img --help' for more information.\n", stderr);
 	exit(EXIT_USAGE);
 }
 
@@ -158,7 +162,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("dump.img (imgfs) %s\n", PACKAGE_VERSION);
+			printf("dump.img (imgfs) %s\n", imgfs_version());
 			exit(0);
 		case ':':
 			usage_error("option '%s' needs an argument",
@@ -170,8 +174,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	if (optind != argc - 1)
-		usage_error("%s", optind >= argc ? "no image given" :
-						   "only one image expected");
+		usage_error("%s", optind >= argc ? "no IMAGE given" :
+						   "only one IMAGE expected");
 	o->image = argv[optind];
 	if (o->targets > 1)
 		usage_error("%s", "give one target: a path or a nid");

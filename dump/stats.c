@@ -102,27 +102,36 @@ static void text_compression(FILE *f, const struct imgfs_stats *st)
 	unsigned int a;
 
 	fprintf(f, "Compressed files:        %" PRIu64 " (%" PRIu64
-		   " bytes in %" PRIu64 " blocks", st->compressed_files,
-		st->compressed_file_bytes, st->compressed_blocks);
+		   " %s in %" PRIu64 " %s", st->compressed_files,
+		st->compressed_file_bytes,
+		plural(st->compressed_file_bytes, "byte", "bytes"),
+		st->compressed_blocks,
+		plural(st->compressed_blocks, "block", "blocks"));
 	if (st->compressed_unmapped)
 		fprintf(f, ", %" PRIu64 " not mappable by this reader",
 			st->compressed_unmapped);
 	fputs(")\n", f);
 	if (st->raw_extents)
-		fprintf(f, "  stored raw %" PRIu64 " pclusters, %" PRIu64
-			   " bytes\n", st->raw_extents, st->raw_bytes);
+		fprintf(f, "  stored raw %" PRIu64 " %s, %" PRIu64 " %s\n",
+			st->raw_extents,
+			plural(st->raw_extents, "pcluster", "pclusters"),
+			st->raw_bytes, plural(st->raw_bytes, "byte", "bytes"));
 	if (st->packed_size)
-		fprintf(f, "  packed inode %" PRIu64 " bytes of fragments\n",
-			st->packed_size);
+		fprintf(f, "  packed inode %" PRIu64 " %s of fragments\n",
+			st->packed_size,
+			plural(st->packed_size, "byte", "bytes"));
 	for (a = 0; a < IMGFS_COMPR_MAX; a++) {
 		const struct imgfs_stats_alg *s = &st->algs[a];
 
 		if (!s->extents)
 			continue;
-		fprintf(f, "  %-8s %" PRIu64 " files, %" PRIu64 " extents, %"
-			   PRIu64 " -> %" PRIu64 " bytes",
-			imgfs_compr_alg_name(a), s->files, s->extents,
-			s->logical_bytes, s->stored_bytes);
+		fprintf(f, "  %-8s %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+			   " -> %" PRIu64 " %s",
+			imgfs_compr_alg_name(a), s->files,
+			plural(s->files, "file", "files"), s->extents,
+			plural(s->extents, "extent", "extents"),
+			s->logical_bytes, s->stored_bytes,
+			plural(s->stored_bytes, "byte", "bytes"));
 		if (s->logical_bytes)
 			fprintf(f, ", ratio %.4f", (double)s->stored_bytes /
 						      (double)s->logical_bytes);
@@ -134,9 +143,10 @@ static void text_stats(FILE *f, const struct imgfs_stats *st)
 {
 	unsigned int i;
 
-	fprintf(f, "Inodes:                  %" PRIu64 " (%" PRIu64
-		   " paths, %" PRIu64 " extra hard links)\n",
-		st->inodes, st->paths, st->hardlinks);
+	fprintf(f, "Inodes:                  %" PRIu64 " (%" PRIu64 " %s, %" PRIu64
+		   " extra hard %s)\n",
+		st->inodes, st->paths, plural(st->paths, "path", "paths"),
+		st->hardlinks, plural(st->hardlinks, "link", "links"));
 	for (i = 0; i < NR_TYPES; i++)
 		if (st->by_type[type_order[i]])
 			fprintf(f, "  %-22s %" PRIu64 "\n",

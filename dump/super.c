@@ -124,8 +124,9 @@ static void text_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 	fprintf(f, "%-24s 0x%08" PRIx32 "\n", "Magic:", sb->magic);
 	fprintf(f, "%-24s %" PRIu32 " (blkszbits %u)\n", "Block size:",
 		sb->blksz, sb->blkszbits);
-	fprintf(f, "%-24s %u bytes (%u extension slots)\n", "Superblock size:",
-		sb->sb_size, sb->sb_extslots);
+	fprintf(f, "%-24s %u bytes (%u extension %s)\n", "Superblock size:",
+		sb->sb_size, sb->sb_extslots,
+		plural(sb->sb_extslots, "slot", "slots"));
 	text_features(f, "Compatible features:", sb->feature_compat, false);
 	text_features(f, "Incompatible features:", sb->feature_incompat, true);
 	fprintf(f, "%-24s %s\n", "UUID:", uuid);
@@ -141,9 +142,11 @@ static void text_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 		sb->meta_blkaddr);
 	fprintf(f, "%-24s %" PRIu32 "\n", "Xattr block address:",
 		sb->xattr_blkaddr);
-	fprintf(f, "%-24s %" PRIu64 " (%" PRIu64 " bytes)\n", "Blocks:",
-		sb->blocks, sb->blocks << sb->blkszbits);
-	fprintf(f, "%-24s %" PRIu64 " bytes\n", "Image size:", sb->image_size);
+	fprintf(f, "%-24s %" PRIu64 " (%" PRIu64 " %s)\n", "Blocks:",
+		sb->blocks, sb->blocks << sb->blkszbits,
+		plural(sb->blocks << sb->blkszbits, "byte", "bytes"));
+	fprintf(f, "%-24s %" PRIu64 " %s\n", "Image size:", sb->image_size,
+		plural(sb->image_size, "byte", "bytes"));
 	fprintf(f, "%-24s %s (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32
 		   ")\n", "Checksum:", checksum_status(sb), sb->checksum,
 		sb->checksum_calc);

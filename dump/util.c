@@ -15,6 +15,11 @@ void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode)
 	imgfs_escape_fwrite(f, s, len, mode == ESC_VALUE ? IMGFS_ESC_ASCII : 0);
 }
 
+const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 char mode_type_char(uint32_t mode)
 {
 	switch (mode & 0170000) {

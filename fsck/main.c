@@ -22,9 +22,15 @@
 #include "imgfs/json.h"
 #include "imgfs/stats.h"
 #include "imgfs/verity.h"
+#include "imgfs/version.h"
 
-/* 1: the first versioned form; byte strings as imgfs/json.h says */
-#define FSCK_SCHEMA_VERSION 1
+/*
+ * 1: the first versioned form; byte strings as imgfs/json.h says.
+ * 2: laid out like dump.img's document: the superblock's fields in a
+ * "superblock" object, every key always present (null when it does not
+ * apply).
+ */
+#define FSCK_SCHEMA_VERSION 2
 
 struct fsck_opts {
 	const char *image;
@@ -115,12 +121,15 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fsck.img [OPTIONS] IMAGE\n"
+		"usage: fsck.img [OPTIONS] IMAGE\n"
 		"Check an EROFS image.\n\n"
 		"  -q, --quiet          print only errors\n"
 		"  -v, --verbose        list every path checked\n"
 		"      --json           print a JSON report on standard output\n"
-		"      --digest         print the SHA-256 of every regular file\n"
+		"      --digest         print the SHA-256 of every regular file, as\n"
+		"                       sha256sum does, with paths relative to the\n"
+		"                       root (./PATH): 'sha256sum -c' checks them\n"
+		"                       in a tree extracted with --extract\n"
 		"      --no-data        do not read file data\n"
 		"      --extract=DIR    write the tree into DIR\n"
 		"      --overwrite      allow --extract into a non-empty DIR\n"
@@ -146,8 +155,33 @@ static void usage(FILE *f)
 		"                       'fsverity digest' does, and nothing else\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n\n"
-		"Exit status: 0 no errors, 4 errors or differences found,\n"
-		"8 operational error, 16 usage error.\n");
+		"\nExit status:\n"
+		"  0   no errors (warnings may have been printed)\n"
+		"  4   errors in the image, or differences from TAR\n"
+		"  8   operational error (the image or TAR could not be read,\n"
+		"      --extract failed)\n"
+		"  16  usage error\n"
+		"\nThe summary goes to standard error; digests, listings and --json\n"
+		"to standard output.\n");
+}
+
+/*
+ * A usage error's reason; parse_args() then returns -1 and main() adds
+ * where to look, so that every usage error ends with the same hint.
+ */
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fputs("fsck.img: ", stderr);
+	imgfs_escape_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
+	return -1;
 }
 
 static int parse_id(const char *arg, const char *opt, bool offset,
@@ -160,9 +194,10 @@ static int parse_id(const char *arg, const char *opt, bool offset,
 	v = strtoll(arg, &end, 10);
 	if (errno || end == arg || *end || (!offset && v < 0) ||
 	    v > (long long)UINT32_MAX || v < -(long long)UINT32_MAX) {
-		fprintf(stderr, "fsck.img: invalid value for --%s: %s\n", opt,
-			arg);
-		return -1;
+		return usage_error("invalid value for --%s: '%s' (%s)", opt,
+				   arg,
+				   offset ? "an integer from -4294967295 to 4294967295" :
+					    "an integer from 0 to 4294967295");
 	}
 	*out = v;
 	return 0;
@@ -203,10 +238,8 @@ static int parse_size(const char *arg, const char *opt, uint64_t *out)
 	}
 	if (errno || end == arg || *end || arg[0] == '-' || !v ||
 	    v > (UINT64_MAX >> shift)) {
-		fprintf(stderr,
-			"fsck.img: invalid value for --%s: '%s' (bytes above 0, with an optional K, M, G or T suffix)\n",
-			opt, arg);
-		return -1;
+		return usage_error("invalid value for --%s: '%s' (bytes above 0, with an optional K, M, G or T suffix)",
+				   opt, arg);
 	}
 	*out = (uint64_t)v << shift;
 	return 0;
@@ -220,13 +253,14 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 
 	o->cmp.force_uid = -1;
 	o->cmp.force_gid = -1;
-	while ((c = getopt_long(argc, argv, "hVqv", long_opts, NULL)) != -1) {
+	opterr = 0; /* our messages name the program as fsck.img */
+	while ((c = getopt_long(argc, argv, ":hVqv", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return 1;
 		case 'V':
-			printf("fsck.img (imgfs) %s\n", PACKAGE_VERSION);
+			printf("fsck.img (imgfs) %s\n", imgfs_version());
 			return 1;
 		case 'q':
 			out->quiet = true;
@@ -296,11 +330,10 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 		case OPT_VERITY_ROOTHASH:
 			o->verity = 1;
 			o->have_roothash = true;
-			if (imgfs_verity_parse_root(optarg, o->roothash)) {
-				fprintf(stderr, "fsck.img: --verity-roothash: '%s' is not %d hex digits\n",
-					optarg, 2 * IMGFS_VERITY_DIGEST_SIZE);
-				ret = -1;
-			}
+			if (imgfs_verity_parse_root(optarg, o->roothash))
+				ret = usage_error("invalid value for --verity-roothash: '%s' (%d hex digits)",
+						  optarg,
+						  2 * IMGFS_VERITY_DIGEST_SIZE);
 			break;
 		case OPT_VERITY_SIDECAR:
 			o->verity = 1;
@@ -309,40 +342,42 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 		case OPT_FSVERITY_DIGEST:
 			o->fsverity_digest = true;
 			break;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
 		default:
-			ret = -1;
+			if (optopt)
+				return usage_error("unknown option '-%c'",
+						   optopt);
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
 		}
 		if (ret)
 			return -1;
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "fsck.img: expected exactly one IMAGE argument\n");
-		return -1;
-	}
+	if (optind >= argc)
+		return usage_error("no IMAGE given");
+	if (optind + 1 != argc)
+		return usage_error("only one IMAGE expected, got %d",
+				   argc - optind);
 	if (o->digest && o->no_data) {
-		fprintf(stderr, "fsck.img: --digest needs the data (drop --no-data)\n");
-		return -1;
+		return usage_error("--digest needs the data (drop --no-data)");
 	}
 	if (o->compare_tar && o->no_data) {
 		/* every file's content would be reported as unreadable */
-		fprintf(stderr, "fsck.img: --compare needs the data (drop --no-data)\n");
-		return -1;
+		return usage_error("--compare needs the data (drop --no-data)");
 	}
 	if (o->cmp.allow_missing_end && !o->compare_tar) {
-		fprintf(stderr, "fsck.img: --allow-missing-end only makes sense with --compare\n");
-		return -1;
+		return usage_error("--allow-missing-end only makes sense with --compare");
 	}
 	if (o->overwrite && !o->extract_dir) {
-		fprintf(stderr, "fsck.img: --overwrite only makes sense with --extract\n");
-		return -1;
+		return usage_error("--overwrite only makes sense with --extract");
 	}
 	if (o->extract_limit && !o->extract_dir) {
-		fprintf(stderr, "fsck.img: --extract-limit only makes sense with --extract\n");
-		return -1;
+		return usage_error("--extract-limit only makes sense with --extract");
 	}
 	if (o->have_roothash && o->sidecar) {
-		fprintf(stderr, "fsck.img: give --verity-roothash or --verity-sidecar, not both\n");
-		return -1;
+		return usage_error("give --verity-roothash or --verity-sidecar, not both");
 	}
 	o->image = argv[optind];
 	return 0;
@@ -376,6 +411,13 @@ static struct json_object *checked(struct json_object *v)
 static void set(struct json_object *o, const char *key, struct json_object *v)
 {
 	if (json_object_object_add(o, key, checked(v)))
+		out_of_memory();
+}
+
+/* A key that does not apply: present, null, as in dump.img's document. */
+static void set_null(struct json_object *o, const char *key)
+{
+	if (json_object_object_add(o, key, NULL))
 		out_of_memory();
 }
 
@@ -478,14 +520,21 @@ static const char *type_name(uint32_t mode)
  * or carriage return (or any other byte we escape) is written escaped
  * ("\\", "\n", "\r", "\xNN") and the line then starts with a
  * backslash, so no name can forge a line or reach the terminal raw.
+ * The path is relative to the image's root as "./PATH", so that
+ * "sha256sum -c" run inside an extracted tree reads the extracted files
+ * (an absolute path would name the host's), and a file named "-" is not
+ * taken for standard input.
  */
 static void print_digest(const char *hex, const char *path)
 {
-	size_t len = strlen(path);
+	size_t len;
 
+	while (*path == '/')
+		path++;
+	len = strlen(path);
 	if (imgfs_escape_needed(path, len, IMGFS_ESC_NL))
 		putchar('\\');
-	printf("%s  ", hex);
+	printf("%s  ./", hex);
 	imgfs_escape_fwrite(stdout, path, len, IMGFS_ESC_NL);
 	putchar('\n');
 }
@@ -521,8 +570,8 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 	} else if (out->verbose) {
 		printf("%s ", type_name(e->inode->mode));
 		imgfs_escape_fputs(stdout, e->path, 0);
-		printf(" (nid %" PRIu64 ", %" PRIu64 " bytes)", e->inode->nid,
-		       e->inode->size);
+		printf(" (nid %" PRIu64 ", %" PRIu64 " %s)", e->inode->nid,
+		       e->inode->size, e->inode->size == 1 ? "byte" : "bytes");
 		if (e->link_to) {
 			fputs(" link to ", stdout);
 			imgfs_escape_fputs(stdout, e->link_to, 0);
@@ -633,6 +682,17 @@ static struct json_object *json_stats(const struct imgfs_check_result *res)
 	return st;
 }
 
+/* "superblock": the fields dump.img shows under the same names */
+static struct json_object *json_superblock(const struct imgfs_sb_info *sb)
+{
+	struct json_object *d = checked(json_object_new_object());
+
+	set_u64(d, "block_size", sb->blksz);
+	set_u64(d, "feature_compat", sb->feature_compat);
+	set_u64(d, "feature_incompat", sb->feature_incompat);
+	return d;
+}
+
 /* "dm_verity": what was found after the image, when a tree is there */
 static struct json_object *json_verity(const struct fsck_verity *v)
 {
@@ -663,11 +723,10 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 
 	set_u64(doc, "schema_version", FSCK_SCHEMA_VERSION);
 	set_bytes(doc, "image", o->image);
-	if (sb) {
-		set_u64(doc, "block_size", sb->blksz);
-		set_u64(doc, "feature_compat", sb->feature_compat);
-		set_u64(doc, "feature_incompat", sb->feature_incompat);
-	}
+	if (sb)
+		set(doc, "superblock", json_superblock(sb));
+	else
+		set_null(doc, "superblock");
 	set_u64(doc, "errors", res->errors);
 	set_u64(doc, "warnings", res->warnings);
 	set_u64(doc, "notes", res->notes);
@@ -677,15 +736,25 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 	if (out->verbose || o->digest)
 		set_records(doc, "files", out->files, &out->files_buf,
 			    &out->files_len, &files);
+	else
+		set_null(doc, "files");
 	if (o->compare_tar)
 		set_records(doc, "differences", out->diffs, &out->diffs_buf,
 			    &out->diffs_len, &diffs);
+	else
+		set_null(doc, "differences");
 	if (o->extract_dir)
 		set_u64(doc, "extracted", extracted);
+	else
+		set_null(doc, "extracted");
 	if (v->present)
 		set(doc, "dm_verity", json_verity(v));
+	else
+		set_null(doc, "dm_verity");
 	if (fatal)
 		set_bytes(doc, "fatal", fatal);
+	else
+		set_null(doc, "fatal");
 	set(doc, "exit_code", json_object_new_int(code));
 	text = json_object_to_json_string_ext(doc, DOCUMENT_FLAGS);
 	if (!text)
@@ -700,41 +769,69 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 	free(out->diffs_buf);
 }
 
+/* "1 error", "2 errors": @n then the word in the form its number needs. */
+static void count(FILE *f, uint64_t n, const char *one, const char *many)
+{
+	fprintf(f, "%" PRIu64 " %s", n, n == 1 ? one : many);
+}
+
+/* The human summary, on standard error: stdout holds only data. */
 static void print_summary(const struct fsck_out *out,
 			  const struct fsck_opts *o,
 			  const struct imgfs_check_result *res,
 			  const struct fsck_verity *v)
 {
+	FILE *f = stderr;
+
 	if (out->quiet)
 		return;
 	if (v->ok) {
-		imgfs_escape_fputs(stdout, o->image, 0);
-		printf(": dm-verity tree at offset %" PRIu64 " matches the image (%" PRIu64
-		       " data blocks of %u bytes), root hash %s%s%s\n",
-		       v->hash_offset, v->chk.info.data_blocks,
-		       v->chk.info.data_block_size, v->chk.info.root_hex,
-		       v->root_from ? " as given by " : " (not compared)",
-		       v->root_from ? v->root_from : "");
+		imgfs_escape_fputs(f, o->image, 0);
+		fprintf(f, ": dm-verity tree at offset %" PRIu64 " matches the image (",
+			v->hash_offset);
+		count(f, v->chk.info.data_blocks, "data block", "data blocks");
+		fprintf(f, " of %u bytes), root hash %s%s%s\n",
+			v->chk.info.data_block_size, v->chk.info.root_hex,
+			v->root_from ? " as given by " : " (not compared)",
+			v->root_from ? v->root_from : "");
 	}
-	imgfs_escape_fputs(stdout, o->image, 0);
-	printf(": %" PRIu64 " inodes (%" PRIu64 " directories, %" PRIu64
-	       " regular, %" PRIu64 " symlinks, %" PRIu64 " special, %" PRIu64
-	       " extra hard links), %" PRIu64 " data bytes read; %" PRIu64
-	       " errors, %" PRIu64 " warnings",
-	       res->inodes, res->dirs, res->regular, res->symlinks,
-	       res->specials, res->hardlinks, res->data_bytes, res->errors,
-	       res->warnings);
+	imgfs_escape_fputs(f, o->image, 0);
+	fputs(": ", f);
+	count(f, res->inodes, "inode", "inodes");
+	fputs(" (", f);
+	count(f, res->dirs, "directory", "directories");
+	fputs(", ", f);
+	count(f, res->regular, "regular", "regular");
+	fputs(", ", f);
+	count(f, res->symlinks, "symlink", "symlinks");
+	fputs(", ", f);
+	count(f, res->specials, "special", "special");
+	fputs(", ", f);
+	count(f, res->hardlinks, "extra hard link", "extra hard links");
+	fputs("), ", f);
+	count(f, res->data_bytes, "data byte", "data bytes");
+	fputs(" read; ", f);
+	count(f, res->errors, "error", "errors");
+	fputs(", ", f);
+	count(f, res->warnings, "warning", "warnings");
 	if (o->compare_tar) {
-		printf(", %" PRIu64 " differences from ", out->differences);
-		imgfs_escape_fputs(stdout, o->compare_tar, 0);
+		fputs(", ", f);
+		count(f, out->differences, "difference", "differences");
+		fputs(" from ", f);
+		imgfs_escape_fputs(f, o->compare_tar, 0);
 	}
-	printf("\n");
-	if (res->physical_bytes)
-		printf("%s: file data %" PRIu64 " bytes from %" PRIu64
-		       " image bytes: amplification %.1f (warning above %u)\n",
-		       o->image, res->logical_bytes, res->physical_bytes,
-		       (double)res->logical_bytes / (double)res->physical_bytes,
-		       IMGFS_CHECK_AMPLIFICATION_MAX);
+	fputc('\n', f);
+	if (res->physical_bytes) {
+		imgfs_escape_fputs(f, o->image, 0);
+		fputs(": file data ", f);
+		count(f, res->logical_bytes, "byte", "bytes");
+		fputs(" from ", f);
+		count(f, res->physical_bytes, "image byte", "image bytes");
+		fprintf(f, ": amplification %.1f (warning above %u)\n",
+			(double)res->logical_bytes /
+				(double)res->physical_bytes,
+			IMGFS_CHECK_AMPLIFICATION_MAX);
+	}
 }
 
 /* A dm-verity finding: an error of the image (exit 4). */
@@ -857,9 +954,12 @@ static int check_verity(const struct fsck_opts *o, struct fsck_out *out,
 		verity_problem(out, res, IMGFS_CHECK_NOTE,
 			       "the tree matches the image; its root hash was not compared (no --verity-roothash, no sidecar)");
 	if (v->chk.info.hash_end < imgfs_image_sb(img)->image_size) {
+		uint64_t extra =
+			imgfs_image_sb(img)->image_size - v->chk.info.hash_end;
+
 		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " bytes after the dm-verity tree",
-			 imgfs_image_sb(img)->image_size - v->chk.info.hash_end);
+			 "%" PRIu64 " %s after the dm-verity tree", extra,
+			 extra == 1 ? "byte" : "bytes");
 		verity_problem(out, res, IMGFS_CHECK_WARNING, msg);
 	}
 	return 0;
@@ -905,11 +1005,20 @@ static int open_image(struct fsck_opts *o, struct fsck_out *out,
 		.msg = err->msg,
 	};
 
+	char msg[sizeof(err->msg)];
+
 	if (ret == -EINVAL || ret == -IMGFS_EFSCORRUPTED ||
 	    ret == -EOPNOTSUPP || ret == -EBADMSG) {
 		res->errors++;
 		report_cb(out, &p);
 		return 1;
+	}
+	/* an operational error names the image, whatever failed */
+	if (ret < 0 && strncmp(err->msg, o->image, strlen(o->image))) {
+		snprintf(msg, sizeof(msg), "%s",
+			 err->code ? err->msg : strerror(-ret));
+		imgfs_error_clear(err);
+		imgfs_error_set(err, ret, "%s: %s", o->image, msg);
 	}
 	return ret;
 }
@@ -949,8 +1058,10 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 			ret = ret2;
 		if (!ret && failures)
 			ret = imgfs_error_set(err, -EIO,
-					      "%" PRIu64 " entries could not be extracted",
-					      failures);
+					      "%" PRIu64 " %s not be extracted",
+					      failures,
+					      failures == 1 ? "entry could" :
+							      "entries could");
 	}
 	if (r.cmp) {
 		if (!ret)
@@ -972,6 +1083,8 @@ int main(int argc, char **argv)
 	int ret, code;
 
 	ret = parse_args(argc, argv, &o, &out);
+	if (ret < 0)
+		fputs("Try 'fsck.img --help' for more information.\n", stderr);
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
 	if (o.fsverity_digest)
@@ -1002,7 +1115,9 @@ int main(int argc, char **argv)
 			   ret < 0 ? (err.code ? err.msg : strerror(-ret)) :
 				     NULL,
 			   extracted, code);
-	else
+	else if (ret >= 0)
+		/* after an operational error, counts would claim a check
+		 * that did not happen */
 		print_summary(&out, &o, &res, &v);
 	imgfs_image_close(img);
 	return code;

@@ -34,7 +34,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
 		$MKFS -q "$@" - "$img") || { fail "mkfs $* from a pipe"; return; }
 	check "peak RSS $((rss / 1024)) MiB < $limit MiB: $*" \
 		test "$rss" -lt $((limit * 1024))
-	got=$("$FSCK_IMG" --digest "$img" | awk '$2 == "/big" { print $1 }')
+	got=$("$FSCK_IMG" --digest "$img" | awk '$2 == "./big" { print $1 }')
 	check "$MB MB file intact: $*" test "$got" = "$want"
 	rm -f "$img"
 }

@@ -140,7 +140,7 @@ def strings_distinct(what, strs):
 
 # fsck --digest: every regular file, by its exact bytes
 d = load(work + '/digest.json')
-expect('fsck schema_version', d.get('schema_version'), 1)
+expect('fsck schema_version', d.get('schema_version'), 2)
 paths = [f['path'] for f in d['files']]
 strings_distinct('fsck --digest', paths)
 expect('fsck --digest paths', sorted(raw(p) for p in paths), sorted(files))

@@ -78,7 +78,7 @@ check "valid image: fsck.img accepts it" test $? -eq 0
 check "valid image: no warning" test "$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["warnings"])' "$WORK/good.json")" = 0
 check "valid image: logical bytes = data" test "$(stat_of "$WORK/good.json" logical_bytes)" -eq $(((1 << 20) + 5))
 check "valid image: physical bytes (1 MiB + one block)" test "$(stat_of "$WORK/good.json" physical_bytes)" -eq $(((1 << 20) + 4096))
-"$FSCK_IMG" "$good" >"$WORK/good.txt"
+"$FSCK_IMG" "$good" >"$WORK/good.txt" 2>&1
 check "valid image: amplification reported" grep -q 'amplification 1.0 (warning above 65536)' "$WORK/good.txt"
 
 # the bomb: warnings, fast
@@ -97,9 +97,9 @@ check "bomb --digest: took $MS ms (< 10 s)" test "$MS" -lt 10000
 check "bomb --digest: no digest for /bomb, said so" \
 	grep -q '^warning: data: /bomb .*its digest is not computed' "$WORK/digest.txt"
 check "bomb --digest: /plain still hashed" \
-	grep -qx "$(printf hello | sha256sum | cut -d' ' -f1)  /plain" "$WORK/digest.txt"
+	grep -qx "$(printf hello | sha256sum | cut -d' ' -f1)  ./plain" "$WORK/digest.txt"
 check "bomb --digest: no digest line for /bomb" \
-	test "$(grep -c '  /bomb$' "$WORK/digest.txt")" = 0
+	test "$(grep -c '  \./bomb$' "$WORK/digest.txt")" = 0
 
 # --extract-limit: the error names the file, nothing beyond the limit
 x=$WORK/x

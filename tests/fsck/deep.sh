@@ -59,9 +59,9 @@ IMG=$WORK/deep.img
 
 run fsck "$FSCK_IMG" "$IMG"
 check "fsck: $((DEPTH + 2)) directories, no '...' path" \
-	grep -q "($((DEPTH + 2)) directories, 1 regular, 1 symlinks, 1 special, 1 extra hard links).* 0 errors, 0 warnings" "$WORK/fsck.out"
+	grep -q "($((DEPTH + 2)) directories, 1 regular, 1 symlink, 1 special, 1 extra hard link).* 0 errors, 0 warnings" "$WORK/fsck.err"
 run compare "$FSCK_IMG" --compare="$WORK/deep.tar" "$IMG"
-check "compare: no difference" grep -q " 0 differences from" "$WORK/compare.out"
+check "compare: no difference" grep -q " 0 differences from" "$WORK/compare.err"
 
 # A finding at the bottom names its whole path (it was ".../..." past
 # 1,024 levels): the file's link count is changed in a copy of the image

@@ -56,8 +56,7 @@ make_tree() {
 
 # tree_sha DIR: what fsck.img --digest prints for DIR's regular files
 tree_sha() {
-	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum |
-		sed 's|  \./|  /|' | sort -k2)
+	(cd "$1" && find . -type f -print0 | xargs -0 sha256sum | sort -k2)
 }
 
 SRC=$WORK/src

@@ -45,19 +45,19 @@ clean() {
 "$FSCK_IMG" --digest "$WORK/names.img" >"$WORK/digest.txt"
 check "--digest: exit 0" [ $? -eq 0 ]
 check "--digest: one line per file, none forged" \
-	[ "$(grep -c '  /d/' "$WORK/digest.txt")" -eq 7 ] &&
+	[ "$(grep -c '  \./d/' "$WORK/digest.txt")" -eq 7 ] &&
 	! grep -q "^$ZERO" "$WORK/digest.txt"
 check "--digest: no raw control byte" clean "$WORK/digest.txt"
 check "--digest: escaped like sha256sum" \
-	grep -qxF "\\$(printf '2\n' | sha256sum | cut -c1-64)  /d/back\\\\slash" \
+	grep -qxF "\\$(printf '2\n' | sha256sum | cut -c1-64)  ./d/back\\\\slash" \
 	"$WORK/digest.txt"
 "$FSCK_IMG" -q --extract="$WORK/x" "$WORK/names.img" || die "extract failed"
 # sha256sum's own lines for the names it escapes (\, newline, CR) must be
-# ours without the leading "/", and "sha256sum -c" must accept ours
+# ours without the leading "./", and "sha256sum -c" must accept ours
 (cd "$WORK/x" && for f in d/*; do
 	case $f in *$'\n'* | *'\'* | *$'\r'*) sha256sum "$f" ;; esac
 done) | sort >"$WORK/coreutils.txt"
-sed 's|  /d/|  d/|' "$WORK/digest.txt" | grep '^\\' |
+sed 's|  \./d/|  d/|' "$WORK/digest.txt" | grep '^\\' |
 	grep -v '\\x' | sort >"$WORK/ours.txt"
 check "--digest: the lines sha256sum writes (3 names)" \
 	[ "$(wc -l <"$WORK/ours.txt")" -eq 3 ] &&
@@ -65,16 +65,16 @@ check "--digest: the lines sha256sum writes (3 names)" \
 (cd "$WORK/x" && sha256sum -c --quiet "$WORK/ours.txt")
 check "--digest: sha256sum -c accepts them" [ $? -eq 0 ]
 check "--digest: other controls as \\xNN" \
-	grep -qF '  /d/esc\x1b[2Jclear' "$WORK/digest.txt"
+	grep -qF '  ./d/esc\x1b[2Jclear' "$WORK/digest.txt"
 check "--digest: UTF-8 as is, C1 controls escaped" \
-	grep -qF '  /d/ok-é' "$WORK/digest.txt" &&
-	grep -qF '  /d/c1-\xc2\x9b' "$WORK/digest.txt"
+	grep -qF '  ./d/ok-é' "$WORK/digest.txt" &&
+	grep -qF '  ./d/c1-\xc2\x9b' "$WORK/digest.txt"
 
 "$FSCK_IMG" -v "$WORK/names.img" >"$WORK/verbose.txt"
 check "fsck -v: no raw control byte" clean "$WORK/verbose.txt"
 check "fsck -v: escaped names" grep -qF '/d/bell\x07 ' "$WORK/verbose.txt"
 "$FSCK_IMG" --digest "$WORK/raw.img" >"$WORK/raw.txt"
-check "fsck: invalid UTF-8 as \\xNN" grep -qF '  /lat\xe9\x9b1' "$WORK/raw.txt"
+check "fsck: invalid UTF-8 as \\xNN" grep -qF '  ./lat\xe9\x9b1' "$WORK/raw.txt"
 
 "$DUMP_IMG" --ls -R "$WORK/names.img" >"$WORK/ls.txt"
 check "dump --ls: no raw control byte" clean "$WORK/ls.txt"

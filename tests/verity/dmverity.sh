@@ -113,7 +113,7 @@ one() {
 	# the kernel, and fsck.img (which finds the tree and the sidecar)
 	verify_image "$img" "$tar" "$@"
 	check "$name: fsck.img --verity verifies the tree against the sidecar" \
-		sh -c '"$1" --verity "$2" | grep -q "matches the image.*root hash $3 as given by IMAGE.dmverity"' \
+		sh -c '"$1" --verity "$2" 2>&1 >/dev/null | grep -q "matches the image.*root hash $3 as given by IMAGE.dmverity"' \
 		sh "$FSCK_IMG" "$img" "$root"
 	# reproducible, from a file or a pipe
 	mkfs_img -q "$@" -T $T -U $UUID --dm-verity - "$WORK/again.img" \
