@@ -97,7 +97,9 @@ usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("dump.img: ", stderr);
 	imgfs_escape_fputs(stderr, msg, 0);
-	fputs("\nTry 'dump.img --help' for more information.\n", stderr);
+	fputs("\nusage: dump.img [OPTIONS] IMAGE\n"
+	      "Try 'dump.img --help' for more information.\n",
+	      stderr);
 	exit(EXIT_USAGE);
 }
 

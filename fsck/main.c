@@ -1084,7 +1084,9 @@ int main(int argc, char **argv)
 
 	ret = parse_args(argc, argv, &o, &out);
 	if (ret < 0)
-		fputs("Try 'fsck.img --help' for more information.\n", stderr);
+		fputs("usage: fsck.img [OPTIONS] IMAGE\n"
+		      "Try 'fsck.img --help' for more information.\n",
+		      stderr);
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
 	if (o.fsverity_digest)

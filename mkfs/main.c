@@ -51,7 +51,7 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-#define USAGE_LINE "Usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
+#define USAGE_LINE "usage: mkfs.img [OPTIONS] SOURCE IMAGE\n"
 
 /* Version of the JSON summary (--json): bumped when a field changes. */
 #define SUMMARY_SCHEMA_VERSION 1

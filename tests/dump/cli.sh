@@ -55,7 +55,9 @@ usage_error() {
 	check "$what: message" grep -qE "^dump.img: $pat" "$WORK/err"
 	check "$what: Try hint last" test "$(tail -n 1 "$WORK/err")" = \
 		"Try 'dump.img --help' for more information."
-	check "$what: two lines on stderr" test "$(wc -l <"$WORK/err")" -eq 2
+	check "$what: the usage line before it" test \
+		"$(tail -n 2 "$WORK/err" | head -n 1)" = "usage: dump.img [OPTIONS] IMAGE"
+	check "$what: three lines on stderr" test "$(wc -l <"$WORK/err")" -eq 3
 	check "$what: nothing on stdout" test ! -s "$WORK/out"
 }
 usage_error "unknown long option" "unknown option '--bogus'" --bogus "$IMG"

@@ -41,7 +41,7 @@ usage_error() {
 	check "$name: message starts with 'mkfs.img: '" \
 		grep -q '^mkfs\.img: ' <(head -n 1 "$WORK/u.err")
 	check "$name: usage line" \
-		grep -qx 'Usage: mkfs.img \[OPTIONS\] SOURCE IMAGE' "$WORK/u.err"
+		grep -qx 'usage: mkfs.img \[OPTIONS\] SOURCE IMAGE' "$WORK/u.err"
 	check "$name: Try hint last" \
 		test "$(tail -n 1 "$WORK/u.err")" = "Try 'mkfs.img --help' for more information."
 	check "$name: nothing on stdout" test ! -s "$WORK/u.out"

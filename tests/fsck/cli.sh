@@ -65,7 +65,9 @@ usage_error() {
 	check "$what: message" grep -qE "^fsck.img: $pat" "$WORK/err"
 	check "$what: Try hint last" test "$(tail -n 1 "$WORK/err")" = \
 		"Try 'fsck.img --help' for more information."
-	check "$what: two lines on stderr" test "$(wc -l <"$WORK/err")" -eq 2
+	check "$what: the usage line before it" test \
+		"$(tail -n 2 "$WORK/err" | head -n 1)" = "usage: fsck.img [OPTIONS] IMAGE"
+	check "$what: three lines on stderr" test "$(wc -l <"$WORK/err")" -eq 3
 	check "$what: nothing on stdout" test ! -s "$WORK/out"
 }
 usage_error "unknown long option" "unknown option '--bogus'" \
