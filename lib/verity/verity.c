@@ -3,7 +3,6 @@
  * dm-verity hash areas (the format veritysetup writes) and fs-verity file
  * digests, both SHA-256 through OpenSSL's EVP interface.
  */
-#define _GNU_SOURCE /* O_TMPFILE, mkostemp */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +15,7 @@
 #include <json-c/json_object.h>
 #include <json-c/json_tokener.h>
 
+#include "util/tmpfile.h"
 #include "verity/verity.h"
 
 #define DIGEST IMGFS_VERITY_DIGEST_SIZE
@@ -497,20 +497,12 @@ static int vlayout_compute(struct vlayout *l, uint64_t data_blocks,
 
 static int open_spill(struct imgfs_verity *v, struct imgfs_error *err)
 {
-	char path[4096];
-	int fd;
+	int fd = imgfs_tmpfile_open(v->tmpdir, "imgfs-verity");
 
-	fd = open(v->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	/* file systems without O_TMPFILE: create and unlink at once */
-	snprintf(path, sizeof(path), "%s/imgfs-verity.XXXXXX", v->tmpdir);
-	fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
 		return imgfs_error_set(err, -errno,
 				       "verity: temporary file in %s: %s",
 				       v->tmpdir, strerror(errno));
-	unlink(path);
 	return fd;
 }
 
@@ -597,7 +589,7 @@ static int check_params(const struct imgfs_verity_params *p, uint32_t dbs,
 static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 		    struct imgfs_error *err)
 {
-	const char *dir = p->tmpdir ? p->tmpdir : getenv("TMPDIR");
+	const char *dir = imgfs_tmpdir(p->tmpdir);
 	int ret;
 
 	v->hash_fd = p->hash_fd;
@@ -613,7 +605,7 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 	}
 	if (p->uuid)
 		memcpy(v->uuid, p->uuid, 16);
-	v->tmpdir = strdup(dir && *dir ? dir : "/tmp");
+	v->tmpdir = strdup(dir);
 	if (!v->tmpdir)
 		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
 	if (v->announced) {

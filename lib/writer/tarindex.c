@@ -15,7 +15,7 @@
  * dm-verity tree the appended bytes go to the tree too, after the index's,
  * so that it covers the whole file (dm_verity.c places it after the tar).
  */
-#define _GNU_SOURCE /* O_TMPFILE, copy_file_range, asprintf, mkostemp */
+#define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "imgfs/format.h"
+#include "util/tmpfile.h"
 #include "source/tar.h"
 #include "writer/internal.h"
 
@@ -228,22 +229,9 @@ int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 /* An unlinked file in $TMPDIR (or /tmp) for the tar's copy. */
 static int copy_file_open(struct imgfs_error *err)
 {
-	const char *dir = getenv("TMPDIR");
-	char *tmpl;
-	int fd;
+	const char *dir = imgfs_tmpdir(NULL);
+	int fd = imgfs_tmpfile_open(dir, "imgfs-tar");
 
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 &&
-	    (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		if (asprintf(&tmpl, "%s/imgfs-tar.XXXXXX", dir) < 0)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-		free(tmpl);
-	}
 	if (fd < 0)
 		return imgfs_error_set(err, -errno,
 				       "creating the tar's copy in %s: %s", dir,

@@ -3,7 +3,6 @@
  * Extended attributes: intern identical pairs, choose what to share,
  * encode inline areas and the shared area, compute the name filter.
  */
-#define _GNU_SOURCE /* O_TMPFILE, asprintf, mkostemp */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 #include "util/vec.h"
+#include "util/tmpfile.h"
 
 /* Full name length of an item as listxattr shows it (without the NUL). */
 static size_t full_name_len(uint8_t index, size_t suffix_len)
@@ -39,23 +39,9 @@ static uint64_t item_hash(uint8_t index, const char *suffix, size_t nlen,
 /* An unlinked file in $TMPDIR (or /tmp), gone when the writer closes it. */
 static int spill_open(struct imgfs_xattr_table *t, struct imgfs_error *err)
 {
-	const char *dir = getenv("TMPDIR");
-	char *tmpl;
-	int fd;
+	const char *dir = imgfs_tmpdir(NULL);
+	int fd = imgfs_tmpfile_open(dir, "imgfs-xattrs");
 
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 &&
-	    (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		/* no O_TMPFILE here: a named file, unlinked at once */
-		if (asprintf(&tmpl, "%s/imgfs-xattrs.XXXXXX", dir) < 0)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-		free(tmpl);
-	}
 	if (fd < 0)
 		return imgfs_error_set(err, -errno,
 				       "creating the xattr spill file in %s: %s",
