@@ -107,7 +107,7 @@ static int spill_open(struct stack_links *l, struct imgfs_error *err)
 {
 	if (l->spill_fd >= 0)
 		return 0;
-	l->spill_fd = imgfs_tmpfile_open(NULL, "imgfs-flatten");
+	l->spill_fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL), "imgfs-flatten");
 	if (l->spill_fd < 0)
 		return imgfs_error_set(err, -errno,
 				       "temporary file in %s for hidden hard link targets: %s",
