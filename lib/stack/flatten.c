@@ -398,13 +398,16 @@ static int layer_error(const struct flatten *f, unsigned int layer,
 		       struct imgfs_error *err)
 {
 	char msg[IMGFS_ERROR_MSG_MAX];
+	int code = err->code ? err->code : -EIO;
 
 	memcpy(msg, err->msg, sizeof(msg));
 	msg[sizeof(msg) - 1] = '\0';
+	/* the first message stays unless cleared */
+	imgfs_error_clear(err);
 	if (f->tars)
-		return imgfs_error_set(err, err->code, "%s: %s",
-				       f->tars[layer], msg);
-	return imgfs_error_set(err, err->code, "layer %u: %s", layer, msg);
+		return imgfs_error_set(err, code, "%s: %s", f->tars[layer],
+				       msg);
+	return imgfs_error_set(err, code, "layer %u: %s", layer, msg);
 }
 
 static int read_layer(struct flatten *f, struct imgfs_writer *w,
