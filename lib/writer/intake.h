@@ -59,4 +59,32 @@ int imgfs_convert_feed(const char *image_path,
 		       imgfs_writer_feed_fn feed, void *arg,
 		       struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
 
+/*
+ * external.c: images whose file data lies on extra devices (a merged
+ * image's layers, docs/format.md §10.1). Declare the @n devices first,
+ * each @blocks[i] blocks long, tagged @tags[i] (at most 64 bytes; may be
+ * NULL): device i + 1 in chunk indexes. Their slots follow the
+ * superblock, inside its block.
+ */
+int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
+			     const uint64_t *blocks, const char *const *tags,
+			     struct imgfs_error *err);
+
+/* One chunk of an external file: device 0 is a hole. */
+struct imgfs_external_chunk {
+	uint16_t device;
+	uint32_t blkaddr;
+};
+
+/*
+ * Add regular file @e (e->size bytes; no sparse map) whose data is the
+ * @nr chunks of 2^@chunkbits bytes each, on the devices given: a
+ * chunk-based inode with 8-byte chunk indexes.
+ */
+int imgfs_writer_add_external(struct imgfs_writer *w,
+			      const struct imgfs_entry *e,
+			      unsigned int chunkbits,
+			      const struct imgfs_external_chunk *chunks,
+			      size_t nr, struct imgfs_error *err);
+
 #endif /* IMGFS_WRITER_INTAKE_H */
