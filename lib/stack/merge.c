@@ -349,7 +349,7 @@ static int open_layers(struct merge *m, struct imgfs_error *err)
 		int ret = imgfs_image_open(m->paths[i], 0, &m->imgs[i], err);
 
 		if (ret)
-			return ret;
+			return layer_error(m, i, ret);
 		sb = imgfs_image_sb(m->imgs[i]);
 		if (sb->blkszbits != m->opts->blkszbits || sb->extra_devices)
 			return imgfs_error_set(err, -EINVAL,
@@ -366,7 +366,7 @@ int imgfs_merge_images(const struct imgfs_mkfs_options *opts,
 		       struct imgfs_error *err)
 {
 	struct merge m = { .opts = opts, .nlayers = nlayers,
-			   .paths = layer_images };
+			   .paths = layer_images, .err = err };
 	int ret;
 
 	imgfs_error_clear(err);

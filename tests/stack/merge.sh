@@ -146,6 +146,12 @@ else
 	check "inline layer image refused, naming it and a file" \
 		grep -qE "i2\.img: .*: data inline with its inode" "$WORK/refi.out"
 fi
+if flatten refn --merge "$WORK/bad.img" "$WORK/layer1.img" "$WORK/layer2.tar"; then
+	fail "a tar was merged as a layer image"
+else
+	check "a layer that is no image refused, naming it" \
+		grep -qE "layer2\.tar: not an EROFS image" "$WORK/refn.out"
+fi
 check "nothing left behind by the refusals" test ! -e "$WORK/bad.img"
 
 finish
