@@ -2,8 +2,8 @@
 /*
  * writer/intake.h - what the library's upper layers (lib/stack) use of the
  * writer beyond imgfs/writer.h: libarchive entries taken one at a time,
- * with their data from the archive or from elsewhere, and the output file
- * handling of imgfs_convert() around entries the caller feeds.
+ * the output file handling of imgfs_convert() around entries the caller
+ * feeds, and files whose data lies on extra devices.
  */
 #ifndef IMGFS_WRITER_INTAKE_H
 #define IMGFS_WRITER_INTAKE_H
@@ -22,28 +22,6 @@ struct archive_entry;
  */
 int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 			       struct archive_entry *e, struct imgfs_error *err);
-
-/*
- * Where a regular file's data blocks come from when it is not the archive
- * the entry was read from: next() returns 1 with the block's bytes, length
- * and offset in the file (increasing, as libarchive gives them), 0 after
- * the last block, or a negative errno with @err set.
- */
-struct imgfs_block_source {
-	int (*next)(void *arg, const void **buf, size_t *len, int64_t *off,
-		    struct imgfs_error *err);
-	void *arg;
-};
-
-/*
- * imgfs_writer_consume_entry() with the data of @e (a regular file) read
- * from @src; @a is still the archive @e came from (its format tells how
- * to read the entry's times). @src NULL: from @a.
- */
-int imgfs_writer_consume_entry_from(struct imgfs_writer *w, struct archive *a,
-				    struct archive_entry *e,
-				    const struct imgfs_block_source *src,
-				    struct imgfs_error *err);
 
 /*
  * convert.c: imgfs_convert() with the entries given by @feed (called once,
