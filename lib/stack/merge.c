@@ -222,7 +222,7 @@ static int add_visible(struct merge *m, const char *path,
 		target[n < (ssize_t)sizeof(target) ? n : 0] = '\0';
 		e.symlink = target;
 	}
-	if (S_ISREG(inode->mode) && inode->nlink > 1 &&
+	if (!S_ISDIR(inode->mode) && inode->nlink > 1 &&
 	    (ret = remember_shown(m, inode->nid, path)))
 		return ret;
 	e.size = S_ISREG(inode->mode) ? inode->size : 0;
