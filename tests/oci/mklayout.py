@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Write an OCI image layout from tar layers, each stored as asked.
 
-usage: mklayout.py OUT [--docker] REF=LAYER[:COMP],LAYER[:COMP]... ...
+usage: mklayout.py OUT [--docker] REF[@OS/ARCH]=LAYER[:COMP],... ...
 
   OUT      the layout directory (created, or added to: blobs are shared)
-  REF      the image's org.opencontainers.image.ref.name in index.json
+  REF      the image's org.opencontainers.image.ref.name in index.json;
+           images given with @OS/ARCH under one REF make one image index
+           (one manifest per platform)
   LAYER    a tar file (lowest first)
   COMP     how its blob is stored: tar (default), gzip, zstd (zstd CLI),
            nondist (an OCI non-distributable tar layer)
@@ -63,11 +65,13 @@ def main():
         with open(ipath) as f:
             index = json.load(f)
     docker = False
+    indexes = {}
     for arg in sys.argv[2:]:
         if arg == "--docker":
             docker = True
             continue
         ref, layers = arg.split("=", 1)
+        ref, _, plat = ref.partition("@")
         descs, diff_ids = [], []
         for spec in layers.split(","):
             path, _, comp = spec.partition(":")
@@ -78,7 +82,8 @@ def main():
             d, n = blob(out, stored(tar, comp))
             mt = (DOCKER if docker else OCI)[comp]
             descs.append({"mediaType": mt, "digest": d, "size": n})
-        config = {"architecture": "amd64", "os": "linux",
+        os_, arch = plat.split("/") if plat else ("linux", "amd64")
+        config = {"architecture": arch, "os": os_,
                   "config": {}, "rootfs": {"type": "layers",
                                            "diff_ids": diff_ids}}
         cd, cn = blob(out, json.dumps(config).encode())
@@ -90,8 +95,19 @@ def main():
                     "config": {"mediaType": cmt, "digest": cd, "size": cn},
                     "layers": descs}
         md, mn = blob(out, json.dumps(manifest).encode())
+        desc = {"mediaType": mmt, "digest": md, "size": mn}
+        if plat:
+            desc["platform"] = {"architecture": arch, "os": os_}
+            indexes.setdefault(ref, []).append(desc)
+            continue
+        desc["annotations"] = {"org.opencontainers.image.ref.name": ref}
+        index["manifests"].append(desc)
+    for ref, descs in indexes.items():
+        imt = "application/vnd.oci.image.index.v1+json"
+        ix = {"schemaVersion": 2, "mediaType": imt, "manifests": descs}
+        d, n = blob(out, json.dumps(ix).encode())
         index["manifests"].append({
-            "mediaType": mmt, "digest": md, "size": mn,
+            "mediaType": imt, "digest": d, "size": n,
             "annotations": {"org.opencontainers.image.ref.name": ref}})
     with open(ipath, "w") as f:
         json.dump(index, f)
