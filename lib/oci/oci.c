@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "oci/internal.h"
 
@@ -232,6 +233,16 @@ static int prepare(const char *src, const char *dst,
 	memset(l, 0, sizeof(*l));
 	if (ret)
 		return ret;
+	{
+		struct stat a, b;
+
+		/* index.json would be replaced: the source would lose it */
+		if (!stat(src, &a) && !stat(dst, &b) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: the destination layout is the source layout: write to another directory",
+					       dst);
+	}
 	memset(run, 0, sizeof(*run));
 	run->src = src;
 	run->dst = dst;
