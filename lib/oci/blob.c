@@ -411,6 +411,30 @@ int oci_blob_copy_path(const char *path, const char *dst,
 	free(target);
 	if (asprintf(&dir, "%s/blobs/sha256", dst) < 0)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	/* on the same filesystem: check it, then hard-link it (no copy) */
+	ret = oci_blob_open_path(path, d, size, &r, err);
+	if (!ret)
+		ret = oci_blob_finish(&r, err);
+	oci_blob_close(&r);
+	if (ret) {
+		free(dir);
+		return ret;
+	}
+	target = oci_blob_path(dst, d);
+	if (!target) {
+		free(dir);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!link(path, target) || errno == EEXIST) {
+		ret = sync && fsync_dir(dir) < 0 ?
+			      imgfs_error_set(err, -EIO, "%s: cannot sync",
+					      dir) :
+			      0;
+		free(target);
+		free(dir);
+		return ret;
+	}
+	free(target);
 	ret = oci_blob_open_path(path, d, size, &r, err);
 	if (ret) {
 		free(dir);
