@@ -51,6 +51,18 @@ static void unit_mkfs_options(const struct oci_run *run,
 	}
 	m->progress = NULL;
 	m->dm_verity_no_sidecar = true;
+	/* layers in parallel share the CPUs: compression workers per layer
+	 * so that jobs x workers stays about the CPU count (the bytes do not
+	 * depend on it) */
+	if (!m->workers) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned int jobs = run->o->jobs ? run->o->jobs :
+						   (unsigned int)(cpus > 0 ? cpus : 1);
+
+		m->workers = cpus > (long)jobs ? (unsigned int)(cpus / jobs) : 1;
+		if (m->workers > IMGFS_MAX_WORKERS)
+			m->workers = IMGFS_MAX_WORKERS;
+	}
 	m->warn = run->o->warn;
 	m->warn_arg = run->o->warn_arg;
 }

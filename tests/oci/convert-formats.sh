@@ -114,6 +114,20 @@ mkfs_img --oci -q --ref=nosuch "$WORK/src" "$WORK/none" 2>"$WORK/err" &&
 grep -q "nosuch" "$WORK/err" && ok "an unknown --ref is an error naming it" ||
 	{ cat "$WORK/err"; fail "unknown --ref message"; }
 
+# ordinary mkfs options apply to every layer: lz4 compression, 64 KiB
+# clusters; the same bytes with 1 job (all workers) and 3 jobs
+check "-z lz4 -C 65536 --jobs=3" mkfs_img --oci -q --ref=mixed -z lz4 -C 65536 \
+	--jobs=3 "$WORK/src" "$WORK/lz4"
+check "-z lz4 -C 65536 --jobs=1" mkfs_img --oci -q --ref=mixed -z lz4 -C 65536 \
+	--jobs=1 "$WORK/src" "$WORK/lz4b"
+diff -r "$WORK/lz4" "$WORK/lz4b" >/dev/null &&
+	ok "compressed layers: the same bytes with 1 and 3 jobs" ||
+	fail "compressed layers differ between 1 and 3 jobs"
+mapfile -t BLOBS < <(layer_blobs "$WORK/lz4" mixed)
+"$DUMP_IMG" -s "${BLOBS[0]}" | grep -qi "lz4" &&
+	ok "the layer images are lz4-compressed" || fail "not compressed"
+stack_compare lz4 "$REF" "${BLOBS[@]}"
+
 # zstd-framed layers: the annotation gives the image's digest, the image
 # mounts once decompressed, diff_ids are the uncompressed images'
 check "--layer-media-type=+zstd" mkfs_img --oci -q --ref=mixed \
