@@ -58,9 +58,8 @@ enum imgfs_oci_event {
 	IMGFS_OCI_UNIT_REUSED, /* found in the destination or the cache */
 	IMGFS_OCI_LAYER_KEPT, /* a layer left as it is (warning given) */
 };
-typedef void (*imgfs_oci_event_fn)(enum imgfs_oci_event ev,
-				   const char *diff_id, const char *digest,
-				   void *arg);
+typedef void (*imgfs_oci_event_fn)(enum imgfs_oci_event ev, const char *diff_id,
+				   const char *digest, void *arg);
 
 struct imgfs_oci_options {
 	size_t struct_size; /* sizeof(struct imgfs_oci_options) */

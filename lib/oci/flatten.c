@@ -148,10 +148,10 @@ static int close_layer(void *arg, unsigned int layer, struct archive *a,
 	if (oci_feed_end(&op->feed, &ferr))
 		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
 	if (strcmp(op->feed.plain_digest.str, l->diff_id.str))
-		return imgfs_error_set(err, -EBADMSG,
-				       "layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-				       l->blob.str, op->feed.plain_digest.str,
-				       l->diff_id.str);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+			l->blob.str, op->feed.plain_digest.str, l->diff_id.str);
 	return 0;
 }
 
@@ -182,9 +182,10 @@ static int image_layers(const char *root, struct json_object *desc,
 	    (nl = json_object_array_length(layers)) !=
 		    json_object_array_length(ids) ||
 	    !nl) {
-		ret = imgfs_error_set(err, -EINVAL,
-				      "manifest %s: no layers, or not one diffID per layer",
-				      md->str);
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"manifest %s: no layers, or not one diffID per layer",
+			md->str);
 		goto out;
 	}
 	*out = calloc(nl, sizeof(**out));
@@ -199,10 +200,11 @@ static int image_layers(const char *root, struct json_object *desc,
 		ret = oci_desc_get(ld, &(*out)[i].blob, &(*out)[i].size, &mt,
 				   md->str, err);
 		if (!ret && oci_layer_kind(mt) != OCI_LAYER_TAR)
-			ret = imgfs_error_set(err, -EINVAL,
-					      "manifest %s: layer %s has media type %s, not a tar layer: it cannot be flattened",
-					      md->str, (*out)[i].blob.str,
-					      mt ? mt : "(none)");
+			ret = imgfs_error_set(
+				err, -EINVAL,
+				"manifest %s: layer %s has media type %s, not a tar layer: it cannot be flattened",
+				md->str, (*out)[i].blob.str,
+				mt ? mt : "(none)");
 		if (!ret)
 			ret = oci_digest_parse(
 				json_object_get_string(
@@ -244,12 +246,14 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	index = json_object_from_file(path);
 	free(path);
-	if (!index || !json_object_object_get_ex(index, "manifests", &children) ||
+	if (!index ||
+	    !json_object_object_get_ex(index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array)) {
 		json_object_put(index);
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: not an OCI image layout (index.json missing or without manifests)",
-				       src);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s: not an OCI image layout (index.json missing or without manifests)",
+			src);
 	}
 	for (size_t i = 0; !ret && i < json_object_array_length(children);
 	     i++) {
@@ -260,9 +264,10 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 	}
 	json_object_put(index);
 	if (!ret && p.count != 1)
-		ret = imgfs_error_set(err, p.count ? -EINVAL : -ENOENT,
-				      "%s: %zu images match the refs and platforms given: --flatten takes exactly one (use --ref and --platform)",
-				      src, p.count);
+		ret = imgfs_error_set(
+			err, p.count ? -EINVAL : -ENOENT,
+			"%s: %zu images match the refs and platforms given: --flatten takes exactly one (use --ref and --platform)",
+			src, p.count);
 	memset(&op, 0, sizeof(op));
 	op.root = src;
 	if (!ret)

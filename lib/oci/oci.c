@@ -44,8 +44,9 @@ static int check_options(const struct imgfs_oci_options *o,
 				       ": the index must be below the count",
 				       o->shard_index, o->shard_count);
 	if (o->mkfs.tar_index)
-		return imgfs_error_set(err, -EINVAL,
-				       "tar-index images are not OCI layers of their own: --tar-index does not apply");
+		return imgfs_error_set(
+			err, -EINVAL,
+			"tar-index images are not OCI layers of their own: --tar-index does not apply");
 	return imgfs_mkfs_options_check(&o->mkfs, err);
 }
 
@@ -212,8 +213,7 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 		return 0;
 	}
 	u->have = true;
-	return oci_record_store(run->dst, &run->opts_digest, u, run->sync,
-				err);
+	return oci_record_store(run->dst, &run->opts_digest, u, run->sync, err);
 }
 
 static unsigned int online_cpus(void)
@@ -239,9 +239,10 @@ static int prepare(const char *src, const char *dst,
 		/* index.json would be replaced: the source would lose it */
 		if (!stat(src, &a) && !stat(dst, &b) && a.st_dev == b.st_dev &&
 		    a.st_ino == b.st_ino)
-			return imgfs_error_set(err, -EINVAL,
-					       "%s: the destination layout is the source layout: write to another directory",
-					       dst);
+			return imgfs_error_set(
+				err, -EINVAL,
+				"%s: the destination layout is the source layout: write to another directory",
+				dst);
 	}
 	memset(run, 0, sizeof(*run));
 	run->src = src;
@@ -377,8 +378,9 @@ int imgfs_oci_convert(const char *src, const char *dst,
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
 	if (!ret && o->shard_count)
-		ret = imgfs_error_set(err, -EINVAL,
-				      "a shard is converted with imgfs_oci_convert_units()");
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"a shard is converted with imgfs_oci_convert_units()");
 	if (!ret)
 		ret = convert_units(&run, &l, stats, err);
 	if (!ret)
