@@ -60,6 +60,21 @@ done
 check "assemble" mkfs_img --oci -q --assemble "$W/src" "$W/sh"
 tree_same "$W/one" "$W/sh" && ok "3 shards + --assemble = one run" ||
 	{ cat "$WORK/diff.out"; fail "shards differ from one run"; }
+# the same shards at the same time, plus a full run, into one destination
+pids=()
+for i in 0 1 2; do
+	mkfs_img --oci -q --shard=$i/3 --jobs=1 "$W/src" "$W/par" &
+	pids+=($!)
+done
+mkfs_img --oci -q --jobs=1 "$W/src" "$W/par" &
+pids+=($!)
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+[ $rc = 0 ] || fail "concurrent runs into one destination failed"
+check "assemble after concurrent runs" mkfs_img --oci -q --assemble "$W/src" "$W/par"
+tree_same "$W/one" "$W/par" &&
+	ok "3 shards and a full run at once into one destination = one run" ||
+	{ cat "$WORK/diff.out"; fail "concurrent runs differ from one run"; }
 mkfs_img --oci -q --assemble "$W/src" "$W/empty" 2>"$W/err" &&
 	fail "--assemble without units succeeded"
 n=0
