@@ -104,7 +104,8 @@ static void usage(FILE *f)
 		"                       output (also with -q)\n"
 		"  -q, --quiet          no progress, summary or warnings\n"
 		"  -h, --help           this help\n"
-		"  -V, --version        version\n\n"
+		"  -V, --version        version\n"
+		"      --oci            convert OCI image layouts: mkfs.img --oci --help\n\n"
 		"Environment: SOURCE_DATE_EPOCH is the build time unless -T is given;\n"
 		"file mtimes are kept as the source has them.\n\n"
 		"Exit status: 0 image written, 1 conversion failed (nothing was written),\n"
@@ -434,6 +435,17 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	}
 	return -1;
+}
+
+/* The ordinary options, for the OCI mode's parser (oci.c). */
+const struct option *mkfs_long_options(void)
+{
+	return long_opts;
+}
+
+int mkfs_parse_opt(struct mkfs_args *a, int c, const char *arg)
+{
+	return parse_opt(a, c, arg);
 }
 
 int mkfs_source_date_epoch(int64_t *t)
@@ -923,6 +935,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
 		r = erofs_cli_parse(argc, argv, &a);
+	else if (mkfs_oci_requested(argc, argv))
+		return mkfs_oci_main(argc, argv);
 	else
 		r = parse_args(argc, argv, &a);
 

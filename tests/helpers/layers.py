@@ -34,6 +34,7 @@ RANK = {
     "check": 3, "inspect": 3, "compare": 3,
     "extract": 3,
     "stack": 3,
+    "oci": 4,
 }
 # Same rank, one direction allowed: the format layer may use the error and
 # container helpers of util; util knows nothing of the on-disk format.
