@@ -21,6 +21,15 @@ usage:
   corpus.py export-dir LAYOUT TAG OUT
       the reverse (blobs as symbolic links), for skopeo, whose oci:
       transport skips the Docker manifests of an OCI layout's index.json
+  corpus.py edit LAYOUT TAG WHAT ARGS...
+      damage a layout consistently: rewrite the image TAG names (a
+      manifest) so that every digest and size of the documents above the
+      change is right again, leaving only the damage WHAT:
+        layer-size N DELTA   the size of layer N in the manifest
+        diff-id N            diff_ids[N] of the config (another digest)
+        no-erofs-feature     "erofs" dropped from the config's os.features
+        replace-layer N FILE layer N becomes the blob FILE (digest, size
+                             and diff_id updated, annotations kept)
   corpus.py manifest LAYOUT TAG [OS/ARCH[/VARIANT]]
       print the digest of the manifest TAG resolves to (through nested
       indexes, picking the platform when given)
@@ -225,6 +234,38 @@ def cmd_export_dir(layout, tag, out):
                    os.path.join(out, d["digest"].split(":", 1)[1]))
 
 
+def cmd_edit(layout, tag, what, *args):
+    desc = tag_descriptor(layout, tag)
+    manifest = read_json_blob(layout, desc["digest"])
+    config = read_json_blob(layout, manifest["config"]["digest"])
+    if what == "layer-size":
+        manifest["layers"][int(args[0])]["size"] += int(args[1])
+    elif what == "diff-id":
+        ids = config["rootfs"]["diff_ids"]
+        ids[int(args[0])] = "sha256:" + hashlib.sha256(
+            ids[int(args[0])].encode()).hexdigest()
+    elif what == "no-erofs-feature":
+        config["os.features"] = [f for f in config.get("os.features", [])
+                                 if f != "erofs"]
+    elif what == "replace-layer":
+        with open(args[1], "rb") as f:
+            data = f.read()
+        digest, size = put_blob(layout, data)
+        layer = manifest["layers"][int(args[0])]
+        layer["digest"], layer["size"] = digest, size
+        config["rootfs"]["diff_ids"][int(args[0])] = digest
+    else:
+        die("unknown edit %s" % what)
+    cdigest, csize = put_json_blob(layout, config)
+    manifest["config"]["digest"], manifest["config"]["size"] = cdigest, csize
+    mdigest, msize = put_json_blob(layout, manifest)
+    index = load_index(layout)
+    for d in index["manifests"]:
+        if d.get("annotations", {}).get(REF) == tag:
+            d["digest"], d["size"] = mdigest, msize
+    save_index(layout, index)
+
+
 def cmd_manifest(layout, tag, platform=None):
     print(resolve(layout, tag_descriptor(layout, tag), platform)["digest"])
 
@@ -290,7 +331,8 @@ def cmd_view(layout, tag, platform, out, viewtag):
 
 
 COMMANDS = {"index": cmd_index, "recompress": cmd_recompress,
-            "import-dir": cmd_import_dir, "export-dir": cmd_export_dir, "manifest": cmd_manifest,
+            "import-dir": cmd_import_dir, "export-dir": cmd_export_dir,
+            "edit": cmd_edit, "manifest": cmd_manifest,
             "layers": cmd_layers, "platforms": cmd_platforms,
             "view": cmd_view}
 
