@@ -376,6 +376,14 @@ static void check_manifest(struct oci_chk *c, struct chk_blob *b,
 	}
 	if (c->failed)
 		goto out;
+	/* Docker's schema 2 lists the layer types it allows (skopeo refuses
+	 * others); containerd reads such a manifest all the same */
+	if (b->has_erofs && b->media_type &&
+	    !strcmp(b->media_type,
+		    "application/vnd.docker.distribution.manifest.v2+json"))
+		chk_report(c, b, IMGFS_CHECK_WARNING, mwhere,
+			   "%s is a Docker schema 2 manifest with EROFS layers, a layer type that schema does not allow (skopeo refuses it; an OCI manifest would not be)",
+			   mwhere);
 	if (config) {
 		check_diff_ids(c, cfg, config, layers, n, mwhere);
 		if (b->has_erofs &&
