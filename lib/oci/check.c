@@ -454,8 +454,18 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 	case IMGFS_OCI_BLOB_INDEX:
 		c->res->indexes++;
 		doc = load_json(c, b);
-		if (doc)
-			check_index(c, b, doc, b->where, depth);
+		if (doc) {
+			char *iwhere;
+
+			if (asprintf(&iwhere, "index %s", b->digest.str) < 0) {
+				c->failed = true;
+				imgfs_error_set(c->err, -ENOMEM,
+						"out of memory");
+			} else {
+				check_index(c, b, doc, iwhere, depth);
+				free(iwhere);
+			}
+		}
 		json_object_put(doc);
 		break;
 	case IMGFS_OCI_BLOB_MANIFEST:

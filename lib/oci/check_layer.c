@@ -136,7 +136,6 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		goto out;
 	}
 	oci_hash_final(h, &b->diff_id);
-	h = NULL;
 	b->have_diff_id = true;
 out:
 	if (s)

@@ -9,8 +9,9 @@
 # edit), and fsck.img must exit 4 with an error naming the blob: a
 # flipped byte in a layer, a truncated layer, a wrong size in a manifest,
 # a wrong diff_id in a config, a missing blob, "erofs" missing from
-# os.features, and a layer converted from another tar (only --compare
-# sees it). Nothing here is mounted, damaged images least of all.
+# os.features of a config or an index platform, and a layer converted
+# from another tar (only --compare sees it). Nothing here is mounted,
+# damaged images least of all.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/oci/corpus.sh"
 [ "$(id -u)" -eq 0 ] || skip "the corpus needs root (umoci unpack keeps owners and devices)"
@@ -171,6 +172,14 @@ fresh feature
 "$PYTHON" "$CORPUS_PY" edit "$D" app no-erofs-feature || die "edit os.features"
 CFG=$(skopeo inspect --raw "oci:$D:app" | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["config"]["digest"])')
 reported no-erofs-feature "$CFG" 'lacks "erofs" in os.features'
+
+rm -rf "$WORK/platform"
+cp -r "$C/cm" "$WORK/platform"
+D=$WORK/platform
+"$PYTHON" "$CORPUS_PY" edit "$D" multi no-platform-feature ||
+	die "edit platform os.features"
+reported no-platform-feature "$(corpus_manifest "$D" multi linux/arm64/v8)" \
+	'the platform of sha256:[0-9a-f]* in index sha256:[0-9a-f]*, entry 1 lacks "erofs" in os.features'
 
 # A layer converted from another tar, under the same manifest (its source
 # annotation unchanged): consistent as a layout, so only --compare sees it.

@@ -30,6 +30,8 @@ usage:
         no-erofs-feature     "erofs" dropped from the config's os.features
         replace-layer N FILE layer N becomes the blob FILE (digest, size
                              and diff_id updated, annotations kept)
+        no-platform-feature  (TAG names an index) "erofs" dropped from
+                             the os.features of its entries' platforms
   corpus.py manifest LAYOUT TAG [OS/ARCH[/VARIANT]]
       print the digest of the manifest TAG resolves to (through nested
       indexes, picking the platform when given)
@@ -234,7 +236,26 @@ def cmd_export_dir(layout, tag, out):
                    os.path.join(out, d["digest"].split(":", 1)[1]))
 
 
+def edit_index(layout, tag):
+    desc = tag_descriptor(layout, tag)
+    index = read_json_blob(layout, desc["digest"])
+    for d in index["manifests"]:
+        p = d.get("platform", {})
+        p["os.features"] = [f for f in p.get("os.features", [])
+                            if f != "erofs"]
+        if not p["os.features"]:
+            del p["os.features"]
+    idigest, isize = put_json_blob(layout, index)
+    top = load_index(layout)
+    for d in top["manifests"]:
+        if d.get("annotations", {}).get(REF) == tag:
+            d["digest"], d["size"] = idigest, isize
+    save_index(layout, top)
+
+
 def cmd_edit(layout, tag, what, *args):
+    if what == "no-platform-feature":
+        return edit_index(layout, tag)
     desc = tag_descriptor(layout, tag)
     manifest = read_json_blob(layout, desc["digest"])
     config = read_json_blob(layout, manifest["config"]["digest"])
