@@ -76,8 +76,8 @@ static void oci_usage(FILE *f)
 		"16 usage error. The summary goes to standard error.\n");
 }
 
-static int __attribute__((format(printf, 1, 2))) oci_usage_error(const char *fmt,
-								   ...)
+static int __attribute__((format(printf, 1, 2)))
+oci_usage_error(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -195,8 +195,8 @@ static void blob_cb(void *arg, const struct imgfs_oci_blob_result *b)
 	rec = checked(json_object_new_object());
 	set_str(rec, "digest", b->digest);
 	set_str(rec, "media_type", b->media_type);
-	set(rec, "role", checked(json_object_new_string(
-				 imgfs_oci_blob_role_name(b->role))));
+	set(rec, "role",
+	    checked(json_object_new_string(imgfs_oci_blob_role_name(b->role))));
 	set_u64(rec, "size", b->size);
 	set_str(rec, "referenced_by", b->where);
 	set(rec, "present", checked(json_object_new_boolean(b->present)));
@@ -246,9 +246,9 @@ static void print_json(struct oci_out *out, const char *dir, const char *src,
 	set(doc, "blobs", out->blobs);
 	set_str(doc, "fatal", fatal);
 	set(doc, "exit_code", checked(json_object_new_int(code)));
-	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-							   JSON_C_TO_STRING_SPACED |
-							   JSON_C_TO_STRING_NOSLASHESCAPE);
+	text = json_object_to_json_string_ext(
+		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			     JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
 		oom();
 	puts(text);
@@ -261,8 +261,8 @@ static void print_summary(const char *dir, const char *src,
 	imgfs_escape_fputs(stderr, dir, 0);
 	fprintf(stderr,
 		": %" PRIu64 " blobs (%" PRIu64 " indexes, %" PRIu64
-		" manifests, %" PRIu64 " configs, %" PRIu64
-		" layers, %" PRIu64 " EROFS layers checked)",
+		" manifests, %" PRIu64 " configs, %" PRIu64 " layers, %" PRIu64
+		" EROFS layers checked)",
 		r->blobs, r->indexes, r->manifests, r->configs, r->layers,
 		r->erofs_layers);
 	if (src) {
@@ -313,22 +313,24 @@ int fsck_oci_main(int argc, char **argv)
 			break;
 		case OPT_MAX_DIFFERENCES:
 			errno = 0;
-			o.max_differences = (unsigned int)strtoul(optarg, &end,
-								  10);
-			if (errno || end == optarg || *end ||
-			    optarg[0] == '-')
-				return oci_usage_error("invalid value for --max-differences: '%s' (a count, 0 for all)",
-						       optarg);
+			o.max_differences =
+				(unsigned int)strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-')
+				return oci_usage_error(
+					"invalid value for --max-differences: '%s' (a count, 0 for all)",
+					optarg);
 			break;
 		case ':':
 			return oci_usage_error("option '%s' needs an argument",
 					       argv[optind - 1]);
 		default:
 			if (optopt)
-				return oci_usage_error("option '-%c' does not apply to --oci",
-						       optopt);
-			return oci_usage_error("option '%s' does not apply to --oci",
-					       argv[optind - 1]);
+				return oci_usage_error(
+					"option '-%c' does not apply to --oci",
+					optopt);
+			return oci_usage_error(
+				"option '%s' does not apply to --oci",
+				argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -361,8 +363,8 @@ int fsck_oci_main(int argc, char **argv)
 	}
 	if (out.json)
 		print_json(&out, dir, o.compare_src, &r,
-			   ret < 0 ? (err.code ? err.msg : strerror(-ret)) :
-				     NULL,
+			   ret < 0 ? (err.code ? err.msg : strerror(-ret))
+				   : NULL,
 			   code);
 	if (ret >= 0 && (!out.quiet || r.errors))
 		print_summary(dir, o.compare_src, &r);

@@ -103,8 +103,8 @@ static uint64_t digest_hash(const struct oci_digest *d)
 
 static struct chk_blob *blob_find(struct oci_chk *c, const struct oci_digest *d)
 {
-	struct imgfs_hnode *n = imgfs_hashtab_find(&c->blobs, digest_hash(d),
-						   blob_eq, d);
+	struct imgfs_hnode *n =
+		imgfs_hashtab_find(&c->blobs, digest_hash(d), blob_eq, d);
 
 	return n ? imgfs_container_of(n, struct chk_blob, node) : NULL;
 }
@@ -160,10 +160,11 @@ static bool blob_present(struct oci_chk *c, struct chk_blob *b)
 	b->present = true;
 	b->actual_size = (uint64_t)st.st_size;
 	if (b->actual_size != b->size) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "blob %s has %llu bytes, its descriptor in %s gives %llu",
-			   b->digest.str, (unsigned long long)b->actual_size,
-			   b->where, (unsigned long long)b->size);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"blob %s has %llu bytes, its descriptor in %s gives %llu",
+			b->digest.str, (unsigned long long)b->actual_size,
+			b->where, (unsigned long long)b->size);
 		return false;
 	}
 	return true;
@@ -289,9 +290,10 @@ static void check_index(struct oci_chk *c, struct chk_blob *b,
 		/* containerd picks its EROFS snapshotter from the platform */
 		if (m && m->has_erofs && plat &&
 		    !array_has(get(plat, "os.features"), "erofs"))
-			chk_report(c, m, IMGFS_CHECK_ERROR, w,
-				   "the platform of %s in %s lacks \"erofs\" in os.features",
-				   m->digest.str, w);
+			chk_report(
+				c, m, IMGFS_CHECK_ERROR, w,
+				"the platform of %s in %s lacks \"erofs\" in os.features",
+				m->digest.str, w);
 		free(w);
 	}
 }
@@ -312,23 +314,24 @@ static void check_diff_ids(struct oci_chk *c, struct chk_blob *cfg,
 	}
 	nids = json_object_array_length(ids);
 	if (nids != n)
-		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
-			   "config %s lists %zu diff_ids for the %zu layers of %s",
-			   cfg->digest.str, nids, n, mwhere);
+		chk_report(
+			c, cfg, IMGFS_CHECK_ERROR, mwhere,
+			"config %s lists %zu diff_ids for the %zu layers of %s",
+			cfg->digest.str, nids, n, mwhere);
 	for (size_t i = 0; i < n && i < nids; i++) {
 		struct json_object *v = json_object_array_get_idx(ids, i);
-		const char *id = json_object_is_type(v, json_type_string) ?
-					 json_object_get_string(v) :
-					 "(not a string)";
+		const char *id = json_object_is_type(v, json_type_string)
+					 ? json_object_get_string(v)
+					 : "(not a string)";
 
 		if (!layers[i] || !layers[i]->have_diff_id)
 			continue;
 		if (strcmp(id, layers[i]->diff_id.str))
-			chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
-				   "config %s: diff_ids[%zu] is %s, but layer %zu (%s) uncompressed has %s",
-				   cfg->digest.str, i, id, i,
-				   layers[i]->digest.str,
-				   layers[i]->diff_id.str);
+			chk_report(
+				c, cfg, IMGFS_CHECK_ERROR, mwhere,
+				"config %s: diff_ids[%zu] is %s, but layer %zu (%s) uncompressed has %s",
+				cfg->digest.str, i, id, i,
+				layers[i]->digest.str, layers[i]->diff_id.str);
 	}
 }
 
@@ -381,16 +384,18 @@ static void check_manifest(struct oci_chk *c, struct chk_blob *b,
 	if (b->has_erofs && b->media_type &&
 	    !strcmp(b->media_type,
 		    "application/vnd.docker.distribution.manifest.v2+json"))
-		chk_report(c, b, IMGFS_CHECK_WARNING, mwhere,
-			   "%s is a Docker schema 2 manifest with EROFS layers, a layer type that schema does not allow (skopeo refuses it; an OCI manifest would not be)",
-			   mwhere);
+		chk_report(
+			c, b, IMGFS_CHECK_WARNING, mwhere,
+			"%s is a Docker schema 2 manifest with EROFS layers, a layer type that schema does not allow (skopeo refuses it; an OCI manifest would not be)",
+			mwhere);
 	if (config) {
 		check_diff_ids(c, cfg, config, layers, n, mwhere);
 		if (b->has_erofs &&
 		    !array_has(get(config, "os.features"), "erofs"))
-			chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
-				   "config %s of %s, which has EROFS layers, lacks \"erofs\" in os.features",
-				   cfg->digest.str, mwhere);
+			chk_report(
+				c, cfg, IMGFS_CHECK_ERROR, mwhere,
+				"config %s of %s, which has EROFS layers, lacks \"erofs\" in os.features",
+				cfg->digest.str, mwhere);
 	}
 	goto out;
 oom:
@@ -480,9 +485,10 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 		if (!in_list(mt, config_types,
 			     sizeof(config_types) / sizeof(*config_types)) &&
 		    mt)
-			chk_report(c, b, IMGFS_CHECK_WARNING, where,
-				   "config %s has the unknown media type %s (not an image: diff_ids not checked)",
-				   b->digest.str, mt);
+			chk_report(
+				c, b, IMGFS_CHECK_WARNING, where,
+				"config %s has the unknown media type %s (not an image: diff_ids not checked)",
+				b->digest.str, mt);
 		/* parsed by the manifest's check, which needs its content */
 		if (blob_present(c, b) && chk_verify(c, b) < 0)
 			c->failed = true;
@@ -494,9 +500,10 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 		break;
 	case IMGFS_OCI_BLOB_OTHER:
 		if (mt)
-			chk_report(c, b, IMGFS_CHECK_WARNING, where,
-				   "blob %s has the unknown media type %s (only its digest and size are checked)",
-				   b->digest.str, mt);
+			chk_report(
+				c, b, IMGFS_CHECK_WARNING, where,
+				"blob %s has the unknown media type %s (only its digest and size are checked)",
+				b->digest.str, mt);
 		if (blob_present(c, b) && chk_verify(c, b) < 0)
 			c->failed = true;
 		break;
@@ -558,8 +565,7 @@ static void report_blobs(struct oci_chk *c)
 }
 
 int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
-		    struct imgfs_oci_check_result *res,
-		    struct imgfs_error *err)
+		    struct imgfs_oci_check_result *res, struct imgfs_error *err)
 {
 	struct oci_chk c = { .root = dir, .o = o, .res = res, .err = err };
 	struct json_object *doc;
@@ -572,13 +578,16 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
 		return imgfs_error_set(err, -errno, "%s: %s", dir,
 				       strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return imgfs_error_set(err, -ENOTDIR,
-				       "%s: not a directory (an OCI image layout is one)",
-				       dir);
-	if (o->compare_src && (stat(o->compare_src, &st) || !S_ISDIR(st.st_mode)))
-		return imgfs_error_set(err, -ENOTDIR,
-				       "%s: the source layout is not a directory",
-				       o->compare_src);
+		return imgfs_error_set(
+			err, -ENOTDIR,
+			"%s: not a directory (an OCI image layout is one)",
+			dir);
+	if (o->compare_src &&
+	    (stat(o->compare_src, &st) || !S_ISDIR(st.st_mode)))
+		return imgfs_error_set(
+			err, -ENOTDIR,
+			"%s: the source layout is not a directory",
+			o->compare_src);
 	doc = load_file(&c, "oci-layout");
 	if (doc && (!oci_json_str(doc, "imageLayoutVersion") ||
 		    strcmp(oci_json_str(doc, "imageLayoutVersion"), "1.0.0")))

@@ -118,8 +118,8 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		}
 	}
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF && r != ARCHIVE_WARN)
-		what = strdup(archive_error_string(a) ? archive_error_string(a) :
-							"unreadable");
+		what = strdup(archive_error_string(a) ? archive_error_string(a)
+						      : "unreadable");
 	/* the digest first: a corrupted blob is named as such */
 	if (!s->failed && !oci_blob_finish(&s->r, &s->e)) {
 		b->verified = true;
@@ -211,9 +211,10 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	json_object_object_get_ex(desc, "annotations", &ann);
 	src = oci_json_str(ann, ANN_SOURCE);
 	if (!src) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s has no %s annotation: no source layer to compare it with",
-			   b->digest.str, ANN_SOURCE);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s has no %s annotation: no source layer to compare it with",
+			b->digest.str, ANN_SOURCE);
 		return 0;
 	}
 	if (oci_digest_parse(src, &sd, ANN_SOURCE, &e)) {
@@ -256,20 +257,22 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	if (ret == -ENOMEM)
 		return imgfs_error_set(c->err, ret, "out of memory");
 	if (ret) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s could not be compared with its source %s: %s",
-			   b->digest.str, sd.str, e.msg);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s could not be compared with its source %s: %s",
+			b->digest.str, sd.str, e.msg);
 		return 0;
 	}
 	b->compared = true;
 	c->res->compared_layers++;
 	c->res->differences += b->compare.differences;
 	if (f.shown < b->compare.differences)
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s: %llu differences from its source %s in all (%u shown)",
-			   b->digest.str,
-			   (unsigned long long)b->compare.differences, sd.str,
-			   f.shown);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s: %llu differences from its source %s in all (%u shown)",
+			b->digest.str,
+			(unsigned long long)b->compare.differences, sd.str,
+			f.shown);
 	return 0;
 }
 
@@ -290,8 +293,8 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 		if (ret == -ENOMEM)
 			return imgfs_error_set(c->err, ret, "out of memory");
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s is no EROFS image: %s", b->digest.str,
-			   e.msg);
+			   "EROFS layer %s is no EROFS image: %s",
+			   b->digest.str, e.msg);
 		return 0;
 	}
 	imgfs_check_options_init(&co);
@@ -309,9 +312,10 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 	else if (c->o->compare_src && !b->check.errors)
 		ret = compare_source(c, b, img, desc);
 	else if (c->o->compare_src)
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s is not compared with its source: the image has errors",
-			   b->digest.str);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s is not compared with its source: the image has errors",
+			b->digest.str);
 	imgfs_image_close(img);
 	return ret < 0 ? ret : 0;
 }
@@ -327,9 +331,10 @@ int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc)
 
 	if (!erofs && oci_layer_kind(b->media_type) == OCI_LAYER_OTHER) {
 		if (b->media_type)
-			chk_report(c, b, IMGFS_CHECK_WARNING, b->where,
-				   "layer %s has the unknown media type %s (only its digest and size are checked)",
-				   b->digest.str, b->media_type);
+			chk_report(
+				c, b, IMGFS_CHECK_WARNING, b->where,
+				"layer %s has the unknown media type %s (only its digest and size are checked)",
+				b->digest.str, b->media_type);
 		ret = chk_verify(c, b);
 		return ret < 0 ? ret : 0;
 	}
