@@ -156,6 +156,19 @@ int imgfs_oci_convert(const char *src, const char *dst,
 		      struct imgfs_oci_stats *stats, struct imgfs_error *err);
 
 /*
+ * Flatten the one image of @src that the refs and platforms of @o select
+ * (exactly one manifest must match) into one EROFS image at @image_path
+ * (imgfs/stack.h): its layers applied bottom to top as overlayfs would,
+ * each streamed once from its blob, checked against blob digest and
+ * diffID. @o->mkfs applies; without a build time it is 0, without a UUID
+ * it is UUIDv5(URL, "erofs:flatten/" + manifest digest).
+ */
+IMGFS_API
+int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
+		      const char *image_path, struct imgfs_mkfs_stats *stats,
+		      struct imgfs_error *err);
+
+/*
  * ---- Checking a layout (lib/oci/check*.c, fsck.img --oci) ----
  *
  * imgfs_oci_check() follows index.json through nested indexes, manifests
