@@ -80,6 +80,17 @@ for pair in "u cu" "m cm" "z cz" "z czz"; do
 	check "$dst: --json: every blob verified once, layers checked and compared" \
 		json_ok "$WORK/$dst.json" compared
 done
+# The sources too: their tar layers' diff_ids come from decompressing
+# (gzip, zstd, none; the Docker manifest's compression sniffed).
+for src in u m z; do
+	"$FSCK_IMG" --oci="$C/$src" --json >"$WORK/$src.json" 2>/dev/null
+	check "$src (source): fsck.img --oci, every layer's diff_id" \
+		"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(d["exit_code"] or d["warnings"] or any(
+    b["role"] == "layer" and not b["diff_id"] for b in d["blobs"]))' \
+		"$WORK/$src.json"
+done
 expect_count() {
 	local what=$1 expr=$2 want=$3 got
 	got=$("$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
@@ -146,6 +157,14 @@ with open(sys.argv[1], "r+b") as f:
     f.write(bytes([b[0] ^ 0x20]))
 EOF
 reported flipped-byte "$L" "corrupted"
+
+# a source layout: a zstd tar layer whose config gives another diff_id
+rm -rf "$WORK/srcdiff"
+cp -r "$C/z" "$WORK/srcdiff"
+D=$WORK/srcdiff
+"$PYTHON" "$CORPUS_PY" edit "$D" zstd diff-id 1 || die "edit diff-id (source)"
+CFG=$(skopeo inspect --raw "oci:$D:zstd" | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["config"]["digest"])')
+reported source-diff-id "$CFG" "diff_ids\[1\] is sha256:[0-9a-f]*, but layer 1 \(sha256:[0-9a-f]*\) uncompressed has $(skopeo inspect --config "oci:$C/z:gz" | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["rootfs"]["diff_ids"][1])')"
 
 fresh trunc
 L=$(layer_of "$D" 2)
