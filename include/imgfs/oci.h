@@ -185,7 +185,7 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
  * layer carrying the org.imgfs.source.digest annotation is compared with
  * that source layer (imgfs_compare_tar(), owners kept, whiteouts
  * converted: the defaults of the conversion). Blobs nothing names are
- * not looked at.
+ * not looked at, and a manifest's subject is not followed.
  */
 
 /* What a blob is to the documents naming it. */
