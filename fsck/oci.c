@@ -88,7 +88,7 @@ oci_usage_error(const char *fmt, ...)
 	fputs("fsck.img: ", stderr);
 	imgfs_escape_fputs(stderr, msg, 0);
 	fputs("\nusage: fsck.img --oci=DIR [--compare=SRC_LAYOUT] [--json] [-q|-v]\n"
-	      "Try 'fsck.img --oci=DIR --help' for more information.\n",
+	      "Try 'fsck.img --help' for more information.\n",
 	      stderr);
 	return FSCK_EXIT_USAGE;
 }
