@@ -133,6 +133,8 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
+	u->verified = json_object_object_get_ex(r, "verified", &v) &&
+		      json_object_get_boolean(v);
 	free(u->out_media_type);
 	u->out_media_type = strdup(mt);
 	if (!u->out_media_type)
@@ -171,6 +173,8 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 			       json_object_new_int64((int64_t)u->out_size));
 	json_object_object_add(r, "uncompressedDigest",
 			       json_object_new_string(u->out_diff_id.str));
+	json_object_object_add(r, "verified",
+			       json_object_new_boolean(u->verified));
 	text = oci_json_text(r, &len);
 	ret = oci_mkdirs(rd, err);
 	if (!ret)

@@ -371,6 +371,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	if (!ret) {
 		u->have = true;
 		u->converted_now = true;
+		u->verified = !run->o->no_verify;
 		ret = oci_record_store(run->dst, &run->opts_digest, u,
 				       run->sync, err);
 	}

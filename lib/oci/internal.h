@@ -126,6 +126,7 @@ struct oci_unit {
 	/* the result once present (converted or found) */
 	bool have;
 	bool converted_now;
+	bool verified; /* checked and compared with its source */
 	struct oci_digest out; /* layer blob */
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */

@@ -206,25 +206,7 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 {
 	struct oci_unit *u;
 
-	for (size_t i = 0; i < l->nr_units; i++) {
-		u = &l->units[i];
-		if (strcmp(u->diff_id.str, diff_id->str))
-			continue;
-		/* one unit per diffID: the smallest blob digest stands for it,
-		 * so the choice does not depend on the order images come in */
-		if (strcmp(blob->str, u->blob.str) < 0) {
-			char *m = strdup(mt);
-
-			if (!m)
-				return imgfs_error_set(err, -ENOMEM,
-						       "out of memory");
-			free(u->media_type);
-			u->media_type = m;
-			u->blob = *blob;
-			u->blob_size = size;
-		}
-		return 0;
-	}
+	/* duplicates are removed once all are in (dedupe_units) */
 	if (l->nr_units == l->cap_units) {
 		size_t cap = l->cap_units ? 2 * l->cap_units : 16;
 		void *p = realloc(l->units, cap * sizeof(*l->units));
@@ -244,6 +226,34 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	l->nr_units++;
 	return 0;
+}
+
+static int unit_blob_cmp(const void *a, const void *b)
+{
+	const struct oci_unit *x = a, *y = b;
+	int c = strcmp(x->diff_id.str, y->diff_id.str);
+
+	return c ? c : strcmp(x->blob.str, y->blob.str);
+}
+
+/*
+ * One unit per diffID: the smallest blob digest stands for it, so the
+ * choice does not depend on the order images come in.
+ */
+static void dedupe_units(struct oci_layout *l)
+{
+	size_t n = 0;
+
+	qsort(l->units, l->nr_units, sizeof(*l->units), unit_blob_cmp);
+	for (size_t i = 0; i < l->nr_units; i++) {
+		if (n && !strcmp(l->units[n - 1].diff_id.str,
+				 l->units[i].diff_id.str)) {
+			free(l->units[i].media_type);
+			continue;
+		}
+		l->units[n++] = l->units[i];
+	}
+	l->nr_units = n;
 }
 
 static int collect_manifest(struct oci_layout *l, struct json_object *desc,
@@ -426,7 +436,7 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 					       "%s: no image with ref name '%s' in index.json",
 					       root, o->refs[i]);
 	}
-	qsort(l->units, l->nr_units, sizeof(*l->units), unit_cmp);
+	dedupe_units(l);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "oci/internal.h"
 
@@ -168,6 +169,9 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 
 	if (ret)
 		return ret;
+	/* a unit made with --no-verify does not stand for a verified one */
+	if (u->have && !u->verified && !run->o->no_verify)
+		u->have = false;
 	if (u->have) {
 		path = oci_blob_path(run->dst, &u->out);
 		if (!path)
@@ -182,6 +186,8 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 	if (!run->o->cache_dir || run->o->layer_type != IMGFS_OCI_LAYER_EROFS)
 		return 0;
 	ret = oci_record_load(run->o->cache_dir, &run->opts_digest, u, err);
+	if (!ret && u->have && !u->verified && !run->o->no_verify)
+		u->have = false;
 	if (ret || !u->have)
 		return ret;
 	/* the cache's image is the blob itself: copy it in, verified */
@@ -227,6 +233,16 @@ static int prepare(const char *src, const char *dst,
 	memset(l, 0, sizeof(*l));
 	if (ret)
 		return ret;
+	{
+		struct stat a, b;
+
+		/* index.json would be replaced: the source would lose it */
+		if (!stat(src, &a) && !stat(dst, &b) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: the destination layout is the source layout: write to another directory",
+					       dst);
+	}
 	memset(run, 0, sizeof(*run));
 	run->src = src;
 	run->dst = dst;
