@@ -186,6 +186,9 @@ static void blob_cb(void *arg, const struct imgfs_oci_blob_result *b)
 		       b->size, b->errors ? "errors" : "ok");
 		if (b->erofs)
 			printf(", EROFS: %" PRIu64 " inodes", b->check.inodes);
+		if (b->dm_verity)
+			printf(", dm-verity tree %s",
+			       b->dm_verity_ok ? "verified" : "wrong");
 		if (b->compared)
 			printf(", %" PRIu64 " differences from %s",
 			       b->compare.differences, b->source);
@@ -203,6 +206,11 @@ static void blob_cb(void *arg, const struct imgfs_oci_blob_result *b)
 	set(rec, "verified", checked(json_object_new_boolean(b->verified)));
 	set_str(rec, "diff_id", b->diff_id);
 	set(rec, "check", b->erofs ? json_check(&b->check) : NULL);
+	if (b->dm_verity)
+		set(rec, "dm_verity_verified",
+		    checked(json_object_new_boolean(b->dm_verity_ok)));
+	else
+		set(rec, "dm_verity_verified", NULL);
 	if (b->compared) {
 		cmp = checked(json_object_new_object());
 		set_str(cmp, "source", b->source);

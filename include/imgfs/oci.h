@@ -178,8 +178,8 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
  * rootfs.diff_ids match its manifest's layers (the SHA-256 of each
  * layer's uncompressed content); that every EROFS layer passes
  * imgfs_check_image() (a +zstd one is decompressed to an unnamed
- * temporary file) and its org.erofs.uncompressed-digest annotation, if
- * any, is right; that an image with EROFS layers has "erofs" in its
+ * temporary file), with the dm-verity tree after it if there is one,
+ * and its org.erofs.uncompressed-digest annotation is right; that an image with EROFS layers has "erofs" in its
  * config's os.features and in the platform of every index entry naming
  * it; and that media types are known. With a source layout, each EROFS
  * layer carrying the org.imgfs.source.digest annotation is compared with
@@ -226,6 +226,10 @@ struct imgfs_oci_blob_result {
 	const char *diff_id;
 	bool erofs; /* an EROFS layer: @check is its image check */
 	struct imgfs_check_result check;
+	/* a dm-verity tree follows the image (mkfs.img --dm-verity); it
+	 * matches the image (no root hash to compare it with is recorded) */
+	bool dm_verity;
+	bool dm_verity_ok;
 	/* compared with @source (blob of the source layout) */
 	const char *source;
 	bool compared;

@@ -553,6 +553,8 @@ static void report_blobs(struct oci_chk *c)
 			.diff_id = b->have_diff_id ? b->diff_id.str : NULL,
 			.erofs = b->erofs,
 			.check = b->check,
+			.dm_verity = b->dm_verity,
+			.dm_verity_ok = b->dm_verity_ok,
 			.source = b->source,
 			.compared = b->compared,
 			.compare = b->compare,

@@ -33,6 +33,8 @@ struct chk_blob {
 	struct oci_digest diff_id; /* SHA-256 of the uncompressed content */
 	bool erofs;
 	struct imgfs_check_result check;
+	bool dm_verity; /* a dm-verity tree follows the image */
+	bool dm_verity_ok;
 	bool has_erofs; /* a manifest with EROFS layers */
 	char *source; /* source blob digest compared with */
 	bool compared;

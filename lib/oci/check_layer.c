@@ -305,6 +305,23 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 		imgfs_image_close(img);
 		return imgfs_error_set(c->err, ret, "out of memory");
 	}
+	if (!ret && imgfs_check_has_verity(img)) {
+		struct imgfs_verity_check vchk;
+		int vret;
+
+		/* no root hash to compare with: the layout records none */
+		vret = imgfs_check_verity(img, NULL, &vchk, &e);
+		b->dm_verity = true;
+		b->dm_verity_ok = !vret;
+		if (vret == -ENOMEM) {
+			imgfs_image_close(img);
+			return imgfs_error_set(c->err, vret, "out of memory");
+		}
+		if (vret)
+			chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+				   "EROFS layer %s: its dm-verity tree: %s",
+				   b->digest.str, e.msg);
+	}
 	if (ret)
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "EROFS layer %s could not be checked: %s",

@@ -25,7 +25,8 @@ corpus_umoci_layout "$C/u" || die "corpus_umoci_layout failed"
 corpus_multiplatform "$C/m" || die "corpus_multiplatform failed"
 corpus_compressed "$C/z" || die "corpus_compressed failed"
 ZSTD_TYPE=application/vnd.erofs.layer.v1+zstd
-for pair in "u cu" "m cm" "z cz" "z czz:--layer-media-type=$ZSTD_TYPE"; do
+for pair in "u cu" "m cm" "z cz" "z czz:--layer-media-type=$ZSTD_TYPE" \
+	"u cuv:--dm-verity"; do
 	src=${pair% *} dst=${pair#* }
 	opt=
 	case $dst in *:*) opt=${dst#*:} dst=${dst%%:*} ;; esac
@@ -70,7 +71,7 @@ EOF
 }
 
 # 1. Converted layouts pass, with and without --compare.
-for pair in "u cu" "m cm" "z cz" "z czz"; do
+for pair in "u cu" "m cm" "z cz" "z czz" "u cuv"; do
 	src=${pair% *} dst=${pair#* }
 	check "$dst: fsck.img --oci" "$FSCK_IMG" -q --oci="$C/$dst"
 	check "$dst: fsck.img --oci --compare=$src" "$FSCK_IMG" -q \
@@ -112,6 +113,10 @@ expect_count "czz: zstd EROFS layers checked" \
 expect_count "cz: a warning for the Docker manifest with EROFS layers" \
 	'[p["severity"] + ": " + p["message"].split(" is ")[1][:26] for p in d["problems"]]' \
 	"['warning: a Docker schema 2 manifest']" cz
+
+expect_count "cuv: dm-verity trees verified" \
+	'sorted(set(b["dm_verity_verified"] for b in d["blobs"] if b["role"] == "layer"))' \
+	"[True]" cuv
 
 # 2. Damage, one kind per copy.
 # fresh NAME: a real copy (no shared inodes) of the converted umoci layout.
@@ -199,6 +204,28 @@ D=$WORK/platform
 	die "edit platform os.features"
 reported no-platform-feature "$(corpus_manifest "$D" multi linux/arm64/v8)" \
 	'the platform of sha256:[0-9a-f]* in index sha256:[0-9a-f]*, entry 1 lacks "erofs" in os.features'
+
+# A byte of a dm-verity tree flipped (the layer's digest, size and diff_id
+# rewritten to match): the image is fine, its tree is not.
+rm -rf "$WORK/verity"
+cp -r "$C/cuv" "$WORK/verity"
+D=$WORK/verity
+S=$(corpus_layers "$C/cu" app | sed -n 1p | cut -d' ' -f3)
+cp "$(corpus_blob "$D" "$(corpus_layers "$D" app | sed -n 1p | cut -d' ' -f2)")" \
+	"$WORK/verity.erofs"
+"$PYTHON" - "$WORK/verity.erofs" $(((S + 4095) / 4096 * 4096 + 4096 + 7)) <<'EOF' ||
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0x01]))
+EOF
+	die "flipping a tree byte"
+"$PYTHON" "$CORPUS_PY" edit "$D" app replace-layer 0 "$WORK/verity.erofs" ||
+	die "edit replace-layer (verity)"
+reported dm-verity-tree "$(corpus_layers "$D" app | sed -n 1p | cut -d' ' -f2)" \
+	"its dm-verity tree: "
 
 # A layer converted from another tar, under the same manifest (its source
 # annotation unchanged): consistent as a layout, so only --compare sees it.
