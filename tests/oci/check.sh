@@ -9,9 +9,12 @@
 # edit), and fsck.img must exit 4 with an error naming the blob: a
 # flipped byte in a layer, a truncated layer, a wrong size in a manifest,
 # a wrong diff_id in a config, a missing blob, "erofs" missing from
-# os.features of a config or an index platform, and a layer converted
-# from another tar (only --compare sees it). Nothing here is mounted,
-# damaged images least of all.
+# os.features of a config or an index platform, a flipped byte in a
+# dm-verity tree, a wrong org.erofs.uncompressed-digest, no source
+# annotation (for --compare), and a layer converted from another tar
+# (only --compare sees it). The sources pass too, their diff_ids computed
+# through each compression. Nothing here is mounted, damaged images least
+# of all.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/oci/corpus.sh"
 [ "$(id -u)" -eq 0 ] || skip "the corpus needs root (umoci unpack keeps owners and devices)"
@@ -226,6 +229,25 @@ EOF
 	die "edit replace-layer (verity)"
 reported dm-verity-tree "$(corpus_layers "$D" app | sed -n 1p | cut -d' ' -f2)" \
 	"its dm-verity tree: "
+
+# Annotations: a wrong org.erofs.uncompressed-digest on a zstd layer; no
+# org.imgfs.source.digest, so no source to compare with.
+rm -rf "$WORK/ann"
+cp -r "$C/czz" "$WORK/ann"
+D=$WORK/ann
+"$PYTHON" "$CORPUS_PY" edit "$D" gz annotation 1 \
+	org.erofs.uncompressed-digest "sha256:$(printf '0%.0s' $(seq 64))" ||
+	die "edit annotation"
+reported zstd-uncompressed-digest "$(corpus_layers "$D" gz | sed -n 2p | cut -d' ' -f2)" \
+	"org.erofs.uncompressed-digest is sha256:0{64}, the image has sha256:"
+rm -rf "$WORK/ann"
+cp -r "$C/cu" "$WORK/ann"
+"$PYTHON" "$CORPUS_PY" edit "$D" app annotation 2 org.imgfs.source.digest - ||
+	die "edit annotation"
+check "no source annotation: consistent without --compare" "$FSCK_IMG" -q \
+	--oci="$D"
+reported no-source-annotation "$(corpus_layers "$D" app | sed -n 3p | cut -d' ' -f2)" \
+	"has no org.imgfs.source.digest annotation" --compare="$C/u"
 
 # A layer converted from another tar, under the same manifest (its source
 # annotation unchanged): consistent as a layout, so only --compare sees it.

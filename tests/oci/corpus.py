@@ -30,6 +30,8 @@ usage:
         no-erofs-feature     "erofs" dropped from the config's os.features
         replace-layer N FILE layer N becomes the blob FILE (digest, size
                              and diff_id updated, annotations kept)
+        annotation N KEY VAL layer N's annotation KEY set to VAL ("-":
+                             removed)
         no-platform-feature  (TAG names an index) "erofs" dropped from
                              the os.features of its entries' platforms
   corpus.py manifest LAYOUT TAG [OS/ARCH[/VARIANT]]
@@ -265,6 +267,12 @@ def cmd_edit(layout, tag, what, *args):
         ids = config["rootfs"]["diff_ids"]
         ids[int(args[0])] = "sha256:" + hashlib.sha256(
             ids[int(args[0])].encode()).hexdigest()
+    elif what == "annotation":
+        ann = manifest["layers"][int(args[0])].setdefault("annotations", {})
+        if args[2] == "-":
+            ann.pop(args[1], None)
+        else:
+            ann[args[1]] = args[2]
     elif what == "no-erofs-feature":
         config["os.features"] = [f for f in config.get("os.features", [])
                                  if f != "erofs"]
