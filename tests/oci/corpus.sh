@@ -18,7 +18,9 @@
 #   corpus_compressed DIR     tags "gz" (3 gzip layers, umoci), "mixed"
 #                             (gzip, zstd, uncompressed), "zstd" (skopeo
 #                             --dest-compress-format zstd) and "docker"
-#                             (skopeo --format v2s2: Docker media types)
+#                             (skopeo --format v2s2: Docker media types;
+#                             skopeo's oci: transport does not read it
+#                             back, corpus.py export-dir gives a dir:)
 # Readers:
 #   corpus_unpack LAYOUT TAG DIR [OS/ARCH[/VARIANT]]
 #       umoci unpack of the image into the bundle DIR; the tree is
