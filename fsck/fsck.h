@@ -77,4 +77,8 @@ int fsck_compare_run(struct fsck_compare *c, const char *tar,
 		     struct imgfs_error *err);
 void fsck_compare_free(struct fsck_compare *c);
 
+/* --oci=DIR (fsck/oci.c): a whole OCI image layout, its own options. */
+bool fsck_oci_requested(int argc, char **argv);
+int fsck_oci_main(int argc, char **argv);
+
 #endif /* FSCK_FSCK_H */

@@ -122,7 +122,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fsck.img [OPTIONS] IMAGE\n"
-		"Check an EROFS image.\n\n"
+		"       fsck.img --oci=DIR [--compare=SRC_LAYOUT] [--json]\n"
+		"Check an EROFS image, or an OCI image layout (--oci=DIR --help).\n\n"
 		"  -q, --quiet          print only errors\n"
 		"  -v, --verbose        list every path checked\n"
 		"      --json           print a JSON report on standard output\n"
@@ -1082,6 +1083,8 @@ int main(int argc, char **argv)
 	uint64_t extracted = 0;
 	int ret, code;
 
+	if (fsck_oci_requested(argc, argv))
+		return fsck_oci_main(argc, argv);
 	ret = parse_args(argc, argv, &o, &out);
 	if (ret < 0)
 		fputs("usage: fsck.img [OPTIONS] IMAGE\n"

@@ -26,6 +26,8 @@
 #include <stdint.h>
 
 #include "imgfs/api.h"
+#include "imgfs/check.h"
+#include "imgfs/compare.h"
 #include "imgfs/error.h"
 #include "imgfs/writer.h"
 
@@ -179,6 +181,125 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
 		    const char *image_path, char ***layer_paths,
 		    unsigned int *nlayers, struct imgfs_mkfs_stats *stats,
 		    struct imgfs_error *err);
+
+/*
+ * ---- Checking a layout (lib/oci/check*.c, fsck.img --oci) ----
+ *
+ * imgfs_oci_check() follows index.json through nested indexes, manifests
+ * and configs to every blob they name and checks, once per blob: that it
+ * is there with the size and digest of each descriptor naming it; that
+ * indexes, manifests and configs parse; that each config's
+ * rootfs.diff_ids match its manifest's layers (the SHA-256 of each
+ * layer's uncompressed content); that every EROFS layer passes
+ * imgfs_check_image() (a +zstd one is decompressed to an unnamed
+ * temporary file), with the dm-verity tree after it if there is one,
+ * and its org.erofs.uncompressed-digest annotation is right; that an image with EROFS layers has "erofs" in its
+ * config's os.features and in the platform of every index entry naming
+ * it; and that media types are known. With a source layout, each EROFS
+ * layer carrying the org.imgfs.source.digest annotation is compared with
+ * that source layer (imgfs_compare_tar(), owners kept, whiteouts
+ * converted: the defaults of the conversion). Blobs nothing names are
+ * not looked at, and a manifest's subject is not followed.
+ */
+
+/* What a blob is to the documents naming it. */
+enum imgfs_oci_blob_role {
+	IMGFS_OCI_BLOB_INDEX = 0, /* an image index (or Docker list) */
+	IMGFS_OCI_BLOB_MANIFEST,
+	IMGFS_OCI_BLOB_CONFIG,
+	IMGFS_OCI_BLOB_LAYER,
+	IMGFS_OCI_BLOB_OTHER, /* an unknown media type: digest and size */
+};
+
+/* One finding, valid only during the report callback. */
+struct imgfs_oci_finding {
+	enum imgfs_check_severity severity;
+	/* "sha256:<hex>" of the blob concerned, NULL for oci-layout and
+	 * index.json themselves */
+	const char *blob;
+	const char *media_type; /* of the blob, as named; may be NULL */
+	/* the document naming it: "index.json", "index sha256:<hex>",
+	 * "manifest sha256:<hex>" (with the layer's position) ... */
+	const char *where;
+	const char *msg;
+};
+
+typedef void (*imgfs_oci_finding_fn)(void *arg,
+				     const struct imgfs_oci_finding *f);
+
+/* One blob checked, valid only during the blob callback. */
+struct imgfs_oci_blob_result {
+	const char *digest;
+	const char *media_type;
+	enum imgfs_oci_blob_role role;
+	uint64_t size; /* as its first descriptor gives it */
+	const char *where; /* the first document naming it */
+	bool present;
+	bool verified; /* size and digest match */
+	/* SHA-256 of the uncompressed content (layers), else NULL */
+	const char *diff_id;
+	bool erofs; /* an EROFS layer: @check is its image check */
+	struct imgfs_check_result check;
+	/* a dm-verity tree follows the image (mkfs.img --dm-verity); it
+	 * matches the image (no root hash to compare it with is recorded) */
+	bool dm_verity;
+	bool dm_verity_ok;
+	/* compared with @source (blob of the source layout) */
+	const char *source;
+	bool compared;
+	struct imgfs_compare_result compare;
+	uint64_t errors;
+	uint64_t warnings;
+};
+
+typedef void (*imgfs_oci_blob_fn)(void *arg,
+				  const struct imgfs_oci_blob_result *b);
+
+struct imgfs_oci_check_options {
+	size_t struct_size; /* sizeof(struct imgfs_oci_check_options) */
+	/* the source layout to compare EROFS layers with; NULL: none */
+	const char *compare_src;
+	imgfs_oci_finding_fn report; /* may be NULL */
+	void *report_arg;
+	/* called for every blob, in the order met, at the end; may be NULL */
+	imgfs_oci_blob_fn blob;
+	void *blob_arg;
+	/* differences reported per compared layer (the rest are counted);
+	 * 0: all */
+	unsigned int max_differences;
+};
+
+struct imgfs_oci_check_result {
+	uint64_t errors;
+	uint64_t warnings;
+	uint64_t blobs; /* distinct blobs named */
+	uint64_t indexes; /* index.json apart */
+	uint64_t manifests;
+	uint64_t configs;
+	uint64_t layers;
+	uint64_t erofs_layers; /* checked with imgfs_check_image() */
+	uint64_t compared_layers;
+	uint64_t differences; /* of all compared layers */
+	uint64_t bytes; /* blob bytes read */
+};
+
+/* Fill @o with the defaults: no comparison, no callbacks. */
+IMGFS_API
+void imgfs_oci_check_options_init(struct imgfs_oci_check_options *o);
+
+/*
+ * Check the layout at @dir (see above). Returns 0 when the check ran
+ * (@res counts the errors found), or a negative errno when it could not
+ * (@dir is no directory, out of memory).
+ */
+IMGFS_API
+int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
+		    struct imgfs_oci_check_result *res,
+		    struct imgfs_error *err);
+
+/* Stable name of @r ("index", "manifest", "config", "layer", "blob"). */
+IMGFS_API
+const char *imgfs_oci_blob_role_name(enum imgfs_oci_blob_role r);
 
 #ifdef __cplusplus
 }

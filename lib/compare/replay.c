@@ -13,7 +13,8 @@
  *   image build time;
  * - OCI whiteouts (unless IMGFS_COMPARE_F_KEEP_WHITEOUTS): ".wh.NAME"
  *   becomes a char device 0:0 (mode 0, owner and mtime of the entry) named
- *   NAME, and its directory gets trusted.overlay.origin = "";
+ *   NAME, and its directory gets trusted.overlay.origin = ""; a whiteout
+ *   below a path the archive made a non-directory is ignored;
  *   ".wh..wh..opq" gives its directory trusted.overlay.opaque = "y";
  * - hard links point at the inode the target path holds when the link is
  *   read, or, for forward references, at the end of the archive.
@@ -195,6 +196,30 @@ static void file_flags(struct imgfs_compare *c, struct archive_entry *ae,
 	imgfs_fflags_tally_add(&c->fflags, path, user);
 }
 
+/*
+ * A whiteout below a non-directory of this archive hides nothing more
+ * than the non-directory does (umoci writes such whiteouts when a
+ * directory became a file): nothing to expect.
+ */
+static bool whiteout_under_non_dir(struct imgfs_compare *c,
+				   const struct cmp_comps *cp)
+{
+	struct exp_dentry *dir = c->root;
+	size_t i;
+
+	if ((c->o.flags & IMGFS_COMPARE_F_KEEP_WHITEOUTS) ||
+	    strncmp(cp->v[cp->n - 1], WH_PREFIX, strlen(WH_PREFIX)))
+		return false;
+	for (i = 0; i + 1 < cp->n; i++) {
+		dir = cmp_dlookup(c, dir, cp->v[i], strlen(cp->v[i]));
+		if (!dir)
+			return false;
+		if (!cmp_is_dir(dir))
+			return true;
+	}
+	return false;
+}
+
 static int add_entry(struct imgfs_compare *c, struct archive *a,
 		     struct archive_entry *ae, const char *path)
 {
@@ -224,6 +249,10 @@ static int add_entry(struct imgfs_compare *c, struct archive *a,
 		cmp_unrepresentable(
 			c, path,
 			"path ending in \"/\", \".\" or \"..\" on an entry that is not a directory");
+		return 0;
+	}
+	if (whiteout_under_non_dir(c, &cp)) {
+		cmp_comps_free(&cp);
 		return 0;
 	}
 	dir = cmp_walk_parent(c, &cp, true, path);

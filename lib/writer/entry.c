@@ -153,6 +153,35 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 	return dir;
 }
 
+/*
+ * Is @cp a whiteout below a path this layer already made a
+ * non-directory? umoci, replacing a directory by a file, writes the file
+ * and then a whiteout for each name the directory held ("a", then
+ * "a/.wh.old"); the file hides all of those already, so such a whiteout
+ * changes nothing and is dropped rather than refused.
+ */
+static bool whiteout_under_non_dir(struct imgfs_writer *w,
+				   const struct clean_path *cp)
+{
+	const char *last = cp->buf + cp->off[cp->n - 1];
+	size_t plen = strlen(WH_PREFIX);
+	struct imgfs_dentry *dir = w->tree.root, *d;
+
+	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
+	    cp->len[cp->n - 1] < plen || memcmp(last, WH_PREFIX, plen))
+		return false;
+	for (size_t i = 0; i + 1 < cp->n; i++) {
+		d = imgfs_tree_lookup(&w->tree, dir, cp->buf + cp->off[i],
+				      cp->len[i]);
+		if (!d)
+			return false;
+		if (!d->inode || !imgfs_node_is_dir(d->inode))
+			return true;
+		dir = d;
+	}
+	return false;
+}
+
 static int map_id(int64_t id, bool all_root, int64_t force, int64_t offset,
 		  uint32_t *out)
 {
@@ -599,6 +628,10 @@ static int consume(struct entry_ctx *c, struct imgfs_error *err)
 		ret = imgfs_error_set(err, -EINVAL,
 				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
 				      e->path);
+		goto out;
+	}
+	if (whiteout_under_non_dir(c->w, &cp)) {
+		c->drop_data = true;
 		goto out;
 	}
 	c->dir = walk_parent(c->w, &cp, true, e->path, &ret, err);

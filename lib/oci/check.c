@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: MIT
+/*
+ * oci/check.c - checking an OCI image layout (imgfs/oci.h, fsck.img
+ * --oci): every blob that index.json leads to, through nested indexes,
+ * manifests and configs, is verified once against the descriptors naming
+ * it; the documents must parse and agree with each other (diff_ids,
+ * os.features); EROFS layers go through the image checker
+ * (lib/oci/check_layer.c) and, with a source layout, the comparison with
+ * their source layer. Blobs are read with the blob reader of
+ * lib/oci/blob.c, which checks size and digest as it streams.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* vasprintf */
+#endif
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "oci/check.h"
+
+/* Indexes nested deeper than this are refused (a loop of indexes). */
+#define CHECK_MAX_DEPTH 16
+
+static const char *const config_types[] = {
+	"application/vnd.oci.image.config.v1+json",
+	"application/vnd.docker.container.image.v1+json",
+};
+
+const char *imgfs_oci_blob_role_name(enum imgfs_oci_blob_role r)
+{
+	switch (r) {
+	case IMGFS_OCI_BLOB_INDEX:
+		return "index";
+	case IMGFS_OCI_BLOB_MANIFEST:
+		return "manifest";
+	case IMGFS_OCI_BLOB_CONFIG:
+		return "config";
+	case IMGFS_OCI_BLOB_LAYER:
+		return "layer";
+	case IMGFS_OCI_BLOB_OTHER:
+		return "blob";
+	}
+	return "blob";
+}
+
+void imgfs_oci_check_options_init(struct imgfs_oci_check_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+	o->max_differences = 20;
+}
+
+void chk_report(struct oci_chk *c, struct chk_blob *b,
+		enum imgfs_check_severity sev, const char *where,
+		const char *fmt, ...)
+{
+	struct imgfs_oci_finding f = {
+		.severity = sev,
+		.blob = b ? b->digest.str : NULL,
+		.media_type = b ? b->media_type : NULL,
+		.where = where,
+	};
+	char *msg = NULL;
+	va_list ap;
+
+	if (sev == IMGFS_CHECK_ERROR) {
+		c->res->errors++;
+		if (b)
+			b->errors++;
+	} else if (sev == IMGFS_CHECK_WARNING) {
+		c->res->warnings++;
+		if (b)
+			b->warnings++;
+	}
+	if (!c->o->report)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	f.msg = msg ? msg : "(out of memory formatting the message)";
+	c->o->report(c->o->report_arg, &f);
+	free(msg);
+}
+
+static bool blob_eq(const struct imgfs_hnode *n, const void *key)
+{
+	const struct chk_blob *b = imgfs_container_of(n, struct chk_blob, node);
+
+	return !strcmp(b->digest.str, ((const struct oci_digest *)key)->str);
+}
+
+static uint64_t digest_hash(const struct oci_digest *d)
+{
+	uint64_t h;
+
+	memcpy(&h, d->raw, sizeof(h));
+	return h;
+}
+
+static struct chk_blob *blob_find(struct oci_chk *c, const struct oci_digest *d)
+{
+	struct imgfs_hnode *n =
+		imgfs_hashtab_find(&c->blobs, digest_hash(d), blob_eq, d);
+
+	return n ? imgfs_container_of(n, struct chk_blob, node) : NULL;
+}
+
+static struct chk_blob *blob_new(struct oci_chk *c, const struct oci_digest *d,
+				 uint64_t size, const char *mt,
+				 enum imgfs_oci_blob_role role,
+				 const char *where)
+{
+	struct chk_blob *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->digest = *d;
+	b->size = size;
+	b->role = role;
+	b->media_type = mt ? strdup(mt) : NULL;
+	b->where = strdup(where);
+	b->path = oci_blob_path(c->root, d);
+	if ((mt && !b->media_type) || !b->where || !b->path ||
+	    imgfs_hashtab_insert(&c->blobs, &b->node, digest_hash(d))) {
+		free(b->media_type);
+		free(b->where);
+		free(b->path);
+		free(b);
+		return NULL;
+	}
+	*c->tail = b;
+	c->tail = &b->next;
+	c->res->blobs++;
+	return b;
+}
+
+/*
+ * Is the blob there with its descriptor's size? Reports what is not;
+ * true when reading it makes sense.
+ */
+static bool blob_present(struct oci_chk *c, struct chk_blob *b)
+{
+	struct stat st;
+
+	if (stat(b->path, &st)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+			   "blob %s (%s) is missing: %s", b->digest.str,
+			   imgfs_oci_blob_role_name(b->role), strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+			   "blob %s is not a regular file", b->digest.str);
+		return false;
+	}
+	b->present = true;
+	b->actual_size = (uint64_t)st.st_size;
+	if (b->actual_size != b->size) {
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"blob %s has %llu bytes, its descriptor in %s gives %llu",
+			b->digest.str, (unsigned long long)b->actual_size,
+			b->where, (unsigned long long)b->size);
+		return false;
+	}
+	return true;
+}
+
+/* Read the whole blob through the verifying reader. */
+int chk_verify(struct oci_chk *c, struct chk_blob *b)
+{
+	struct oci_blob_reader r;
+	struct imgfs_error e = { 0 };
+	int ret;
+
+	ret = oci_blob_open_path(b->path, &b->digest, b->size, &r, &e);
+	if (!ret)
+		ret = oci_blob_finish(&r, &e);
+	c->res->bytes += r.size;
+	oci_blob_close(&r);
+	if (ret == -ENOMEM)
+		return imgfs_error_set(c->err, ret, "out of memory");
+	if (ret) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, b->where, "%s", e.msg);
+		return 1;
+	}
+	b->verified = true;
+	return 0;
+}
+
+/* A JSON blob, verified and parsed; NULL (reported) when it is not. */
+static struct json_object *load_json(struct oci_chk *c, struct chk_blob *b)
+{
+	struct json_object *doc = NULL;
+	struct imgfs_error e = { 0 };
+	int ret;
+
+	if (!blob_present(c, b))
+		return NULL;
+	ret = oci_json_load(c->root, &b->digest, b->size, &doc, &e);
+	if (ret == -ENOMEM) {
+		imgfs_error_set(c->err, ret, "out of memory");
+		c->failed = true;
+		return NULL;
+	}
+	c->res->bytes += b->size;
+	if (ret) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, b->where, "%s", e.msg);
+		return NULL;
+	}
+	b->verified = true;
+	return doc;
+}
+
+static bool in_list(const char *s, const char *const *l, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(s, l[i]))
+			return true;
+	return false;
+}
+
+/* Does the string array @arr hold @s? */
+static bool array_has(struct json_object *arr, const char *s)
+{
+	size_t n;
+
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		return false;
+	n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+
+		if (json_object_is_type(v, json_type_string) &&
+		    !strcmp(json_object_get_string(v), s))
+			return true;
+	}
+	return false;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
+			      enum imgfs_oci_blob_role role, const char *where,
+			      unsigned int depth);
+
+static void check_index(struct oci_chk *c, struct chk_blob *b,
+			struct json_object *doc, const char *where,
+			unsigned int depth)
+{
+	struct json_object *list = get(doc, "manifests");
+	size_t n;
+
+	if (!json_object_is_type(list, json_type_array)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "%s has no \"manifests\" array", where);
+		return;
+	}
+	if (depth > CHECK_MAX_DEPTH) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "indexes nested more than %d deep at %s",
+			   CHECK_MAX_DEPTH, where);
+		return;
+	}
+	n = json_object_array_length(list);
+	for (size_t i = 0; i < n && !c->failed; i++) {
+		struct json_object *d = json_object_array_get_idx(list, i);
+		struct json_object *plat = get(d, "platform");
+		struct chk_blob *m;
+		char *w;
+
+		if (asprintf(&w, "%s, entry %zu", where, i) < 0) {
+			c->failed = true;
+			imgfs_error_set(c->err, -ENOMEM, "out of memory");
+			return;
+		}
+		m = visit(c, d, IMGFS_OCI_BLOB_OTHER, w, depth + 1);
+		/* containerd picks its EROFS snapshotter from the platform */
+		if (m && m->has_erofs && plat &&
+		    !array_has(get(plat, "os.features"), "erofs"))
+			chk_report(
+				c, m, IMGFS_CHECK_ERROR, w,
+				"the platform of %s in %s lacks \"erofs\" in os.features",
+				m->digest.str, w);
+		free(w);
+	}
+}
+
+/* The config's diff_ids against the manifest's layers. */
+static void check_diff_ids(struct oci_chk *c, struct chk_blob *cfg,
+			   struct json_object *config, struct chk_blob **layers,
+			   size_t n, const char *mwhere)
+{
+	struct json_object *ids = get(get(config, "rootfs"), "diff_ids");
+	size_t nids;
+
+	if (!json_object_is_type(ids, json_type_array)) {
+		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
+			   "config %s has no rootfs.diff_ids array",
+			   cfg->digest.str);
+		return;
+	}
+	nids = json_object_array_length(ids);
+	if (nids != n)
+		chk_report(
+			c, cfg, IMGFS_CHECK_ERROR, mwhere,
+			"config %s lists %zu diff_ids for the %zu layers of %s",
+			cfg->digest.str, nids, n, mwhere);
+	for (size_t i = 0; i < n && i < nids; i++) {
+		struct json_object *v = json_object_array_get_idx(ids, i);
+		const char *id = json_object_is_type(v, json_type_string)
+					 ? json_object_get_string(v)
+					 : "(not a string)";
+
+		if (!layers[i] || !layers[i]->have_diff_id)
+			continue;
+		if (strcmp(id, layers[i]->diff_id.str))
+			chk_report(
+				c, cfg, IMGFS_CHECK_ERROR, mwhere,
+				"config %s: diff_ids[%zu] is %s, but layer %zu (%s) uncompressed has %s",
+				cfg->digest.str, i, id, i,
+				layers[i]->digest.str, layers[i]->diff_id.str);
+	}
+}
+
+static void check_manifest(struct oci_chk *c, struct chk_blob *b,
+			   struct json_object *doc)
+{
+	struct json_object *cdesc = get(doc, "config");
+	struct json_object *list = get(doc, "layers");
+	struct json_object *config = NULL;
+	struct chk_blob *cfg, **layers = NULL;
+	char *mwhere = NULL;
+	size_t n = 0;
+
+	if (asprintf(&mwhere, "manifest %s", b->digest.str) < 0)
+		goto oom;
+	cfg = visit(c, cdesc, IMGFS_OCI_BLOB_CONFIG, mwhere, 0);
+	if (cfg && cfg->present && cfg->verified &&
+	    in_list(cfg->media_type, config_types,
+		    sizeof(config_types) / sizeof(*config_types))) {
+		struct imgfs_error e = { 0 };
+
+		if (oci_json_load(c->root, &cfg->digest, cfg->size, &config,
+				  &e) == -ENOMEM)
+			goto oom;
+	}
+	if (list && !json_object_is_type(list, json_type_array)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, mwhere,
+			   "%s: \"layers\" is not an array", mwhere);
+		list = NULL;
+	}
+	n = list ? json_object_array_length(list) : 0;
+	layers = calloc(n ? n : 1, sizeof(*layers));
+	if (!layers)
+		goto oom;
+	for (size_t i = 0; i < n && !c->failed; i++) {
+		char *w;
+
+		if (asprintf(&w, "%s, layer %zu", mwhere, i) < 0)
+			goto oom;
+		layers[i] = visit(c, json_object_array_get_idx(list, i),
+				  IMGFS_OCI_BLOB_LAYER, w, 0);
+		if (layers[i] && layers[i]->erofs)
+			b->has_erofs = true;
+		free(w);
+	}
+	if (c->failed)
+		goto out;
+	/* Docker's schema 2 lists the layer types it allows (skopeo refuses
+	 * others); containerd reads such a manifest all the same */
+	if (b->has_erofs && b->media_type &&
+	    !strcmp(b->media_type,
+		    "application/vnd.docker.distribution.manifest.v2+json"))
+		chk_report(
+			c, b, IMGFS_CHECK_WARNING, mwhere,
+			"%s is a Docker schema 2 manifest with EROFS layers, a layer type that schema does not allow (skopeo refuses it; an OCI manifest would not be)",
+			mwhere);
+	if (config) {
+		check_diff_ids(c, cfg, config, layers, n, mwhere);
+		if (b->has_erofs &&
+		    !array_has(get(config, "os.features"), "erofs"))
+			chk_report(
+				c, cfg, IMGFS_CHECK_ERROR, mwhere,
+				"config %s of %s, which has EROFS layers, lacks \"erofs\" in os.features",
+				cfg->digest.str, mwhere);
+	}
+	goto out;
+oom:
+	c->failed = true;
+	imgfs_error_set(c->err, -ENOMEM, "out of memory");
+out:
+	json_object_put(config);
+	free(layers);
+	free(mwhere);
+}
+
+/* A descriptor met again: it must agree with the blob. */
+static void check_again(struct oci_chk *c, struct chk_blob *b, uint64_t size,
+			const char *where)
+{
+	if (size == b->size || !b->present)
+		return;
+	chk_report(c, b, IMGFS_CHECK_ERROR, where,
+		   "blob %s has %llu bytes, its descriptor in %s gives %llu",
+		   b->digest.str, (unsigned long long)b->actual_size, where,
+		   (unsigned long long)size);
+}
+
+static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
+			      enum imgfs_oci_blob_role role, const char *where,
+			      unsigned int depth)
+{
+	struct imgfs_error e = { 0 };
+	struct json_object *doc;
+	struct oci_digest d;
+	struct chk_blob *b;
+	const char *mt = NULL;
+	uint64_t size;
+
+	if (oci_desc_get(desc, &d, &size, &mt, where, &e)) {
+		chk_report(c, NULL, IMGFS_CHECK_ERROR, where, "%s", e.msg);
+		return NULL;
+	}
+	b = blob_find(c, &d);
+	if (b) {
+		check_again(c, b, size, where);
+		return b;
+	}
+	if (role == IMGFS_OCI_BLOB_OTHER) {
+		if (oci_is_index_type(mt))
+			role = IMGFS_OCI_BLOB_INDEX;
+		else if (oci_is_manifest_type(mt))
+			role = IMGFS_OCI_BLOB_MANIFEST;
+	}
+	b = blob_new(c, &d, size, mt, role, where);
+	if (!b) {
+		c->failed = true;
+		imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!mt)
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "the descriptor of %s in %s has no mediaType",
+			   b->digest.str, where);
+	switch (role) {
+	case IMGFS_OCI_BLOB_INDEX:
+		c->res->indexes++;
+		doc = load_json(c, b);
+		if (doc) {
+			char *iwhere;
+
+			if (asprintf(&iwhere, "index %s", b->digest.str) < 0) {
+				c->failed = true;
+				imgfs_error_set(c->err, -ENOMEM,
+						"out of memory");
+			} else {
+				check_index(c, b, doc, iwhere, depth);
+				free(iwhere);
+			}
+		}
+		json_object_put(doc);
+		break;
+	case IMGFS_OCI_BLOB_MANIFEST:
+		c->res->manifests++;
+		doc = load_json(c, b);
+		if (doc)
+			check_manifest(c, b, doc);
+		json_object_put(doc);
+		break;
+	case IMGFS_OCI_BLOB_CONFIG:
+		c->res->configs++;
+		if (!in_list(mt, config_types,
+			     sizeof(config_types) / sizeof(*config_types)) &&
+		    mt)
+			chk_report(
+				c, b, IMGFS_CHECK_WARNING, where,
+				"config %s has the unknown media type %s (not an image: diff_ids not checked)",
+				b->digest.str, mt);
+		/* parsed by the manifest's check, which needs its content */
+		if (blob_present(c, b) && chk_verify(c, b) < 0)
+			c->failed = true;
+		break;
+	case IMGFS_OCI_BLOB_LAYER:
+		c->res->layers++;
+		if (blob_present(c, b) && chk_layer(c, b, desc) < 0)
+			c->failed = true;
+		break;
+	case IMGFS_OCI_BLOB_OTHER:
+		if (mt)
+			chk_report(
+				c, b, IMGFS_CHECK_WARNING, where,
+				"blob %s has the unknown media type %s (only its digest and size are checked)",
+				b->digest.str, mt);
+		if (blob_present(c, b) && chk_verify(c, b) < 0)
+			c->failed = true;
+		break;
+	}
+	return b;
+}
+
+/* A small JSON file of the layout itself (not a blob); NULL if bad. */
+static struct json_object *load_file(struct oci_chk *c, const char *name)
+{
+	struct json_object *doc;
+	char *path;
+
+	if (asprintf(&path, "%s/%s", c->root, name) < 0) {
+		c->failed = true;
+		imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	doc = json_object_from_file(path);
+	if (!doc || !json_object_is_type(doc, json_type_object)) {
+		struct stat st;
+
+		if (stat(path, &st))
+			chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
+				   "%s is missing: %s", name, strerror(errno));
+		else
+			chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
+				   "%s is not a JSON object", name);
+		json_object_put(doc);
+		doc = NULL;
+	}
+	free(path);
+	return doc;
+}
+
+static void report_blobs(struct oci_chk *c)
+{
+	for (struct chk_blob *b = c->first; b; b = b->next) {
+		struct imgfs_oci_blob_result r = {
+			.digest = b->digest.str,
+			.media_type = b->media_type,
+			.role = b->role,
+			.size = b->size,
+			.where = b->where,
+			.present = b->present,
+			.verified = b->verified,
+			.diff_id = b->have_diff_id ? b->diff_id.str : NULL,
+			.erofs = b->erofs,
+			.check = b->check,
+			.dm_verity = b->dm_verity,
+			.dm_verity_ok = b->dm_verity_ok,
+			.source = b->source,
+			.compared = b->compared,
+			.compare = b->compare,
+			.errors = b->errors,
+			.warnings = b->warnings,
+		};
+
+		c->o->blob(c->o->blob_arg, &r);
+	}
+}
+
+int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
+		    struct imgfs_oci_check_result *res, struct imgfs_error *err)
+{
+	struct oci_chk c = { .root = dir, .o = o, .res = res, .err = err };
+	struct json_object *doc;
+	struct stat st;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	c.tail = &c.first;
+	if (stat(dir, &st))
+		return imgfs_error_set(err, -errno, "%s: %s", dir,
+				       strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return imgfs_error_set(
+			err, -ENOTDIR,
+			"%s: not a directory (an OCI image layout is one)",
+			dir);
+	if (o->compare_src &&
+	    (stat(o->compare_src, &st) || !S_ISDIR(st.st_mode)))
+		return imgfs_error_set(
+			err, -ENOTDIR,
+			"%s: the source layout is not a directory",
+			o->compare_src);
+	doc = load_file(&c, "oci-layout");
+	if (doc && (!oci_json_str(doc, "imageLayoutVersion") ||
+		    strcmp(oci_json_str(doc, "imageLayoutVersion"), "1.0.0")))
+		chk_report(&c, NULL, IMGFS_CHECK_ERROR, "oci-layout",
+			   "oci-layout: imageLayoutVersion is not \"1.0.0\"");
+	json_object_put(doc);
+	doc = c.failed ? NULL : load_file(&c, "index.json");
+	if (doc)
+		check_index(&c, NULL, doc, "index.json", 0);
+	json_object_put(doc);
+	if (c.failed)
+		ret = err->code ? err->code : -ENOMEM;
+	else if (o->blob)
+		report_blobs(&c);
+	while (c.first) {
+		struct chk_blob *b = c.first;
+
+		c.first = b->next;
+		free(b->media_type);
+		free(b->where);
+		free(b->path);
+		free(b->source);
+		free(b);
+	}
+	imgfs_hashtab_free(&c.blobs);
+	return ret;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oci/check.h - what the files of the layout check share: the blobs met
+ * (each checked once, however many documents name it) and the run.
+ */
+#ifndef IMGFS_OCI_CHECK_H
+#define IMGFS_OCI_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "imgfs/check.h"
+#include "imgfs/compare.h"
+#include "imgfs/oci.h"
+#include "oci/internal.h"
+#include "util/hashtab.h"
+
+struct chk_blob {
+	struct imgfs_hnode node; /* by digest */
+	struct chk_blob *next; /* in the order met */
+	struct oci_digest digest;
+	uint64_t size; /* as the first descriptor gives it */
+	uint64_t actual_size;
+	char *media_type;
+	char *where; /* the first document naming it */
+	char *path;
+	enum imgfs_oci_blob_role role;
+	bool present;
+	bool verified;
+	bool have_diff_id;
+	struct oci_digest diff_id; /* SHA-256 of the uncompressed content */
+	bool erofs;
+	struct imgfs_check_result check;
+	bool dm_verity; /* a dm-verity tree follows the image */
+	bool dm_verity_ok;
+	bool has_erofs; /* a manifest with EROFS layers */
+	char *source; /* source blob digest compared with */
+	bool compared;
+	struct imgfs_compare_result compare;
+	uint64_t errors;
+	uint64_t warnings;
+};
+
+struct oci_chk {
+	const char *root;
+	const struct imgfs_oci_check_options *o;
+	struct imgfs_oci_check_result *res;
+	struct imgfs_error *err; /* set with failed: the run stops */
+	bool failed;
+	struct imgfs_hashtab blobs;
+	struct chk_blob *first, **tail;
+};
+
+/* A finding about @b (NULL: the layout's own files), counted. */
+void chk_report(struct oci_chk *c, struct chk_blob *b,
+		enum imgfs_check_severity sev, const char *where,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Read @b through the verifying reader: 0, 1 when reported, or -errno. */
+int chk_verify(struct oci_chk *c, struct chk_blob *b);
+
+/*
+ * Check the layer @b (present, with the right size) named by @desc:
+ * digest, uncompressed digest, the image of an EROFS layer, and the
+ * comparison with its source. 0, or -errno when the run must stop.
+ */
+int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc);
+
+#endif /* IMGFS_OCI_CHECK_H */
