@@ -436,6 +436,17 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 	return -1;
 }
 
+/* The ordinary options, for the OCI mode's parser (oci.c). */
+const struct option *mkfs_long_options(void)
+{
+	return long_opts;
+}
+
+int mkfs_parse_opt(struct mkfs_args *a, int c, const char *arg)
+{
+	return parse_opt(a, c, arg);
+}
+
 int mkfs_source_date_epoch(int64_t *t)
 {
 	const char *s = getenv("SOURCE_DATE_EPOCH");
@@ -923,6 +934,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
 		r = erofs_cli_parse(argc, argv, &a);
+	else if (mkfs_oci_requested(argc, argv))
+		return mkfs_oci_main(argc, argv);
 	else
 		r = parse_args(argc, argv, &a);
 

@@ -40,4 +40,16 @@ int mkfs_source_date_epoch(int64_t *t);
  */
 int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a);
 
+/* The native command line's long options and their parser (main.c),
+ * shared with the OCI mode. */
+struct option;
+const struct option *mkfs_long_options(void);
+int mkfs_parse_opt(struct mkfs_args *a, int c, const char *arg);
+
+/* Whether the command line asks for the OCI mode (--oci before "--"). */
+bool mkfs_oci_requested(int argc, char **argv);
+/* The OCI mode (oci.c): parses its command line, runs, gives the exit
+ * status. */
+int mkfs_oci_main(int argc, char **argv);
+
 #endif /* MKFS_MKFS_H */

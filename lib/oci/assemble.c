@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The second step: from the units present in the destination, new
+ * configs (rootfs.diff_ids = digests of the uncompressed EROFS blobs,
+ * "erofs" in os.features), manifests (layers replaced), indexes (platform
+ * os.features += "erofs") and index.json, every other field kept as the
+ * source has it. Referrers of converted manifests, manifests without tar
+ * layers and blobs of unknown types pass through untouched. JSON is
+ * written with json-c's insertion order, so two runs give the same bytes.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/internal.h"
+
+#define OCI_MAX_DEPTH 16
+
+/* Source layer annotations describing the tar itself: dropped. */
+static const char *const tar_annotation_prefixes[] = {
+	"containerd.io/snapshot/stargz/",
+	"containerd.io/uncompressed",
+	"io.containers.zstd-chunked.",
+	"io.github.containers.zstd-chunked.",
+	"io.containers.estargz.",
+	"org.opencontainers.image.toc",
+};
+
+struct assemble {
+	const struct oci_run *run;
+	struct oci_layout *l;
+	struct imgfs_oci_stats *st;
+	/* digests of the source manifests converted (for referrers) */
+	char **converted;
+	size_t nr_converted;
+	size_t missing;
+	struct imgfs_error missing_err;
+};
+
+static int remember(struct assemble *a, const char *digest,
+		    struct imgfs_error *err)
+{
+	char **p = realloc(a->converted,
+			   (a->nr_converted + 1) * sizeof(*a->converted));
+
+	if (!p)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	a->converted = p;
+	p[a->nr_converted] = strdup(digest);
+	if (!p[a->nr_converted])
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	a->nr_converted++;
+	return 0;
+}
+
+static bool was_converted(const struct assemble *a, const char *digest)
+{
+	for (size_t i = 0; digest && i < a->nr_converted; i++)
+		if (!strcmp(a->converted[i], digest))
+			return true;
+	return false;
+}
+
+/* Copy a blob and, for indexes and manifests, everything they name. */
+static int copy_closure(struct assemble *a, struct json_object *desc,
+			int depth, struct imgfs_error *err)
+{
+	struct json_object *doc = NULL, *v;
+	struct oci_digest d;
+	const char *mt;
+	uint64_t size;
+	int ret;
+
+	if (depth > OCI_MAX_DEPTH)
+		return imgfs_error_set(err, -ELOOP, "indexes nested too deep");
+	ret = oci_desc_get(desc, &d, &size, &mt, "descriptor", err);
+	if (!ret)
+		ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
+				    a->run->sync, err);
+	if (ret)
+		return ret;
+	a->st->copied_blobs++;
+	if (!oci_is_index_type(mt) && !oci_is_manifest_type(mt))
+		return 0;
+	ret = oci_json_load(a->run->src, &d, size, &doc, err);
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(doc, "manifests", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
+			ret = copy_closure(a, json_object_array_get_idx(v, i),
+					   depth + 1, err);
+	if (!ret && json_object_object_get_ex(doc, "config", &v))
+		ret = copy_closure(a, v, depth + 1, err);
+	if (!ret && json_object_object_get_ex(doc, "layers", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
+			ret = copy_closure(a, json_object_array_get_idx(v, i),
+					   depth + 1, err);
+	json_object_put(doc);
+	return ret;
+}
+
+/* Add "erofs" to the array @key of @o (created if missing). */
+static void add_feature(struct json_object *o, const char *key)
+{
+	struct json_object *f;
+
+	if (!json_object_object_get_ex(o, key, &f) ||
+	    !json_object_is_type(f, json_type_array)) {
+		f = json_object_new_array();
+		json_object_object_add(o, key, f);
+	}
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		const char *s = json_object_get_string(
+			json_object_array_get_idx(f, i));
+
+		if (s && !strcmp(s, "erofs"))
+			return;
+	}
+	json_object_array_add(f, json_object_new_string("erofs"));
+}
+
+/* Write @doc as a blob; set digest and size in the descriptor @desc. */
+static int write_doc(struct assemble *a, struct json_object *doc,
+		     struct json_object *desc, struct imgfs_error *err)
+{
+	struct oci_digest d;
+	size_t len;
+	const char *text = oci_json_text(doc, &len);
+	int ret = oci_blob_write(a->run->dst, text, len, &d, a->run->sync, err);
+
+	if (ret)
+		return ret;
+	json_object_object_add(desc, "digest", json_object_new_string(d.str));
+	json_object_object_add(desc, "size",
+			       json_object_new_int64((int64_t)len));
+	return 0;
+}
+
+static bool tar_annotation(const char *key)
+{
+	for (size_t i = 0; i < sizeof(tar_annotation_prefixes) /
+				       sizeof(*tar_annotation_prefixes);
+	     i++)
+		if (!strncmp(key, tar_annotation_prefixes[i],
+			     strlen(tar_annotation_prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The converted layer's descriptor in place of the source's @ld. */
+static struct json_object *layer_desc(struct json_object *ld,
+				      const struct oci_unit *u,
+				      const char *src_digest)
+{
+	struct json_object *nd = json_object_new_object(), *ann, *nann;
+
+	json_object_object_foreach(ld, key, val)
+	{
+		if (!strcmp(key, "mediaType") || !strcmp(key, "digest") ||
+		    !strcmp(key, "size") || !strcmp(key, "annotations") ||
+		    !strcmp(key, "data") || !strcmp(key, "urls"))
+			continue;
+		json_object_object_add(nd, key, json_object_get(val));
+	}
+	json_object_object_add(nd, "mediaType",
+			       json_object_new_string(u->out_media_type));
+	json_object_object_add(nd, "digest", json_object_new_string(u->out.str));
+	json_object_object_add(nd, "size",
+			       json_object_new_int64((int64_t)u->out_size));
+	nann = json_object_new_object();
+	if (json_object_object_get_ex(ld, "annotations", &ann) &&
+	    json_object_is_type(ann, json_type_object)) {
+		json_object_object_foreach(ann, akey, aval)
+		{
+			if (!tar_annotation(akey))
+				json_object_object_add(nann, akey,
+						       json_object_get(aval));
+		}
+	}
+	if (strcmp(u->out.str, u->out_diff_id.str))
+		json_object_object_add(
+			nann, "org.erofs.uncompressed-digest",
+			json_object_new_string(u->out_diff_id.str));
+	json_object_object_add(nann, "org.imgfs.source.digest",
+			       json_object_new_string(src_digest));
+	json_object_object_add(nd, "annotations", nann);
+	return nd;
+}
+
+enum { KEEP = 1, SKIP = 2 };
+
+/*
+ * Convert the manifest @desc: 0 with *@out the new descriptor, KEEP when
+ * it passes through untouched, SKIP when the platform is not selected.
+ */
+static int do_manifest(struct assemble *a, struct json_object *desc,
+		       bool platform_checked, struct json_object **out,
+		       struct imgfs_error *err)
+{
+	struct json_object *m = NULL, *cfg = NULL, *layers, *ids = NULL, *v;
+	struct json_object *rootfs, *cdesc;
+	struct oci_digest d, cd;
+	uint64_t size, csize;
+	size_t ntar = 0;
+	int ret;
+
+	*out = NULL;
+	ret = oci_desc_get(desc, &d, &size, NULL, "manifest", err);
+	if (!ret)
+		ret = oci_json_load(a->run->src, &d, size, &m, err);
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(m, "subject", &v)) {
+		ret = KEEP;
+		goto out;
+	}
+	if (!json_object_object_get_ex(m, "config", &cdesc) ||
+	    oci_desc_get(cdesc, &cd, &csize, NULL, d.str, err) ||
+	    oci_json_load(a->run->src, &cd, csize, &cfg, err)) {
+		ret = err->code ? err->code :
+				  imgfs_error_set(err, -EINVAL,
+						  "manifest %s: no config",
+						  d.str);
+		goto out;
+	}
+	if (!platform_checked && !oci_platform_selected(a->l->o, cfg, true)) {
+		ret = SKIP;
+		goto out;
+	}
+	if (!json_object_object_get_ex(m, "layers", &layers) ||
+	    !json_object_is_type(layers, json_type_array) ||
+	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
+	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
+	    json_object_array_length(ids) != json_object_array_length(layers)) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "manifest %s: layers and its config's diff_ids do not match",
+				      d.str);
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(layers); i++) {
+		struct json_object *ld = json_object_array_get_idx(layers, i);
+		const char *mt = oci_json_str(ld, "mediaType");
+		struct oci_digest did, ldig;
+		struct oci_unit *u;
+		uint64_t lsize;
+
+		ret = oci_desc_get(ld, &ldig, &lsize, NULL, d.str, err);
+		if (ret)
+			goto out;
+		if (oci_layer_kind(mt) != OCI_LAYER_TAR) {
+			if (oci_layer_kind(mt) == OCI_LAYER_NONDIST &&
+			    a->l->o->warn) {
+				char msg[256];
+
+				snprintf(msg, sizeof(msg),
+					 "manifest %s: non-distributable layer %s left as it is",
+					 d.str, ldig.str);
+				a->l->o->warn(msg, a->l->o->warn_arg);
+			}
+			a->st->kept_layers++;
+			if (oci_blob_copy(a->run->src, a->run->dst, &ldig,
+					  lsize, a->run->sync, err)) {
+				/* non-distributable blobs are often absent */
+				if (oci_layer_kind(mt) != OCI_LAYER_NONDIST) {
+					ret = err->code;
+					goto out;
+				}
+				imgfs_error_clear(err);
+			}
+			continue;
+		}
+		ret = oci_digest_parse(json_object_get_string(
+					       json_object_array_get_idx(ids, i)),
+				       &did, d.str, err);
+		if (ret)
+			goto out;
+		u = oci_layout_unit(a->l, &did);
+		if (!u || !u->have) {
+			if (!a->missing++)
+				imgfs_error_set(&a->missing_err, -ENOENT,
+						"unit %s (layer %s) is not converted",
+						did.str, ldig.str);
+			if (a->l->o->warn) {
+				char msg[256];
+
+				snprintf(msg, sizeof(msg),
+					 "missing unit %s (layer %s)", did.str,
+					 ldig.str);
+				a->l->o->warn(msg, a->l->o->warn_arg);
+			}
+			ntar++;
+			continue;
+		}
+		ntar++;
+		json_object_array_put_idx(layers, i,
+					  layer_desc(ld, u, ldig.str));
+		json_object_array_put_idx(
+			ids, i, json_object_new_string(u->out_diff_id.str));
+	}
+	if (!ntar) {
+		ret = KEEP;
+		goto out;
+	}
+	if (a->missing) {
+		ret = 0;
+		goto out; /* reported once at the end */
+	}
+	add_feature(cfg, "os.features");
+	ret = write_doc(a, cfg, cdesc, err);
+	if (ret)
+		goto out;
+	if (a->run->o->subject) {
+		struct json_object *s = json_object_new_object();
+		const char *mt = oci_json_str(desc, "mediaType");
+
+		json_object_object_add(s, "mediaType",
+				       json_object_new_string(mt ? mt : "application/vnd.oci.image.manifest.v1+json"));
+		json_object_object_add(s, "digest",
+				       json_object_new_string(d.str));
+		json_object_object_add(s, "size",
+				       json_object_new_int64((int64_t)size));
+		json_object_object_add(m, "subject", s);
+		ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
+				    a->run->sync, err);
+		if (ret)
+			goto out;
+	}
+	*out = NULL;
+	json_object_deep_copy(desc, out, NULL);
+	ret = write_doc(a, m, *out, err);
+	if (!ret && json_object_object_get_ex(*out, "platform", &v))
+		add_feature(v, "os.features");
+	if (!ret)
+		ret = remember(a, d.str, err);
+	if (!ret)
+		a->st->manifests++;
+out:
+	if (ret < 0 || ret == KEEP || ret == SKIP) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	json_object_put(cfg);
+	json_object_put(m);
+	return ret;
+}
+
+static int do_desc(struct assemble *a, struct json_object *desc, int depth,
+		   struct json_object **out, struct imgfs_error *err);
+
+static int do_index(struct assemble *a, struct json_object *desc, int depth,
+		    struct json_object **out, struct imgfs_error *err)
+{
+	struct json_object *ix = NULL, *children, *nchildren, *v;
+	struct oci_digest d;
+	uint64_t size;
+	size_t nconv = 0;
+	int ret;
+
+	*out = NULL;
+	if (depth > OCI_MAX_DEPTH)
+		return imgfs_error_set(err, -ELOOP,
+				       "indexes nested more than %d deep",
+				       OCI_MAX_DEPTH);
+	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
+	if (!ret)
+		ret = oci_json_load(a->run->src, &d, size, &ix, err);
+	if (ret)
+		return ret;
+	nchildren = json_object_new_array();
+	if (json_object_object_get_ex(ix, "manifests", &children) &&
+	    json_object_is_type(children, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(children); i++) {
+			struct json_object *c =
+				json_object_array_get_idx(children, i), *nc;
+			int r = do_desc(a, c, depth + 1, &nc, err);
+
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
+			if (r == SKIP)
+				continue;
+			if (r == KEEP) {
+				ret = copy_closure(a, c, depth + 1, err);
+				if (ret)
+					goto out;
+				json_object_array_add(nchildren,
+						      json_object_get(c));
+				continue;
+			}
+			nconv++;
+			json_object_array_add(nchildren, nc);
+		}
+	}
+	if (!nconv) {
+		/* nothing converted below: untouched, or not selected */
+		ret = json_object_array_length(nchildren) ? KEEP : SKIP;
+		goto out;
+	}
+	if (a->missing)
+		goto out;
+	json_object_object_add(ix, "manifests", json_object_get(nchildren));
+	*out = NULL;
+	json_object_deep_copy(desc, out, NULL);
+	ret = write_doc(a, ix, *out, err);
+	if (!ret && json_object_object_get_ex(*out, "platform", &v))
+		add_feature(v, "os.features");
+	if (!ret)
+		ret = remember(a, d.str, err);
+	if (!ret)
+		a->st->indexes++;
+out:
+	if (ret) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	json_object_put(nchildren);
+	json_object_put(ix);
+	return ret;
+}
+
+static int do_desc(struct assemble *a, struct json_object *desc, int depth,
+		   struct json_object **out, struct imgfs_error *err)
+{
+	const char *mt = oci_json_str(desc, "mediaType");
+	struct json_object *p;
+
+	*out = NULL;
+	if (oci_is_index_type(mt))
+		return do_index(a, desc, depth, out, err);
+	if (!oci_is_manifest_type(mt))
+		return KEEP;
+	if (json_object_object_get_ex(desc, "platform", &p)) {
+		if (!oci_platform_selected(a->l->o, p, false))
+			return SKIP;
+		return do_manifest(a, desc, true, out, err);
+	}
+	return do_manifest(a, desc, false, out, err);
+}
+
+/* An index.json entry that refers to a converted manifest. */
+static bool is_referrer(struct assemble *a, struct json_object *desc,
+			struct imgfs_error *err)
+{
+	struct json_object *ann, *m = NULL, *s;
+	const char *ref = NULL, *mt = oci_json_str(desc, "mediaType");
+	struct oci_digest d;
+	uint64_t size;
+	bool yes = false;
+
+	if (json_object_object_get_ex(desc, "annotations", &ann))
+		ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	/* the referrers tag schema: "sha256-<hex>" */
+	if (ref && !strncmp(ref, "sha256-", 7)) {
+		char dig[OCI_DIGEST_MAX];
+
+		snprintf(dig, sizeof(dig), "sha256:%.64s", ref + 7);
+		if (was_converted(a, dig))
+			return true;
+	}
+	if (!oci_is_manifest_type(mt) && !oci_is_index_type(mt) &&
+	    (!mt || strcmp(mt, "application/vnd.oci.artifact.manifest.v1+json")))
+		return false;
+	if (oci_desc_get(desc, &d, &size, NULL, "index.json", err) ||
+	    oci_json_load(a->run->src, &d, size, &m, err)) {
+		imgfs_error_clear(err);
+		return false;
+	}
+	if (json_object_object_get_ex(m, "subject", &s))
+		yes = was_converted(a, oci_json_str(s, "digest"));
+	json_object_put(m);
+	return yes;
+}
+
+int oci_assemble(const struct oci_run *run, struct oci_layout *l,
+		 struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	struct assemble a = { .run = run, .l = l, .st = st };
+	struct json_object *children, *nchildren = json_object_new_array();
+	struct json_object *top = NULL;
+	size_t n, nsel = 0;
+	bool *done = NULL;
+	char *dir = NULL;
+	int ret = 0;
+
+	imgfs_error_clear(&a.missing_err);
+	json_object_object_get_ex(l->index, "manifests", &children);
+	n = json_object_array_length(children);
+	done = calloc(n + 1, sizeof(*done));
+	if (!done || !nchildren ||
+	    asprintf(&dir, "%s/blobs/sha256", run->dst) < 0) {
+		dir = NULL;
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = oci_mkdirs(dir, err);
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(children, i);
+		struct json_object *nc;
+		int r;
+
+		if (!oci_ref_selected(l->o, c))
+			continue;
+		r = do_desc(&a, c, 0, &nc, err);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		if (r == SKIP)
+			continue;
+		done[i] = true;
+		nsel++;
+		if (r == KEEP) {
+			ret = copy_closure(&a, c, 0, err);
+			json_object_array_add(nchildren, json_object_get(c));
+		} else {
+			json_object_array_add(nchildren, nc);
+		}
+	}
+	if (ret)
+		goto out;
+	if (a.missing) {
+		ret = imgfs_error_set(err, -ENOENT,
+				      "%zu units are missing (see the warnings); the first: %s",
+				      a.missing, a.missing_err.msg);
+		goto out;
+	}
+	/* referrers of converted manifests, in index.json's order */
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(children, i);
+
+		if (done[i] || !is_referrer(&a, c, err))
+			continue;
+		ret = copy_closure(&a, c, 0, err);
+		if (!ret)
+			json_object_array_add(nchildren, json_object_get(c));
+	}
+	if (ret)
+		goto out;
+	if (!nsel) {
+		ret = imgfs_error_set(err, -ENOENT,
+				      "%s: no image selected (refs and platforms given)",
+				      run->src);
+		goto out;
+	}
+	json_object_deep_copy(l->index, &top, NULL);
+	json_object_object_add(top, "manifests", json_object_get(nchildren));
+	{
+		size_t len;
+		const char *text = oci_json_text(top, &len);
+		static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
+
+		ret = oci_file_write(run->dst, "oci-layout", layout,
+				     sizeof(layout) - 1, run->sync, err);
+		if (!ret)
+			ret = oci_file_write(run->dst, "index.json", text, len,
+					     run->sync, err);
+	}
+out:
+	for (size_t i = 0; i < a.nr_converted; i++)
+		free(a.converted[i]);
+	free(a.converted);
+	json_object_put(top);
+	json_object_put(nchildren);
+	free(done);
+	free(dir);
+	return ret;
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit records: what a converted unit produced, keyed by the source
+ * diffID and the options digest (SHA-256 of a canonical text of every
+ * option that changes the bytes of the layer blob, the library version
+ * included). A record is written after its blob, so a record always
+ * names a complete blob. They live in the destination layout
+ * (.imgfs/units/) and, with --cache-dir, beside the images containerd's
+ * layer_content_caches reads (DIR/sha256/<xx>/<hex>.erofs).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "imgfs/version.h"
+#include "oci/internal.h"
+
+static int hexdump(char *p, size_t size, const uint8_t *b, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 3 <= size; i++)
+		o += (size_t)snprintf(p + o, size - o, "%02x", b[i]);
+	return (int)o;
+}
+
+int oci_options_digest(const struct imgfs_oci_options *o,
+		       struct oci_digest *d, struct imgfs_error *err)
+{
+	const struct imgfs_mkfs_options *m = &o->mkfs;
+	char salt[2 * IMGFS_VERITY_SALT_MAX + 1] = "", vuuid[33] = "";
+	char *text;
+	int n;
+
+	hexdump(salt, sizeof(salt), m->dm_verity_salt,
+		m->dm_verity_have_salt ? m->dm_verity_salt_size : 0);
+	hexdump(vuuid, sizeof(vuuid), m->dm_verity_uuid,
+		m->dm_verity_have_uuid ? 16 : 0);
+	/* one line per option; a new option that changes bytes adds one */
+	n = asprintf(&text,
+		     "imgfs-oci-unit 1\n"
+		     "library %s\n"
+		     "layer-media-type %s\n"
+		     "block-bits %u\n"
+		     "inline-data %d\n"
+		     "whiteouts %d\n"
+		     "all-root %d\n"
+		     "force-uid %" PRId64 "\n"
+		     "force-gid %" PRId64 "\n"
+		     "uid-offset %" PRId64 "\n"
+		     "gid-offset %" PRId64 "\n"
+		     "build-time %" PRId64 "\n"
+		     "label %s\n"
+		     "shared-xattr-min %u\n"
+		     "compress %d level %d dict %" PRIu32 " pcluster %" PRIu32
+		     "\n"
+		     "ztailpacking %d\n"
+		     "fragments %d\n"
+		     "file-flags %d\n"
+		     "allow-missing-end %d\n"
+		     "mtime-policy %d\n"
+		     "dm-verity %d block %" PRIu32 " salt %d:%s uuid %s\n"
+		     "tar-index %d\n",
+		     imgfs_version(),
+		     imgfs_oci_layer_media_type(o->layer_type),
+		     m->blkszbits, m->inline_data, (int)m->whiteouts,
+		     m->all_root, m->force_uid, m->force_gid, m->uid_offset,
+		     m->gid_offset, m->have_build_time ? m->build_time : 0,
+		     m->label, m->shared_xattr_min, (int)m->compress,
+		     m->compress_level, m->compress_dictsize,
+		     m->pcluster_size, m->ztailpacking, m->fragments,
+		     m->ignore_file_flags ? (int)IMGFS_FILE_FLAGS_IGNORE :
+					    (int)m->file_flags,
+		     m->allow_missing_end, (int)m->mtime_policy,
+		     m->dm_verity, m->dm_verity_data_block_size,
+		     m->dm_verity_have_salt, salt, vuuid, (int)m->tar_index);
+	if (n < 0)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	oci_sha256_buf(text, (size_t)n, d);
+	free(text);
+	return 0;
+}
+
+static char *record_dir(const char *dir)
+{
+	char *p;
+
+	return asprintf(&p, "%s/.imgfs/units", dir) < 0 ? NULL : p;
+}
+
+static char *record_name(const struct oci_unit *u,
+			 const struct oci_digest *opts)
+{
+	char *p;
+
+	return asprintf(&p, "%s.%s.json", oci_digest_hex(&u->diff_id),
+			oci_digest_hex(opts)) < 0 ?
+		       NULL :
+		       p;
+}
+
+int oci_record_load(const char *dir, const struct oci_digest *opts,
+		    struct oci_unit *u, struct imgfs_error *err)
+{
+	char *rd = record_dir(dir), *name = record_name(u, opts), *path = NULL;
+	struct json_object *r = NULL, *v;
+	const char *mt;
+	int ret = 0;
+
+	if (!rd || !name || asprintf(&path, "%s/%s", rd, name) < 0) {
+		path = NULL;
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (access(path, F_OK))
+		goto out; /* no record: 0, u->have unchanged */
+	r = json_object_from_file(path);
+	mt = oci_json_str(r, "mediaType");
+	if (!r || !mt ||
+	    oci_digest_parse(oci_json_str(r, "digest"), &u->out, path, err) ||
+	    oci_digest_parse(oci_json_str(r, "uncompressedDigest"),
+			     &u->out_diff_id, path, err) ||
+	    !json_object_object_get_ex(r, "size", &v) ||
+	    json_object_get_int64(v) <= 0) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "%s: not a valid unit record", path);
+		goto out;
+	}
+	u->out_size = (uint64_t)json_object_get_int64(v);
+	free(u->out_media_type);
+	u->out_media_type = strdup(mt);
+	if (!u->out_media_type)
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	else
+		u->have = true;
+out:
+	json_object_put(r);
+	free(path);
+	free(name);
+	free(rd);
+	return ret;
+}
+
+int oci_record_store(const char *dir, const struct oci_digest *opts,
+		     const struct oci_unit *u, bool sync,
+		     struct imgfs_error *err)
+{
+	char *rd = record_dir(dir), *name = record_name(u, opts);
+	struct json_object *r = json_object_new_object();
+	const char *text;
+	size_t len;
+	int ret;
+
+	if (!rd || !name || !r) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	json_object_object_add(r, "diffID",
+			       json_object_new_string(u->diff_id.str));
+	json_object_object_add(r, "options", json_object_new_string(opts->str));
+	json_object_object_add(r, "mediaType",
+			       json_object_new_string(u->out_media_type));
+	json_object_object_add(r, "digest", json_object_new_string(u->out.str));
+	json_object_object_add(r, "size",
+			       json_object_new_int64((int64_t)u->out_size));
+	json_object_object_add(r, "uncompressedDigest",
+			       json_object_new_string(u->out_diff_id.str));
+	text = oci_json_text(r, &len);
+	ret = oci_mkdirs(rd, err);
+	if (!ret)
+		ret = oci_file_write(rd, name, text, len, sync, err);
+out:
+	json_object_put(r);
+	free(name);
+	free(rd);
+	return ret;
+}
+
+char *oci_cache_image_path(const char *dir, const struct oci_digest *diff_id)
+{
+	const char *hex = oci_digest_hex(diff_id);
+	char *p;
+
+	if (asprintf(&p, "%s/sha256/%.2s/%s.erofs", dir, hex, hex) < 0)
+		return NULL;
+	return p;
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One work unit: a source tar layer (one diffID) into one EROFS layer
+ * blob. The compressed blob is streamed once (feed.c) into the writer,
+ * its digest and the diffID of its uncompressed bytes checked on the
+ * way; unless verification is off, the image is then checked and
+ * compared with the source streamed again; only then is the layer blob
+ * published under its digest, followed by the unit record (cache.c).
+ *
+ * Images are made as containerd's converter makes them, reproducibly:
+ * overlayfs whiteouts, no inline data, 4096-byte blocks (unless the
+ * options say otherwise), UUID = UUIDv5(URL, "erofs:blobs/" + diffID),
+ * build time 0 unless -T gives one, file mtimes kept.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#ifdef HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "imgfs/check.h"
+#include "imgfs/compare.h"
+#include "imgfs/reader.h"
+#include "imgfs/source.h"
+#include "imgfs/writer.h"
+#include "oci/feed.h"
+#include "oci/internal.h"
+
+static void unit_mkfs_options(const struct oci_run *run,
+			      const struct oci_unit *u,
+			      struct imgfs_mkfs_options *m)
+{
+	char name[OCI_DIGEST_MAX + 16];
+
+	*m = run->o->mkfs;
+	snprintf(name, sizeof(name), "erofs:blobs/%s", u->diff_id.str);
+	oci_uuid5_url(name, m->uuid);
+	m->have_uuid = true;
+	if (!m->have_build_time) {
+		m->have_build_time = true;
+		m->build_time = 0;
+	}
+	m->progress = NULL;
+	m->dm_verity_no_sidecar = true;
+	m->warn = run->o->warn;
+	m->warn_arg = run->o->warn_arg;
+}
+
+static int build(const struct oci_run *run, struct oci_unit *u,
+		 const struct imgfs_mkfs_options *m, int fd,
+		 struct imgfs_mkfs_stats *st, struct imgfs_error *err)
+{
+	struct imgfs_writer *w = NULL;
+	struct imgfs_tar *t = NULL;
+	struct imgfs_error ferr;
+	struct oci_feed f;
+	char name[OCI_DIGEST_MAX + 8];
+	int ret;
+
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "blob %s", u->blob.str);
+	t = imgfs_tar_open_fd(f.rfd, name, err);
+	ret = t ? 0 : err->code;
+	if (!ret) {
+		w = imgfs_writer_create(m, fd, err);
+		ret = w ? 0 : err->code;
+	}
+	if (!ret)
+		ret = imgfs_writer_add_tar(w, t, err);
+	if (!ret)
+		ret = imgfs_writer_finish(w, st, err);
+	imgfs_writer_destroy(w);
+	imgfs_tar_close(t);
+	imgfs_error_clear(&ferr);
+	/* a corrupted blob is the cause of whatever the reader found */
+	if (oci_feed_end(&f, &ferr)) {
+		imgfs_error_clear(err);
+		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+	}
+	if (ret)
+		return ret;
+	if (strcmp(f.plain_digest.str, u->diff_id.str))
+		return imgfs_error_set(err, -EBADMSG,
+				       "layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+				       u->blob.str, f.plain_digest.str,
+				       u->diff_id.str);
+	return 0;
+}
+
+static void compare_report(void *arg, const struct imgfs_compare_difference *d)
+{
+	struct imgfs_error *first = arg;
+
+	imgfs_error_set(first, -EUCLEAN, "%s: %s: %s",
+			imgfs_compare_kind_name(d->kind), d->path, d->msg);
+}
+
+/* The image against the checker, then against the source streamed again. */
+static int verify(const struct oci_run *run, const struct oci_unit *u,
+		  const struct imgfs_mkfs_options *m, int fd,
+		  struct imgfs_error *err)
+{
+	struct imgfs_compare_options co;
+	struct imgfs_compare_result cres;
+	struct imgfs_check_result res;
+	struct imgfs_verity_check vchk;
+	struct imgfs_error first, ferr;
+	struct imgfs_image *img;
+	struct oci_feed f;
+	char path[64];
+	int ret, fret;
+
+	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM |
+					      IMGFS_OPEN_IGNORE_FEATURES,
+				  &img, err);
+	if (ret)
+		return ret;
+	ret = imgfs_check_image(img, NULL, &res, err);
+	if (!ret && m->dm_verity)
+		ret = imgfs_check_verity(img, NULL, &vchk, err);
+	if (!ret && res.errors)
+		ret = imgfs_error_set(err, -EUCLEAN,
+				      "layer %s: the checker found %" PRIu64
+				      " errors in its image",
+				      u->blob.str, res.errors);
+	if (ret)
+		goto out;
+	imgfs_compare_options_init(&co);
+	if (m->whiteouts == IMGFS_WHITEOUT_KEEP)
+		co.flags |= IMGFS_COMPARE_F_KEEP_WHITEOUTS;
+	if (m->all_root)
+		co.flags |= IMGFS_COMPARE_F_ALL_ROOT;
+	if (m->allow_missing_end)
+		co.flags |= IMGFS_COMPARE_F_ALLOW_MISSING_END;
+	co.force_uid = m->force_uid;
+	co.force_gid = m->force_gid;
+	co.uid_offset = m->uid_offset;
+	co.gid_offset = m->gid_offset;
+	co.file_flags = m->ignore_file_flags ? IMGFS_FILE_FLAGS_IGNORE :
+					       m->file_flags;
+	imgfs_error_clear(&first);
+	co.report = compare_report;
+	co.report_arg = &first;
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, false, err);
+	if (ret)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
+	ret = imgfs_compare_tar(img, path, &co, &cres, err);
+	imgfs_error_clear(&ferr);
+	fret = oci_feed_end(&f, &ferr);
+	if (fret) {
+		imgfs_error_clear(err);
+		ret = imgfs_error_set(err, fret, "%s", ferr.msg);
+	} else if (!ret && cres.differences) {
+		ret = imgfs_error_set(err, -EUCLEAN,
+				      "layer %s: its image differs from the tar in %" PRIu64
+				      " places, first %s",
+				      u->blob.str, cres.differences,
+				      first.msg);
+	}
+out:
+	imgfs_image_close(img);
+	return ret;
+}
+
+/* SHA-256 of the whole file @fd. */
+static int hash_fd(int fd, struct oci_digest *d, uint64_t *size,
+		   struct imgfs_error *err)
+{
+	struct oci_hash *h = oci_hash_new();
+	char *buf = malloc(1u << 20);
+	uint64_t off = 0;
+	int ret = 0;
+
+	if (!h || !buf) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = pread(fd, buf, 1u << 20, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = imgfs_error_set(err, -errno, "image: %s",
+					      strerror(errno));
+			goto out;
+		}
+		if (!n)
+			break;
+		oci_hash_update(h, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	oci_hash_final(h, d);
+	*size = off;
+out:
+	oci_hash_free(h);
+	free(buf);
+	return ret;
+}
+
+#ifdef HAVE_ZSTD
+/* @in compressed with zstd into @out (level 3: containerd's default). */
+static int zstd_fd(int in, int out, struct imgfs_error *err)
+{
+	size_t ilen = ZSTD_CStreamInSize(), olen = ZSTD_CStreamOutSize();
+	char *ibuf = malloc(ilen), *obuf = malloc(olen);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	uint64_t off = 0, woff = 0;
+	int ret = 0;
+
+	if (!ibuf || !obuf || !c) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	for (;;) {
+		ssize_t n = pread(in, ibuf, ilen, (off_t)off);
+		ZSTD_EndDirective mode = n > 0 ? ZSTD_e_continue : ZSTD_e_end;
+		ZSTD_inBuffer ib = { ibuf, n > 0 ? (size_t)n : 0, 0 };
+		size_t left;
+
+		if (n < 0) {
+			ret = imgfs_error_set(err, -errno, "image: %s",
+					      strerror(errno));
+			goto out;
+		}
+		off += (uint64_t)(n > 0 ? n : 0);
+		do {
+			ZSTD_outBuffer ob = { obuf, olen, 0 };
+
+			left = ZSTD_compressStream2(c, &ob, &ib, mode);
+			if (ZSTD_isError(left)) {
+				ret = imgfs_error_set(err, -EIO, "zstd: %s",
+						      ZSTD_getErrorName(left));
+				goto out;
+			}
+			if (ob.pos && pwrite(out, obuf, ob.pos, (off_t)woff) !=
+					      (ssize_t)ob.pos) {
+				ret = imgfs_error_set(err, -EIO,
+						      "layer blob: write failed");
+				goto out;
+			}
+			woff += ob.pos;
+		} while (mode == ZSTD_e_end ? left != 0 : ib.pos < ib.size);
+		if (mode == ZSTD_e_end)
+			break;
+	}
+out:
+	ZSTD_freeCCtx(c);
+	free(ibuf);
+	free(obuf);
+	return ret;
+}
+#endif
+
+/* containerd's cache layout: the image and its .dmverity sidecar. */
+static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
+			 const struct imgfs_mkfs_stats *st,
+			 struct imgfs_error *err)
+{
+	char *path = oci_cache_image_path(run->o->cache_dir, &u->diff_id);
+	struct oci_tmpfile t;
+	char *slash, name[160];
+	int ret;
+
+	if (!path)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	ret = oci_mkdirs(path, err);
+	if (!ret)
+		ret = oci_tmpfile_open(path, &t, err);
+	if (!ret) {
+		uint64_t off = 0;
+		char buf[65536];
+		ssize_t n;
+
+		while ((n = pread(fd, buf, sizeof(buf), (off_t)off)) > 0) {
+			if (pwrite(t.fd, buf, (size_t)n, (off_t)off) != n) {
+				ret = imgfs_error_set(err, -EIO,
+						      "%s: write failed", path);
+				break;
+			}
+			off += (uint64_t)n;
+		}
+		if (!ret)
+			ret = oci_tmpfile_publish(&t, slash + 1, true,
+						  run->sync, err);
+		oci_tmpfile_close(&t);
+	}
+	if (!ret && run->o->mkfs.dm_verity) {
+		char json[256];
+		int n = imgfs_verity_sidecar_json(&st->dm_verity, json,
+						  sizeof(json));
+
+		snprintf(name, sizeof(name), "%s.dmverity", slash + 1);
+		ret = n < 0 ? imgfs_error_set(err, n, "dm-verity sidecar") :
+			      oci_file_write(path, name, json, (size_t)n,
+					     run->sync, err);
+	}
+	free(path);
+	return ret;
+}
+
+int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
+		     struct imgfs_error *err)
+{
+	struct imgfs_mkfs_options m;
+	struct imgfs_mkfs_stats st;
+	struct oci_tmpfile img, z;
+	char *dir = NULL;
+	const char *mt = imgfs_oci_layer_media_type(run->o->layer_type);
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	z.fd = -1;
+	unit_mkfs_options(run, u, &m);
+	if (asprintf(&dir, "%s/blobs/sha256", run->dst) < 0)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = oci_tmpfile_open(dir, &img, err);
+	if (ret) {
+		free(dir);
+		return ret;
+	}
+	ret = build(run, u, &m, img.fd, &st, err);
+	if (!ret && !run->o->no_verify)
+		ret = verify(run, u, &m, img.fd, err);
+	if (!ret)
+		ret = hash_fd(img.fd, &u->out_diff_id, &u->out_size, err);
+	u->out = u->out_diff_id;
+	if (!ret && run->o->layer_type == IMGFS_OCI_LAYER_EROFS_ZSTD) {
+#ifdef HAVE_ZSTD
+		ret = oci_tmpfile_open(dir, &z, err);
+		if (!ret)
+			ret = zstd_fd(img.fd, z.fd, err);
+		if (!ret)
+			ret = hash_fd(z.fd, &u->out, &u->out_size, err);
+		if (!ret)
+			ret = oci_tmpfile_publish(&z, oci_digest_hex(&u->out),
+						  false, run->sync, err);
+#else
+		ret = imgfs_error_set(err, -ENOTSUP,
+				      "built without zstd: %s is not available",
+				      mt);
+#endif
+	} else if (!ret) {
+		ret = oci_tmpfile_publish(&img, oci_digest_hex(&u->out), false,
+					  run->sync, err);
+	}
+	if (!ret && run->o->cache_dir)
+		ret = cache_publish(run, u, img.fd, &st, err);
+	if (!ret) {
+		free(u->out_media_type);
+		u->out_media_type = strdup(mt);
+		if (!u->out_media_type)
+			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!ret) {
+		u->have = true;
+		u->converted_now = true;
+		ret = oci_record_store(run->dst, &run->opts_digest, u,
+				       run->sync, err);
+	}
+	if (!ret && run->o->cache_dir)
+		ret = oci_record_store(run->o->cache_dir, &run->opts_digest,
+				       u, run->sync, err);
+	if (z.dir)
+		oci_tmpfile_close(&z);
+	oci_tmpfile_close(&img);
+	free(dir);
+	return ret;
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Content digests of the OCI layout: "sha256:<64 lowercase hex>" parsed
+ * and formatted, SHA-256 streaming (libcrypto), and the UUIDv5 a layer
+ * image takes from its diffID.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "oci/internal.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
+		     struct imgfs_error *err)
+{
+	const char *colon = s ? strchr(s, ':') : NULL;
+	size_t n;
+
+	if (!colon)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: '%s' is not a digest (ALGORITHM:HEX)",
+				       what, s ? s : "(none)");
+	if ((size_t)(colon - s) != 6 || strncmp(s, "sha256", 6)) {
+		/* sha512 is registered, but no tool writes layouts with it */
+		return imgfs_error_set(err, -ENOTSUP,
+				       "%s: digest algorithm '%.*s' is not supported (only sha256)",
+				       what, (int)(colon - s), s);
+	}
+	n = strlen(colon + 1);
+	if (n != 2 * OCI_SHA256_SIZE)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: '%s' is not a sha256 digest (64 hex digits)",
+				       what, s);
+	for (size_t i = 0; i < OCI_SHA256_SIZE; i++) {
+		int hi = hexval(colon[1 + 2 * i]), lo = hexval(colon[2 + 2 * i]);
+
+		if (hi < 0 || lo < 0)
+			return imgfs_error_set(err, -EINVAL,
+					       "%s: '%s' is not a sha256 digest (lowercase hex digits)",
+					       what, s);
+		d->raw[i] = (uint8_t)(hi << 4 | lo);
+	}
+	snprintf(d->str, sizeof(d->str), "%s", s);
+	return 0;
+}
+
+void oci_digest_from_raw(struct oci_digest *d,
+			 const uint8_t raw[OCI_SHA256_SIZE])
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = d->str;
+
+	memcpy(d->raw, raw, OCI_SHA256_SIZE);
+	memcpy(p, "sha256:", 7);
+	p += 7;
+	for (size_t i = 0; i < OCI_SHA256_SIZE; i++) {
+		*p++ = hex[raw[i] >> 4];
+		*p++ = hex[raw[i] & 15];
+	}
+	*p = '\0';
+}
+
+struct oci_hash {
+	EVP_MD_CTX *ctx;
+};
+
+struct oci_hash *oci_hash_new(void)
+{
+	struct oci_hash *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		oci_hash_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void oci_hash_update(struct oci_hash *h, const void *buf, size_t len)
+{
+	EVP_DigestUpdate(h->ctx, buf, len);
+}
+
+void oci_hash_final(struct oci_hash *h, struct oci_digest *d)
+{
+	uint8_t raw[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	EVP_DigestFinal_ex(h->ctx, raw, &n);
+	oci_digest_from_raw(d, raw);
+}
+
+void oci_hash_free(struct oci_hash *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+int oci_sha256_buf(const void *buf, size_t len, struct oci_digest *d)
+{
+	struct oci_hash *h = oci_hash_new();
+
+	if (!h)
+		return -ENOMEM;
+	oci_hash_update(h, buf, len);
+	oci_hash_final(h, d);
+	oci_hash_free(h);
+	return 0;
+}
+
+int oci_uuid5_url(const char *name, uint8_t uuid[16])
+{
+	/* RFC 9562's NameSpace_URL, 6ba7b811-9dad-11d1-80b4-00c04fd430c8 */
+	static const uint8_t ns_url[16] = { 0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad,
+					    0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0,
+					    0x4f, 0xd4, 0x30, 0xc8 };
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	int ok;
+
+	if (!c)
+		return -ENOMEM;
+	ok = EVP_DigestInit_ex(c, EVP_sha1(), NULL) == 1 &&
+	     EVP_DigestUpdate(c, ns_url, sizeof(ns_url)) == 1 &&
+	     EVP_DigestUpdate(c, name, strlen(name)) == 1 &&
+	     EVP_DigestFinal_ex(c, md, &n) == 1;
+	EVP_MD_CTX_free(c);
+	if (!ok)
+		return -EIO;
+	memcpy(uuid, md, 16);
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x50); /* version 5 */
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80); /* RFC variant */
+	return 0;
+}

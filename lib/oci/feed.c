@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A source layer blob streamed once into a pipe by a thread of its own,
+ * checked against its digest and size as it goes: decompressed (any
+ * compression libarchive detects, so Docker's unnamed gzip and zstd are
+ * sniffed) with the uncompressed bytes hashed for the diffID, or passed
+ * through as stored. The reading end is an ordinary descriptor for the
+ * tar reader. If the reader stops early the thread still reads the blob
+ * to its end, so a corrupted blob is always reported as corrupted.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "oci/feed.h"
+
+#define FEED_BUF (128u << 10)
+
+static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
+{
+	struct oci_feed *f = arg;
+	ssize_t n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "%s", f->err.msg);
+		return -1;
+	}
+	*buf = f->inbuf;
+	return n;
+}
+
+/* Write to the pipe; once the reader has gone, only count. */
+static int sink(struct oci_feed *f, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (f->plain)
+		oci_hash_update(f->plain, buf, len);
+	f->plain_size += len;
+	while (len && !f->sink_closed) {
+		ssize_t n = write(f->wfd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE) {
+			f->sink_closed = true;
+			break;
+		}
+		if (n < 0)
+			return imgfs_error_set(&f->err, -errno, "blob %s: %s",
+					       f->blob.want.str,
+					       strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int run_decompress(struct oci_feed *f)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	char *out = malloc(FEED_BUF);
+	int ret = 0, r;
+
+	if (!a || !out) {
+		ret = imgfs_error_set(&f->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_raw(a);
+	archive_read_support_format_empty(a);
+	r = archive_read_open(a, f, NULL, blob_cb, NULL);
+	if (r == ARCHIVE_OK)
+		r = archive_read_next_header(a, &e);
+	if (r == ARCHIVE_EOF)
+		goto out; /* an empty blob */
+	if (r != ARCHIVE_OK)
+		goto fail;
+	for (;;) {
+		la_ssize_t n = archive_read_data(a, out, FEED_BUF);
+
+		if (n == 0)
+			break;
+		if (n < 0)
+			goto fail;
+		ret = sink(f, out, (size_t)n);
+		if (ret)
+			goto out;
+	}
+	goto out;
+fail:
+	ret = imgfs_error_set(&f->err, -EBADMSG, "blob %s: %s",
+			      f->blob.want.str,
+			      archive_error_string(a) ?
+				      archive_error_string(a) :
+				      "cannot decompress");
+out:
+	if (a)
+		archive_read_free(a);
+	free(out);
+	return ret;
+}
+
+static int run_raw(struct oci_feed *f)
+{
+	for (;;) {
+		ssize_t n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF,
+					  &f->err);
+
+		if (n <= 0)
+			return (int)n;
+		if (sink(f, f->inbuf, (size_t)n))
+			return f->err.code;
+	}
+}
+
+static void *feed_thread(void *arg)
+{
+	struct oci_feed *f = arg;
+	struct imgfs_error fin;
+	sigset_t set;
+	int ret;
+
+	/* a reader that stops early must give EPIPE here, not kill us */
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	ret = f->decompress ? run_decompress(f) : run_raw(f);
+	close(f->wfd);
+	f->wfd = -1;
+	/* the digest decides first: a corrupted blob is named as such */
+	imgfs_error_clear(&fin);
+	if (!f->blob.failed && oci_blob_finish(&f->blob, &fin)) {
+		f->err = fin;
+		ret = fin.code;
+	} else if (f->blob.failed && !ret) {
+		ret = f->err.code ? f->err.code : -EIO;
+	}
+	if (!ret && f->plain)
+		oci_hash_final(f->plain, &f->plain_digest);
+	f->ret = ret;
+	return NULL;
+}
+
+int oci_feed_start(struct oci_feed *f, const char *root,
+		   const struct oci_digest *d, uint64_t size, bool decompress,
+		   struct imgfs_error *err)
+{
+	int p[2];
+
+	memset(f, 0, sizeof(*f));
+	f->wfd = f->rfd = -1;
+	imgfs_error_clear(&f->err);
+	f->decompress = decompress;
+	if (oci_blob_open(root, d, size, &f->blob, err))
+		return err->code;
+	f->inbuf = malloc(FEED_BUF);
+	if (decompress)
+		f->plain = oci_hash_new();
+	if (!f->inbuf || (decompress && !f->plain)) {
+		oci_feed_end(f, NULL);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (pipe2(p, O_CLOEXEC)) {
+		int e = errno;
+
+		oci_feed_end(f, NULL);
+		return imgfs_error_set(err, -e, "pipe: %s", strerror(e));
+	}
+	f->rfd = p[0];
+	f->wfd = p[1];
+	if (pthread_create(&f->thread, NULL, feed_thread, f)) {
+		oci_feed_end(f, NULL);
+		return imgfs_error_set(err, -EAGAIN, "cannot start a thread");
+	}
+	f->running = true;
+	return 0;
+}
+
+int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
+{
+	int ret = 0;
+
+	/* the reader is done: the thread sees EPIPE and drains the blob */
+	if (f->rfd >= 0)
+		close(f->rfd);
+	f->rfd = -1;
+	if (f->running) {
+		pthread_join(f->thread, NULL);
+		f->running = false;
+		ret = f->ret;
+		if (ret && err) {
+			imgfs_error_clear(err);
+			imgfs_error_set(err, ret, "%s", f->err.msg);
+		}
+	}
+	if (f->wfd >= 0)
+		close(f->wfd);
+	f->wfd = -1;
+	oci_blob_close(&f->blob);
+	oci_hash_free(f->plain);
+	f->plain = NULL;
+	free(f->inbuf);
+	f->inbuf = NULL;
+	return ret;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oci/feed.h - a layer blob streamed into a pipe, verified as it goes
+ * (feed.c).
+ */
+#ifndef IMGFS_OCI_FEED_H
+#define IMGFS_OCI_FEED_H
+
+#include <pthread.h>
+
+#include "oci/internal.h"
+
+struct oci_feed {
+	struct oci_blob_reader blob;
+	int rfd; /* the caller reads the stream here */
+	int wfd;
+	bool decompress;
+	bool sink_closed;
+	bool running;
+	pthread_t thread;
+	char *inbuf;
+	struct oci_hash *plain;
+	struct oci_digest plain_digest; /* decompress: the diffID */
+	uint64_t plain_size;
+	int ret;
+	struct imgfs_error err;
+};
+
+/* Start streaming blob @d of @root into f->rfd. */
+int oci_feed_start(struct oci_feed *f, const char *root,
+		   const struct oci_digest *d, uint64_t size, bool decompress,
+		   struct imgfs_error *err);
+/*
+ * Close the reading end, wait for the thread: 0 when the whole blob had
+ * its digest and size (f->plain_digest then holds the uncompressed
+ * bytes' digest), else the error (@err set, naming the blob).
+ */
+int oci_feed_end(struct oci_feed *f, struct imgfs_error *err);
+
+#endif /* IMGFS_OCI_FEED_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oci/internal.h - what the files of lib/oci share: digests, verified
+ * blob streams, blob and file publication, the layout model (images,
+ * layers, units), unit records and the per-layer conversion.
+ */
+#ifndef IMGFS_OCI_INTERNAL_H
+#define IMGFS_OCI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "imgfs/error.h"
+#include "imgfs/oci.h"
+
+/* ---- digest.c: "sha256:<hex>" ---- */
+#define OCI_SHA256_SIZE 32
+#define OCI_DIGEST_MAX 72 /* "sha256:" + 64 hex + NUL */
+
+struct oci_digest {
+	char str[OCI_DIGEST_MAX]; /* "sha256:<64 lowercase hex>" */
+	uint8_t raw[OCI_SHA256_SIZE];
+};
+
+/* Parse @s (@what names it in messages): only sha256 is accepted. */
+int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
+		     struct imgfs_error *err);
+void oci_digest_from_raw(struct oci_digest *d,
+			 const uint8_t raw[OCI_SHA256_SIZE]);
+static inline const char *oci_digest_hex(const struct oci_digest *d)
+{
+	return d->str + 7;
+}
+
+struct oci_hash;
+struct oci_hash *oci_hash_new(void);
+void oci_hash_update(struct oci_hash *h, const void *buf, size_t len);
+void oci_hash_final(struct oci_hash *h, struct oci_digest *d);
+void oci_hash_free(struct oci_hash *h);
+int oci_sha256_buf(const void *buf, size_t len, struct oci_digest *d);
+/* UUIDv5 in the URL namespace of @name (RFC 9562) */
+int oci_uuid5_url(const char *name, uint8_t uuid[16]);
+
+/* ---- blob.c: reading verified, writing atomically ---- */
+
+/* "<root>/blobs/sha256/<hex>" (malloc'd) */
+char *oci_blob_path(const char *root, const struct oci_digest *d);
+
+/* A blob opened for a streaming read checked against digest and size. */
+struct oci_blob_reader {
+	int fd;
+	struct oci_hash *h;
+	uint64_t size; /* read so far */
+	uint64_t want_size;
+	struct oci_digest want;
+	bool failed;
+};
+int oci_blob_open(const char *root, const struct oci_digest *d, uint64_t size,
+		  struct oci_blob_reader *r, struct imgfs_error *err);
+int oci_blob_open_path(const char *path, const struct oci_digest *d,
+		       uint64_t size, struct oci_blob_reader *r,
+		       struct imgfs_error *err);
+/* Up to @len bytes; 0 at the end. Reading past the size is an error. */
+ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
+		      struct imgfs_error *err);
+/* Read what is left, then check size and digest. */
+int oci_blob_finish(struct oci_blob_reader *r, struct imgfs_error *err);
+void oci_blob_close(struct oci_blob_reader *r);
+
+/* A whole (small) blob in memory, verified, NUL-terminated. */
+int oci_blob_load(const char *root, const struct oci_digest *d, uint64_t size,
+		  char **buf, struct imgfs_error *err);
+
+/* An unnamed file in @dir (O_TMPFILE; else a hidden name, see below). */
+struct oci_tmpfile {
+	int fd;
+	char *dir;
+	char *tmpname; /* only without O_TMPFILE */
+};
+int oci_tmpfile_open(const char *dir, struct oci_tmpfile *t,
+		     struct imgfs_error *err);
+/*
+ * Give the file the name @name in its directory. With @replace an
+ * existing file is replaced atomically (link under a temporary name,
+ * rename); without, an existing file is kept (content-addressed names
+ * hold the same bytes) and 0 returned.
+ */
+int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
+			bool sync, struct imgfs_error *err);
+void oci_tmpfile_close(struct oci_tmpfile *t);
+
+/* Write @buf as a blob of @root (digest into @d). */
+int oci_blob_write(const char *root, const void *buf, size_t len,
+		   struct oci_digest *d, bool sync, struct imgfs_error *err);
+/* Write @buf as @dir/@name, atomically replacing it. */
+int oci_file_write(const char *dir, const char *name, const void *buf,
+		   size_t len, bool sync, struct imgfs_error *err);
+/* Copy (or hard-link) a blob of @src into @dst, verified. */
+int oci_blob_copy(const char *src, const char *dst, const struct oci_digest *d,
+		  uint64_t size, bool sync, struct imgfs_error *err);
+int oci_blob_copy_path(const char *path, const char *dst,
+		       const struct oci_digest *d, uint64_t size, bool sync,
+		       struct imgfs_error *err);
+/* mkdir -p */
+int oci_mkdirs(const char *path, struct imgfs_error *err);
+/* JSON text of @o, with the fixed flags every written document uses */
+const char *oci_json_text(struct json_object *o, size_t *len);
+
+/* ---- layout.c: the source layout as images, layers and units ---- */
+
+enum oci_layer_kind {
+	OCI_LAYER_TAR = 0, /* converted */
+	OCI_LAYER_NONDIST, /* non-distributable: kept, with a warning */
+	OCI_LAYER_OTHER, /* EROFS already, or unknown: kept */
+};
+
+struct oci_unit {
+	struct oci_digest diff_id;
+	struct oci_digest blob; /* smallest source blob digest with it */
+	uint64_t blob_size;
+	char *media_type;
+	/* the result once present (converted or found) */
+	bool have;
+	bool converted_now;
+	struct oci_digest out; /* layer blob */
+	uint64_t out_size;
+	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */
+	char *out_media_type;
+	int err; /* conversion failure */
+	char *err_msg;
+};
+
+struct oci_layout {
+	char *root;
+	struct json_object *index; /* index.json */
+	struct oci_unit *units; /* sorted by diffID */
+	size_t nr_units, cap_units;
+	const struct imgfs_oci_options *o;
+};
+
+int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
+		    struct oci_layout *l, struct imgfs_error *err);
+void oci_layout_free(struct oci_layout *l);
+/* the unit of @diff_id, NULL if none */
+struct oci_unit *oci_layout_unit(struct oci_layout *l,
+				 const struct oci_digest *diff_id);
+enum oci_layer_kind oci_layer_kind(const char *media_type);
+bool oci_is_index_type(const char *mt);
+bool oci_is_manifest_type(const char *mt);
+/* does descriptor/config platform @p match the selection? */
+bool oci_platform_selected(const struct imgfs_oci_options *o,
+			   struct json_object *p, bool from_config);
+bool oci_ref_selected(const struct imgfs_oci_options *o,
+		      struct json_object *desc);
+/* read a descriptor's digest and size */
+int oci_desc_get(struct json_object *desc, struct oci_digest *d,
+		 uint64_t *size, const char **media_type, const char *what,
+		 struct imgfs_error *err);
+/* load and parse a JSON blob (verified) */
+int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
+		  struct json_object **out, struct imgfs_error *err);
+const char *oci_json_str(struct json_object *o, const char *key);
+
+/* ---- cache.c: unit records ---- */
+
+/* the options digest (hex) and its canonical text */
+int oci_options_digest(const struct imgfs_oci_options *o,
+		       struct oci_digest *d, struct imgfs_error *err);
+/* look for the unit's record in @dir (a layout or cache dir) */
+int oci_record_load(const char *dir, const struct oci_digest *opts,
+		    struct oci_unit *u, struct imgfs_error *err);
+int oci_record_store(const char *dir, const struct oci_digest *opts,
+		     const struct oci_unit *u, bool sync,
+		     struct imgfs_error *err);
+/* containerd's layer_content_caches name of the unit's image */
+char *oci_cache_image_path(const char *dir, const struct oci_digest *diff_id);
+
+/* ---- convert.c: one unit ---- */
+struct oci_run {
+	const char *src;
+	const char *dst;
+	const struct imgfs_oci_options *o;
+	struct oci_digest opts_digest;
+	bool sync;
+};
+int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
+		     struct imgfs_error *err);
+
+/* ---- assemble.c ---- */
+int oci_assemble(const struct oci_run *run, struct oci_layout *l,
+		 struct imgfs_oci_stats *st, struct imgfs_error *err);
+
+#endif /* IMGFS_OCI_INTERNAL_H */

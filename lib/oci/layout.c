@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The source layout as the conversion sees it: oci-layout and index.json
+ * read, the selected images (by ref name and platform, through nested
+ * indexes) followed to their manifests and configs, and every tar layer
+ * collected as a work unit, one per distinct diffID, sorted by diffID.
+ * OCI and Docker media types are both known.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/internal.h"
+
+/* nested indexes deeper than this are refused (a loop cannot be built
+ * with digests, but a chain can be long) */
+#define OCI_MAX_DEPTH 16
+
+static const char *const tar_types[] = {
+	"application/vnd.oci.image.layer.v1.tar",
+	"application/vnd.oci.image.layer.v1.tar+gzip",
+	"application/vnd.oci.image.layer.v1.tar+zstd",
+	"application/vnd.docker.image.rootfs.diff.tar",
+	"application/vnd.docker.image.rootfs.diff.tar.gzip",
+	"application/vnd.docker.image.rootfs.diff.tar.zstd",
+};
+
+static const char *const nondist_types[] = {
+	"application/vnd.oci.image.layer.nondistributable.v1.tar",
+	"application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+	"application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
+	"application/vnd.docker.image.rootfs.foreign.diff.tar",
+	"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+};
+
+static bool in_list(const char *s, const char *const *l, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(s, l[i]))
+			return true;
+	return false;
+}
+
+enum oci_layer_kind oci_layer_kind(const char *mt)
+{
+	if (in_list(mt, tar_types, sizeof(tar_types) / sizeof(*tar_types)))
+		return OCI_LAYER_TAR;
+	if (in_list(mt, nondist_types,
+		    sizeof(nondist_types) / sizeof(*nondist_types)))
+		return OCI_LAYER_NONDIST;
+	return OCI_LAYER_OTHER;
+}
+
+bool oci_is_index_type(const char *mt)
+{
+	return mt && (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
+		      !strcmp(mt, "application/vnd.docker.distribution.manifest.list.v2+json"));
+}
+
+bool oci_is_manifest_type(const char *mt)
+{
+	return mt && (!strcmp(mt, "application/vnd.oci.image.manifest.v1+json") ||
+		      !strcmp(mt, "application/vnd.docker.distribution.manifest.v2+json"));
+}
+
+const char *oci_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int oci_desc_get(struct json_object *desc, struct oci_digest *d,
+		 uint64_t *size, const char **media_type, const char *what,
+		 struct imgfs_error *err)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!desc || !json_object_is_type(desc, json_type_object))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: a descriptor is not a JSON object",
+				       what);
+	if (oci_digest_parse(oci_json_str(desc, "digest"), d, what, err))
+		return err->code;
+	if (!json_object_object_get_ex(desc, "size", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
+	    (n = json_object_get_int64(v)) < 0)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: descriptor of %s has no valid size",
+				       what, d->str);
+	*size = (uint64_t)n;
+	if (media_type)
+		*media_type = oci_json_str(desc, "mediaType");
+	return 0;
+}
+
+int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
+		  struct json_object **out, struct imgfs_error *err)
+{
+	struct json_tokener *tok;
+	char *buf;
+	int ret = oci_blob_load(root, d, size, &buf, err);
+
+	*out = NULL;
+	if (ret)
+		return ret;
+	tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	*out = json_tokener_parse_ex(tok, buf, (int)size);
+	if (!*out || json_tokener_get_error(tok) != json_tokener_success ||
+	    (size_t)json_tokener_get_parse_end(tok) != size ||
+	    !json_object_is_type(*out, json_type_object)) {
+		json_object_put(*out);
+		*out = NULL;
+		ret = imgfs_error_set(err, -EINVAL,
+				      "blob %s: not a JSON object", d->str);
+	}
+	json_tokener_free(tok);
+	free(buf);
+	return ret;
+}
+
+bool oci_ref_selected(const struct imgfs_oci_options *o,
+		      struct json_object *desc)
+{
+	struct json_object *ann;
+	const char *ref;
+
+	if (!o->nr_refs)
+		return true;
+	if (!json_object_object_get_ex(desc, "annotations", &ann))
+		return false;
+	ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	for (size_t i = 0; ref && i < o->nr_refs; i++)
+		if (!strcmp(ref, o->refs[i]))
+			return true;
+	return false;
+}
+
+bool oci_platform_selected(const struct imgfs_oci_options *o,
+			   struct json_object *p, bool from_config)
+{
+	const char *os, *arch, *variant;
+
+	(void)from_config;
+	if (!o->nr_platforms)
+		return true;
+	os = oci_json_str(p, "os");
+	arch = oci_json_str(p, "architecture");
+	variant = oci_json_str(p, "variant");
+	for (size_t i = 0; os && arch && i < o->nr_platforms; i++) {
+		char buf[256];
+
+		if (variant)
+			snprintf(buf, sizeof(buf), "%s/%s/%s", os, arch,
+				 variant);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", os, arch);
+		if (!strcmp(buf, o->platforms[i]))
+			return true;
+		/* OS/ARCH without a variant selects every variant */
+		if (variant && !strchr(strchr(o->platforms[i], '/') ?
+					       strchr(o->platforms[i], '/') + 1 :
+					       "",
+				       '/')) {
+			snprintf(buf, sizeof(buf), "%s/%s", os, arch);
+			if (!strcmp(buf, o->platforms[i]))
+				return true;
+		}
+	}
+	return false;
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct oci_unit *)a)->diff_id.str,
+		      ((const struct oci_unit *)b)->diff_id.str);
+}
+
+struct oci_unit *oci_layout_unit(struct oci_layout *l,
+				 const struct oci_digest *diff_id)
+{
+	struct oci_unit key;
+
+	memset(&key, 0, sizeof(key));
+	key.diff_id = *diff_id;
+	return bsearch(&key, l->units, l->nr_units, sizeof(*l->units),
+		       unit_cmp);
+}
+
+static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
+		    const struct oci_digest *blob, uint64_t size,
+		    const char *mt, struct imgfs_error *err)
+{
+	struct oci_unit *u;
+
+	for (size_t i = 0; i < l->nr_units; i++) {
+		u = &l->units[i];
+		if (strcmp(u->diff_id.str, diff_id->str))
+			continue;
+		/* one unit per diffID: the smallest blob digest stands for it,
+		 * so the choice does not depend on the order images come in */
+		if (strcmp(blob->str, u->blob.str) < 0) {
+			char *m = strdup(mt);
+
+			if (!m)
+				return imgfs_error_set(err, -ENOMEM,
+						       "out of memory");
+			free(u->media_type);
+			u->media_type = m;
+			u->blob = *blob;
+			u->blob_size = size;
+		}
+		return 0;
+	}
+	if (l->nr_units == l->cap_units) {
+		size_t cap = l->cap_units ? 2 * l->cap_units : 16;
+		void *p = realloc(l->units, cap * sizeof(*l->units));
+
+		if (!p)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		l->units = p;
+		l->cap_units = cap;
+	}
+	u = &l->units[l->nr_units];
+	memset(u, 0, sizeof(*u));
+	u->diff_id = *diff_id;
+	u->blob = *blob;
+	u->blob_size = size;
+	u->media_type = strdup(mt);
+	if (!u->media_type)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	l->nr_units++;
+	return 0;
+}
+
+static int collect_manifest(struct oci_layout *l, struct json_object *desc,
+			    bool platform_checked, struct imgfs_error *err)
+{
+	struct json_object *m = NULL, *cfg = NULL, *layers, *rootfs, *ids, *v;
+	struct oci_digest d, cd;
+	uint64_t size, csize;
+	int ret;
+
+	ret = oci_desc_get(desc, &d, &size, NULL, "manifest", err);
+	if (!ret)
+		ret = oci_json_load(l->root, &d, size, &m, err);
+	if (ret)
+		return ret;
+	/* referrers pass through untouched */
+	if (json_object_object_get_ex(m, "subject", &v))
+		goto out;
+	if (!json_object_object_get_ex(m, "config", &v)) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "manifest %s: no config", d.str);
+		goto out;
+	}
+	ret = oci_desc_get(v, &cd, &csize, NULL, d.str, err);
+	if (!ret)
+		ret = oci_json_load(l->root, &cd, csize, &cfg, err);
+	if (ret)
+		goto out;
+	if (!platform_checked && !oci_platform_selected(l->o, cfg, true))
+		goto out;
+	if (!json_object_object_get_ex(m, "layers", &layers) ||
+	    !json_object_is_type(layers, json_type_array)) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "manifest %s: no layers array", d.str);
+		goto out;
+	}
+	ids = NULL;
+	if (json_object_object_get_ex(cfg, "rootfs", &rootfs))
+		json_object_object_get_ex(rootfs, "diff_ids", &ids);
+	if (!ids || !json_object_is_type(ids, json_type_array) ||
+	    json_object_array_length(ids) != json_object_array_length(layers)) {
+		ret = imgfs_error_set(err, -EINVAL,
+				      "config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
+				      cd.str, d.str);
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(layers); i++) {
+		struct json_object *ld = json_object_array_get_idx(layers, i);
+		struct oci_digest ldig, did;
+		const char *mt;
+		uint64_t lsize;
+		char what[160];
+
+		snprintf(what, sizeof(what), "manifest %s layer %zu", d.str, i);
+		ret = oci_desc_get(ld, &ldig, &lsize, &mt, what, err);
+		if (ret)
+			goto out;
+		if (oci_layer_kind(mt) != OCI_LAYER_TAR)
+			continue;
+		ret = oci_digest_parse(json_object_get_string(
+					       json_object_array_get_idx(ids, i)),
+				       &did, what, err);
+		if (!ret)
+			ret = add_unit(l, &did, &ldig, lsize, mt, err);
+		if (ret)
+			goto out;
+	}
+out:
+	json_object_put(cfg);
+	json_object_put(m);
+	return ret;
+}
+
+static int collect_desc(struct oci_layout *l, struct json_object *desc,
+			int depth, struct imgfs_error *err);
+
+static int collect_index(struct oci_layout *l, struct json_object *desc,
+			 int depth, struct imgfs_error *err)
+{
+	struct json_object *ix = NULL, *children;
+	struct oci_digest d;
+	uint64_t size;
+	int ret;
+
+	if (depth > OCI_MAX_DEPTH)
+		return imgfs_error_set(err, -ELOOP,
+				       "indexes nested more than %d deep",
+				       OCI_MAX_DEPTH);
+	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
+	if (!ret)
+		ret = oci_json_load(l->root, &d, size, &ix, err);
+	if (ret)
+		return ret;
+	if (json_object_object_get_ex(ix, "manifests", &children) &&
+	    json_object_is_type(children, json_type_array))
+		for (size_t i = 0;
+		     !ret && i < json_object_array_length(children); i++)
+			ret = collect_desc(l,
+					   json_object_array_get_idx(children,
+								     i),
+					   depth + 1, err);
+	json_object_put(ix);
+	return ret;
+}
+
+static int collect_desc(struct oci_layout *l, struct json_object *desc,
+			int depth, struct imgfs_error *err)
+{
+	const char *mt = oci_json_str(desc, "mediaType");
+	struct json_object *p;
+
+	if (oci_is_index_type(mt))
+		return collect_index(l, desc, depth, err);
+	if (!oci_is_manifest_type(mt))
+		return 0;
+	if (json_object_object_get_ex(desc, "platform", &p)) {
+		if (!oci_platform_selected(l->o, p, false))
+			return 0;
+		return collect_manifest(l, desc, true, err);
+	}
+	return collect_manifest(l, desc, false, err);
+}
+
+int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
+		    struct oci_layout *l, struct imgfs_error *err)
+{
+	struct json_object *lay, *children;
+	const char *ver;
+	char *path;
+	int ret = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->o = o;
+	l->root = strdup(root);
+	if (!l->root || asprintf(&path, "%s/oci-layout", root) < 0)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	lay = json_object_from_file(path);
+	free(path);
+	ver = oci_json_str(lay, "imageLayoutVersion");
+	if (!ver) {
+		json_object_put(lay);
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: not an OCI image layout (no readable oci-layout file with imageLayoutVersion)",
+				       root);
+	}
+	json_object_put(lay);
+	if (asprintf(&path, "%s/index.json", root) < 0)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	l->index = json_object_from_file(path);
+	free(path);
+	if (!l->index || !json_object_is_type(l->index, json_type_object) ||
+	    !json_object_object_get_ex(l->index, "manifests", &children) ||
+	    !json_object_is_type(children, json_type_array))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s/index.json: missing, not JSON or without a manifests array",
+				       root);
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
+		struct json_object *desc = json_object_array_get_idx(children, i);
+
+		if (oci_ref_selected(o, desc))
+			ret = collect_desc(l, desc, 0, err);
+	}
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < o->nr_refs; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < json_object_array_length(children); j++) {
+			struct imgfs_oci_options one = *o;
+
+			one.refs = &o->refs[i];
+			one.nr_refs = 1;
+			if (oci_ref_selected(&one, json_object_array_get_idx(
+							   children, j)))
+				found = true;
+		}
+		if (!found)
+			return imgfs_error_set(err, -ENOENT,
+					       "%s: no image with ref name '%s' in index.json",
+					       root, o->refs[i]);
+	}
+	qsort(l->units, l->nr_units, sizeof(*l->units), unit_cmp);
+	return 0;
+}
+
+void oci_layout_free(struct oci_layout *l)
+{
+	for (size_t i = 0; i < l->nr_units; i++) {
+		free(l->units[i].media_type);
+		free(l->units[i].out_media_type);
+		free(l->units[i].err_msg);
+	}
+	free(l->units);
+	json_object_put(l->index);
+	free(l->root);
+	memset(l, 0, sizeof(*l));
+}

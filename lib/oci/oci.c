@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The public calls of imgfs/oci.h: options, listing the work units,
+ * converting them (--jobs at once, each unit reused when its record is
+ * already in the destination or the cache), and assembling.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oci/internal.h"
+
+void imgfs_oci_options_init(struct imgfs_oci_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+	imgfs_mkfs_options_init(&o->mkfs);
+	/* containerd's converter: no inline data, 4096-byte blocks */
+	o->mkfs.inline_data = false;
+	o->mkfs.blkszbits = 12;
+}
+
+static int check_options(const struct imgfs_oci_options *o,
+			 struct imgfs_error *err)
+{
+	imgfs_error_clear(err);
+	if (!o || o->struct_size != sizeof(*o))
+		return imgfs_error_set(err, -EINVAL,
+				       "OCI options structure size mismatch");
+	if (!imgfs_oci_layer_media_type(o->layer_type))
+		return imgfs_error_set(err, -EINVAL, "unknown layer type %d",
+				       (int)o->layer_type);
+	if (o->shard_count && o->shard_index >= o->shard_count)
+		return imgfs_error_set(err, -EINVAL,
+				       "shard %" PRIu64 " of %" PRIu64
+				       ": the index must be below the count",
+				       o->shard_index, o->shard_count);
+	if (o->mkfs.tar_index)
+		return imgfs_error_set(err, -EINVAL,
+				       "tar-index images are not OCI layers of their own: --tar-index does not apply");
+	return imgfs_mkfs_options_check(&o->mkfs, err);
+}
+
+int imgfs_oci_options_digest(const struct imgfs_oci_options *o, char out[72],
+			     struct imgfs_error *err)
+{
+	struct oci_digest d;
+	int ret = check_options(o, err);
+
+	if (!ret)
+		ret = oci_options_digest(o, &d, err);
+	if (!ret)
+		snprintf(out, 72, "%s", d.str);
+	return ret;
+}
+
+int imgfs_oci_list_units(const char *src, const struct imgfs_oci_options *o,
+			 imgfs_oci_unit_fn fn, void *arg,
+			 struct imgfs_error *err)
+{
+	struct oci_layout l;
+	int ret = check_options(o, err);
+
+	if (ret)
+		return ret;
+	ret = oci_layout_open(src, o, &l, err);
+	for (size_t i = 0; !ret && i < l.nr_units; i++) {
+		struct imgfs_oci_unit u = {
+			.diff_id = l.units[i].diff_id.str,
+			.digest = l.units[i].blob.str,
+			.media_type = l.units[i].media_type,
+			.size = l.units[i].blob_size,
+		};
+
+		ret = fn(&u, arg);
+	}
+	oci_layout_free(&l);
+	return ret;
+}
+
+static bool in_shard(const struct imgfs_oci_options *o,
+		     const struct oci_unit *u)
+{
+	char hex[17];
+
+	if (!o->shard_count)
+		return true;
+	memcpy(hex, oci_digest_hex(&u->diff_id), 16);
+	hex[16] = '\0';
+	return strtoull(hex, NULL, 16) % o->shard_count == o->shard_index;
+}
+
+/* The jobs: each takes the next unit to do; results stay in the units. */
+struct jobs {
+	const struct oci_run *run;
+	struct oci_layout *l;
+	struct imgfs_oci_stats *st;
+	pthread_mutex_t lock;
+	size_t next;
+	bool stop; /* the first failure stops new units */
+	int ret;
+	struct imgfs_error err;
+};
+
+static bool wanted(const struct jobs *j, const struct oci_unit *u)
+{
+	return in_shard(j->run->o, u) && !u->have;
+}
+
+static void *job_thread(void *arg)
+{
+	struct jobs *j = arg;
+
+	for (;;) {
+		struct imgfs_error err;
+		struct oci_unit *u = NULL;
+		int ret;
+
+		pthread_mutex_lock(&j->lock);
+		while (!j->stop && j->next < j->l->nr_units) {
+			struct oci_unit *c = &j->l->units[j->next++];
+
+			if (wanted(j, c)) {
+				u = c;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&j->lock);
+		if (!u)
+			return NULL;
+		imgfs_error_clear(&err);
+		ret = oci_unit_convert(j->run, u, &err);
+		pthread_mutex_lock(&j->lock);
+		if (ret) {
+			if (!j->ret) {
+				j->ret = ret;
+				j->err = err;
+			}
+			j->stop = true;
+		} else {
+			j->st->converted++;
+			j->st->bytes_in += u->blob_size;
+			j->st->bytes_out += u->out_size;
+			if (!j->run->o->no_verify)
+				j->st->verified++;
+			if (j->run->o->event)
+				j->run->o->event(IMGFS_OCI_UNIT_CONVERTED,
+						 u->diff_id.str, u->out.str,
+						 j->run->o->event_arg);
+		}
+		pthread_mutex_unlock(&j->lock);
+	}
+}
+
+/* A unit present in the destination, or in the cache (copied, verified). */
+static int find_unit(const struct oci_run *run, struct oci_unit *u,
+		     struct imgfs_error *err)
+{
+	char *path;
+	int ret = oci_record_load(run->dst, &run->opts_digest, u, err);
+
+	if (ret)
+		return ret;
+	if (u->have) {
+		path = oci_blob_path(run->dst, &u->out);
+		if (!path)
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		/* a record without its blob (removed by hand): redo it */
+		if (access(path, F_OK))
+			u->have = false;
+		free(path);
+		if (u->have)
+			return 0;
+	}
+	if (!run->o->cache_dir || run->o->layer_type != IMGFS_OCI_LAYER_EROFS)
+		return 0;
+	ret = oci_record_load(run->o->cache_dir, &run->opts_digest, u, err);
+	if (ret || !u->have)
+		return ret;
+	/* the cache's image is the blob itself: copy it in, verified */
+	path = oci_cache_image_path(run->o->cache_dir, &u->diff_id);
+	if (!path)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	u->have = false;
+	ret = oci_blob_copy_path(path, run->dst, &u->out, u->out_size,
+				 run->sync, err);
+	free(path);
+	if (ret) {
+		/* a stale or damaged cache entry: convert again */
+		if (run->o->warn) {
+			char msg[IMGFS_ERROR_MSG_MAX + 64];
+
+			snprintf(msg, sizeof(msg),
+				 "cache entry of %s not used: %s",
+				 u->diff_id.str, err->msg);
+			run->o->warn(msg, run->o->warn_arg);
+		}
+		imgfs_error_clear(err);
+		return 0;
+	}
+	u->have = true;
+	return oci_record_store(run->dst, &run->opts_digest, u, run->sync,
+				err);
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+static int prepare(const char *src, const char *dst,
+		   const struct imgfs_oci_options *o, struct oci_run *run,
+		   struct oci_layout *l, struct imgfs_error *err)
+{
+	char *dir = NULL;
+	int ret = check_options(o, err);
+
+	memset(l, 0, sizeof(*l));
+	if (ret)
+		return ret;
+	memset(run, 0, sizeof(*run));
+	run->src = src;
+	run->dst = dst;
+	run->o = o;
+	run->sync = !o->mkfs.no_fsync;
+	ret = oci_options_digest(o, &run->opts_digest, err);
+	if (!ret)
+		ret = oci_layout_open(src, o, l, err);
+	if (!ret && asprintf(&dir, "%s/blobs/sha256", dst) < 0) {
+		dir = NULL;
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!ret)
+		ret = oci_mkdirs(dir, err);
+	free(dir);
+	return ret;
+}
+
+static int find_units(const struct oci_run *run, struct oci_layout *l,
+		      bool shard_only, struct imgfs_oci_stats *st,
+		      struct imgfs_error *err)
+{
+	for (size_t i = 0; i < l->nr_units; i++) {
+		struct oci_unit *u = &l->units[i];
+		int ret;
+
+		if (shard_only && !in_shard(run->o, u))
+			continue;
+		st->units++;
+		ret = find_unit(run, u, err);
+		if (ret)
+			return ret;
+		if (u->have) {
+			st->reused++;
+			if (run->o->event)
+				run->o->event(IMGFS_OCI_UNIT_REUSED,
+					      u->diff_id.str, u->out.str,
+					      run->o->event_arg);
+		}
+	}
+	return 0;
+}
+
+static int convert_units(const struct oci_run *run, struct oci_layout *l,
+			 struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	struct jobs j = { .run = run, .l = l, .st = st };
+	unsigned int n = run->o->jobs ? run->o->jobs : online_cpus();
+	pthread_t *t;
+	unsigned int started = 0;
+	int ret = find_units(run, l, true, st, err);
+
+	if (ret)
+		return ret;
+	if (n > l->nr_units)
+		n = l->nr_units ? (unsigned int)l->nr_units : 1;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	imgfs_error_clear(&j.err);
+	pthread_mutex_init(&j.lock, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		if (pthread_create(&t[i], NULL, job_thread, &j))
+			break;
+		started++;
+	}
+	if (!started)
+		job_thread(&j);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	free(t);
+	if (j.ret) {
+		imgfs_error_clear(err);
+		return imgfs_error_set(err, j.ret, "%s", j.err.msg);
+	}
+	return 0;
+}
+
+int imgfs_oci_convert_units(const char *src, const char *dst,
+			    const struct imgfs_oci_options *o,
+			    struct imgfs_oci_stats *stats,
+			    struct imgfs_error *err)
+{
+	struct imgfs_oci_stats st_local;
+	struct oci_layout l;
+	struct oci_run run;
+	int ret;
+
+	if (!stats)
+		stats = &st_local;
+	memset(stats, 0, sizeof(*stats));
+	ret = prepare(src, dst, o, &run, &l, err);
+	if (!ret)
+		ret = convert_units(&run, &l, stats, err);
+	oci_layout_free(&l);
+	return ret;
+}
+
+int imgfs_oci_assemble(const char *src, const char *dst,
+		       const struct imgfs_oci_options *o,
+		       struct imgfs_oci_stats *stats, struct imgfs_error *err)
+{
+	struct imgfs_oci_stats st_local;
+	struct oci_layout l;
+	struct oci_run run;
+	int ret;
+
+	if (!stats)
+		stats = &st_local;
+	memset(stats, 0, sizeof(*stats));
+	ret = prepare(src, dst, o, &run, &l, err);
+	if (!ret)
+		ret = find_units(&run, &l, false, stats, err);
+	if (!ret)
+		ret = oci_assemble(&run, &l, stats, err);
+	oci_layout_free(&l);
+	return ret;
+}
+
+int imgfs_oci_convert(const char *src, const char *dst,
+		      const struct imgfs_oci_options *o,
+		      struct imgfs_oci_stats *stats, struct imgfs_error *err)
+{
+	struct imgfs_oci_stats st_local;
+	struct oci_layout l;
+	struct oci_run run;
+	int ret;
+
+	if (!stats)
+		stats = &st_local;
+	memset(stats, 0, sizeof(*stats));
+	ret = prepare(src, dst, o, &run, &l, err);
+	if (!ret && o->shard_count)
+		ret = imgfs_error_set(err, -EINVAL,
+				      "a shard is converted with imgfs_oci_convert_units()");
+	if (!ret)
+		ret = convert_units(&run, &l, stats, err);
+	if (!ret)
+		ret = oci_assemble(&run, &l, stats, err);
+	oci_layout_free(&l);
+	return ret;
+}

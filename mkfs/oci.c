@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mkfs.img --oci: an OCI image layout in, an OCI image layout of EROFS
+ * layers out (imgfs/oci.h does the work; docs/oci.md). This file parses
+ * the command line (the ordinary options apply to every layer image) and
+ * prints progress and the summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "imgfs/oci.h"
+#include "imgfs/version.h"
+#include "mkfs.h"
+
+#define OCI_USAGE_LINE \
+	"usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n"
+
+enum {
+	OPT_OCI = 1024,
+	OPT_REF,
+	OPT_PLATFORM,
+	OPT_JOBS,
+	OPT_CACHE_DIR,
+	OPT_NO_VERIFY,
+	OPT_LAYER_MT,
+	OPT_SUBJECT,
+	OPT_LIST_UNITS,
+	OPT_SHARD,
+	OPT_ASSEMBLE,
+	OPT_FLATTEN,
+	OPT_MERGE,
+};
+
+static const struct option oci_opts[] = {
+	{ "oci", no_argument, NULL, OPT_OCI },
+	{ "ref", required_argument, NULL, OPT_REF },
+	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "layer-media-type", required_argument, NULL, OPT_LAYER_MT },
+	{ "subject", no_argument, NULL, OPT_SUBJECT },
+	{ "list-units", no_argument, NULL, OPT_LIST_UNITS },
+	{ "shard", required_argument, NULL, OPT_SHARD },
+	{ "assemble", no_argument, NULL, OPT_ASSEMBLE },
+	{ "flatten", no_argument, NULL, OPT_FLATTEN },
+	{ "merge", no_argument, NULL, OPT_MERGE },
+};
+
+enum mode { MODE_ALL, MODE_LIST, MODE_SHARD, MODE_ASSEMBLE };
+
+struct oci_args {
+	struct mkfs_args m;
+	struct imgfs_oci_options o;
+	const char **refs;
+	const char **platforms;
+	enum mode mode;
+	const char *src;
+	const char *dst;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		OCI_USAGE_LINE
+		"Convert every tar layer of the images of the OCI image layout SRC_LAYOUT\n"
+		"into an EROFS layer, and write a layout of the converted images to\n"
+		"DST_LAYOUT (new configs, manifests and indexes; other blobs as they are).\n\n"
+		"      --ref=NAME       only the index.json entries with this ref name\n"
+		"                       (org.opencontainers.image.ref.name; repeatable)\n"
+		"      --platform=OS/ARCH[/VARIANT]  only manifests of this platform\n"
+		"                       (repeatable)\n"
+		"      --jobs=N         layers converted at once (default: online CPUs)\n"
+		"      --cache-dir=DIR  also keep each layer image as\n"
+		"                       DIR/sha256/XX/DIFFID.erofs (containerd's\n"
+		"                       layer_content_caches) and reuse them\n"
+		"      --no-verify      do not check each image and compare it with its\n"
+		"                       source before publishing it\n"
+		"      --layer-media-type=TYPE  application/vnd.erofs.layer.v1 (default),\n"
+		"                       application/vnd.erofs.layer.v1+zstd or\n"
+		"                       application/vnd.erofs\n"
+		"      --subject        converted manifests name the original as subject\n"
+		"      --list-units     print the work units (diffID, blob, media type)\n"
+		"      --shard=I/N      convert only the units of shard I of N\n"
+		"      --assemble       write configs, manifests and indexes from the units\n"
+		"                       already converted\n"
+		"      --json           the summary as JSON on standard output\n"
+		"  -q, --quiet          no progress or summary\n\n"
+		"Every other mkfs.img option (-z, -C, -b, -T, --all-root, --dm-verity, ...)\n"
+		"applies to each layer image; see mkfs.img --help and mkfs.img(1).\n"
+		"Exit status: 0 done, 1 failed, 2 usage error.\n");
+}
+
+static int usage_error(void)
+{
+	fputs(OCI_USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
+	      stderr);
+	return -1;
+}
+
+bool mkfs_oci_requested(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--oci"))
+			return true;
+	}
+	return false;
+}
+
+static int add_str(const char ***list, size_t *n, const char *s)
+{
+	const char **p = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!p)
+		return -1;
+	p[(*n)++] = s;
+	*list = p;
+	return 0;
+}
+
+static int parse_shard(const char *s, struct imgfs_oci_options *o)
+{
+	unsigned long long i, n;
+	int end = 0;
+
+	if (sscanf(s, "%llu/%llu%n", &i, &n, &end) != 2 || s[end] ||
+	    *s == '-' || !n || i >= n) {
+		fprintf(stderr,
+			"mkfs.img: invalid value for --shard: '%s' (I/N with 0 <= I < N)\n",
+			s);
+		return -1;
+	}
+	o->shard_index = i;
+	o->shard_count = n;
+	return 0;
+}
+
+static int parse_platform(const char *s)
+{
+	const char *a = strchr(s, '/');
+
+	if (!a || a == s || !a[1] || a[1] == '/' ||
+	    (strchr(a + 1, '/') &&
+	     (!strchr(a + 1, '/')[1] || strchr(strchr(a + 1, '/') + 1, '/')))) {
+		fprintf(stderr,
+			"mkfs.img: invalid value for --platform: '%s' (OS/ARCH or OS/ARCH/VARIANT)\n",
+			s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
+{
+	struct imgfs_oci_options *o = &a->o;
+	char *end;
+	unsigned long v;
+
+	switch (c) {
+	case OPT_OCI:
+		return 0;
+	case OPT_REF:
+		return add_str(&a->refs, &o->nr_refs, arg);
+	case OPT_PLATFORM:
+		if (parse_platform(arg))
+			return -1;
+		return add_str(&a->platforms, &o->nr_platforms, arg);
+	case OPT_JOBS:
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || end == arg || !v || v > 1024 ||
+		    *arg == '-') {
+			fprintf(stderr,
+				"mkfs.img: invalid value for --jobs: '%s' (1 to 1024)\n",
+				arg);
+			return -1;
+		}
+		o->jobs = (unsigned int)v;
+		return 0;
+	case OPT_CACHE_DIR:
+		o->cache_dir = arg;
+		return 0;
+	case OPT_NO_VERIFY:
+		o->no_verify = true;
+		return 0;
+	case OPT_LAYER_MT:
+		if (imgfs_oci_layer_type_parse(arg, &o->layer_type)) {
+			fprintf(stderr,
+				"mkfs.img: invalid value for --layer-media-type: '%s' (application/vnd.erofs.layer.v1, application/vnd.erofs.layer.v1+zstd or application/vnd.erofs)\n",
+				arg);
+			return -1;
+		}
+		return 0;
+	case OPT_SUBJECT:
+		o->subject = true;
+		return 0;
+	case OPT_LIST_UNITS:
+	case OPT_SHARD:
+	case OPT_ASSEMBLE:
+		if (a->mode != MODE_ALL) {
+			fputs("mkfs.img: --list-units, --shard and --assemble exclude each other\n",
+			      stderr);
+			return -1;
+		}
+		a->mode = c == OPT_LIST_UNITS ? MODE_LIST :
+			  c == OPT_SHARD      ? MODE_SHARD :
+						MODE_ASSEMBLE;
+		return c == OPT_SHARD ? parse_shard(arg, o) : 0;
+	case OPT_FLATTEN:
+	case OPT_MERGE:
+		fprintf(stderr,
+			"mkfs.img: --%s is not available in this build yet\n",
+			c == OPT_FLATTEN ? "flatten" : "merge");
+		return -1;
+	}
+	return 1; /* an ordinary option */
+}
+
+/* Ordinary options that make no sense for layers of a layout. */
+static int refuse(int c, const char *name)
+{
+	(void)c;
+	fprintf(stderr, "mkfs.img: %s does not apply with --oci%s\n", name,
+		!strcmp(name, "-U") ?
+			" (each layer's UUID is derived from its diffID)" :
+			"");
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct oci_args *a)
+{
+	const struct option *base = mkfs_long_options();
+	size_t nbase = 0, nall;
+	struct option *all;
+	struct imgfs_error err;
+	char *argv0 = argv[0];
+	int c, ret = 0;
+	int64_t sde;
+
+	while (base[nbase].name)
+		nbase++;
+	nall = nbase + sizeof(oci_opts) / sizeof(*oci_opts);
+	all = calloc(nall + 1, sizeof(*all));
+	if (!all)
+		return -1;
+	memcpy(all, base, nbase * sizeof(*all));
+	memcpy(all + nbase, oci_opts, sizeof(oci_opts));
+	memset(&a->m, 0, sizeof(a->m));
+	a->m.prog = "mkfs.img";
+	imgfs_oci_options_init(&a->o);
+	a->m.opts = a->o.mkfs;
+	argv[0] = (char *)"mkfs.img";
+	while (!ret && (c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", all,
+					NULL)) != -1) {
+		int r;
+
+		if (c == 'h') {
+			usage(stdout);
+			ret = 1;
+			break;
+		}
+		if (c == 'V') {
+			printf("mkfs.img (imgfs) %s\n", imgfs_version());
+			ret = 1;
+			break;
+		}
+		if (c == '?') {
+			ret = -1;
+			break;
+		}
+		r = parse_oci_opt(a, c, optarg);
+		if (r <= 0) {
+			ret = r;
+			continue;
+		}
+		if (c == 'U')
+			ret = refuse(c, "-U");
+		else
+			ret = mkfs_parse_opt(&a->m, c, optarg);
+	}
+	argv[0] = argv0;
+	free(all);
+	if (ret)
+		return ret;
+	if (a->m.opts.tar_index)
+		return refuse(0, "--tar-index");
+	if (a->m.immutable)
+		return refuse(0, "--immutable");
+	if (a->m.opts.have_uuid)
+		return refuse(0, "-U");
+	if (!a->m.opts.have_build_time) {
+		int r = mkfs_source_date_epoch(&sde);
+
+		if (r < 0) {
+			fprintf(stderr,
+				"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970\n",
+				getenv("SOURCE_DATE_EPOCH"));
+			return -1;
+		}
+		if (r > 0) {
+			a->m.opts.have_build_time = true;
+			a->m.opts.build_time = sde;
+		}
+	}
+	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2 :
+				   argc - optind != 2) {
+		fprintf(stderr,
+			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
+			a->mode == MODE_LIST ? " (DST_LAYOUT optional with --list-units)" :
+					       "");
+		return -1;
+	}
+	a->src = argv[optind];
+	a->dst = argv[optind + 1];
+	a->o.mkfs = a->m.opts;
+	a->o.refs = a->refs;
+	a->o.platforms = a->platforms;
+	if (imgfs_mkfs_options_check(&a->o.mkfs, &err)) {
+		fprintf(stderr, "mkfs.img: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void show_warning(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+}
+
+static void show_event(enum imgfs_oci_event ev, const char *diff_id,
+		       const char *digest, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "mkfs.img: %s %s -> %s\n",
+		ev == IMGFS_OCI_UNIT_CONVERTED ? "converted" :
+		ev == IMGFS_OCI_UNIT_REUSED    ? "reused" :
+						 "kept",
+		diff_id, digest);
+}
+
+static int print_unit(const struct imgfs_oci_unit *u, void *arg)
+{
+	(void)arg;
+	printf("%s %s %s\n", u->diff_id, u->digest, u->media_type);
+	return 0;
+}
+
+static void print_json(const struct oci_args *a,
+		       const struct imgfs_oci_stats *st)
+{
+	struct json_object *o = json_object_new_object();
+	char dig[72] = "";
+	struct imgfs_error err;
+
+	imgfs_oci_options_digest(&a->o, dig, &err);
+	json_object_object_add(o, "schema_version", json_object_new_int(1));
+	json_object_object_add(o, "source", json_object_new_string(a->src));
+	json_object_object_add(o, "destination",
+			       json_object_new_string(a->dst));
+	json_object_object_add(o, "options_digest", json_object_new_string(dig));
+	json_object_object_add(o, "units", json_object_new_int64((int64_t)st->units));
+	json_object_object_add(o, "converted",
+			       json_object_new_int64((int64_t)st->converted));
+	json_object_object_add(o, "reused",
+			       json_object_new_int64((int64_t)st->reused));
+	json_object_object_add(o, "verified",
+			       json_object_new_int64((int64_t)st->verified));
+	json_object_object_add(o, "kept_layers",
+			       json_object_new_int64((int64_t)st->kept_layers));
+	json_object_object_add(o, "manifests",
+			       json_object_new_int64((int64_t)st->manifests));
+	json_object_object_add(o, "indexes",
+			       json_object_new_int64((int64_t)st->indexes));
+	json_object_object_add(o, "copied_blobs",
+			       json_object_new_int64((int64_t)st->copied_blobs));
+	json_object_object_add(o, "bytes_in",
+			       json_object_new_int64((int64_t)st->bytes_in));
+	json_object_object_add(o, "bytes_out",
+			       json_object_new_int64((int64_t)st->bytes_out));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void print_summary(const struct oci_args *a,
+			  const struct imgfs_oci_stats *st)
+{
+	fprintf(stderr,
+		"mkfs.img: %" PRIu64 " layers: %" PRIu64 " converted (%s), %" PRIu64
+		" reused; %" PRIu64 " manifests and %" PRIu64
+		" indexes written, %" PRIu64 " blobs passed through\n",
+		st->units, st->converted,
+		a->o.no_verify ? "not verified (--no-verify)" :
+				 "each checked and compared with its source",
+		st->reused, st->manifests, st->indexes, st->copied_blobs);
+}
+
+int mkfs_oci_main(int argc, char **argv)
+{
+	struct imgfs_oci_stats st;
+	struct imgfs_error err;
+	struct oci_args a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	r = parse(argc, argv, &a);
+	if (r) {
+		free(a.refs);
+		free(a.platforms);
+		if (r < 0)
+			usage_error();
+		return r > 0 ? 0 : 2;
+	}
+	if (!a.m.quiet) {
+		a.o.warn = show_warning;
+		if (!a.m.json)
+			a.o.event = show_event;
+	}
+	imgfs_error_clear(&err);
+	memset(&st, 0, sizeof(st));
+	switch (a.mode) {
+	case MODE_LIST:
+		r = imgfs_oci_list_units(a.src, &a.o, print_unit, NULL, &err);
+		break;
+	case MODE_SHARD:
+		r = imgfs_oci_convert_units(a.src, a.dst, &a.o, &st, &err);
+		break;
+	case MODE_ASSEMBLE:
+		r = imgfs_oci_assemble(a.src, a.dst, &a.o, &st, &err);
+		break;
+	default:
+		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
+		break;
+	}
+	if (r) {
+		fprintf(stderr, "mkfs.img: %s\n", err.msg);
+	} else if (a.mode != MODE_LIST) {
+		if (a.m.json)
+			print_json(&a, &st);
+		else if (!a.m.quiet)
+			print_summary(&a, &st);
+	}
+	free(a.refs);
+	free(a.platforms);
+	return r ? 1 : 0;
+}
