@@ -37,9 +37,36 @@ struct assemble {
 	/* digests of the source manifests converted (for referrers) */
 	char **converted;
 	size_t nr_converted;
+	/* diffIDs of the units not converted yet, each once */
+	char **missing_ids;
 	size_t missing;
-	struct imgfs_error missing_err;
 };
+
+static int add_missing(struct assemble *a, const char *diff_id,
+		       const char *layer)
+{
+	char **p;
+
+	for (size_t i = 0; i < a->missing; i++)
+		if (!strcmp(a->missing_ids[i], diff_id))
+			return 0;
+	p = realloc(a->missing_ids, (a->missing + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	a->missing_ids = p;
+	p[a->missing] = strdup(diff_id);
+	if (!p[a->missing])
+		return -ENOMEM;
+	a->missing++;
+	if (a->l->o->warn) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "missing unit %s (layer %s)",
+			 diff_id, layer);
+		a->l->o->warn(msg, a->l->o->warn_arg);
+	}
+	return 0;
+}
 
 static int remember(struct assemble *a, const char *digest,
 		    struct imgfs_error *err)
@@ -282,17 +309,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 			goto out;
 		u = oci_layout_unit(a->l, &did);
 		if (!u || !u->have) {
-			if (!a->missing++)
-				imgfs_error_set(&a->missing_err, -ENOENT,
-						"unit %s (layer %s) is not converted",
-						did.str, ldig.str);
-			if (a->l->o->warn) {
-				char msg[256];
-
-				snprintf(msg, sizeof(msg),
-					 "missing unit %s (layer %s)", did.str,
-					 ldig.str);
-				a->l->o->warn(msg, a->l->o->warn_arg);
+			if (add_missing(a, did.str, ldig.str)) {
+				ret = imgfs_error_set(err, -ENOMEM,
+						      "out of memory");
+				goto out;
 			}
 			ntar++;
 			continue;
@@ -489,7 +509,6 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	char *dir = NULL;
 	int ret = 0;
 
-	imgfs_error_clear(&a.missing_err);
 	json_object_object_get_ex(l->index, "manifests", &children);
 	n = json_object_array_length(children);
 	done = calloc(n + 1, sizeof(*done));
@@ -526,9 +545,18 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	if (ret)
 		goto out;
 	if (a.missing) {
+		/* name them all, as far as the message goes */
+		char list[IMGFS_ERROR_MSG_MAX];
+		size_t len = 0;
+
+		list[0] = '\0';
+		for (size_t i = 0; i < a.missing && len < sizeof(list); i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%s", i ? " " : "",
+						a.missing_ids[i]);
 		ret = imgfs_error_set(err, -ENOENT,
-				      "%zu units are missing (see the warnings); the first: %s",
-				      a.missing, a.missing_err.msg);
+				      "%zu units are not converted yet: %s",
+				      a.missing, list);
 		goto out;
 	}
 	/* referrers of converted manifests, in index.json's order */
@@ -566,6 +594,9 @@ out:
 	for (size_t i = 0; i < a.nr_converted; i++)
 		free(a.converted[i]);
 	free(a.converted);
+	for (size_t i = 0; i < a.missing; i++)
+		free(a.missing_ids[i]);
+	free(a.missing_ids);
 	json_object_put(top);
 	json_object_put(nchildren);
 	free(done);

@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# mkfs.img --oci on every kind of source layer and layout: the same three
+# tars stored plain, gzip and zstd (OCI), gzip and plain (Docker media
+# types, compression sniffed), a multi-platform index copied with
+# skopeo copy --all, and a non-distributable layer. Shared tars are one
+# work unit each; every stack equals umoci unpack of the original; the
+# +zstd and draft media types; --platform and --ref select.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$top_srcdir/tests/oci/convert-lib.sh"
+setup
+require_tools umoci skopeo zstd
+grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
+	skip "the kernel has no overlayfs"
+
+mkdir -p "$WORK/cs"
+"$PYTHON" "$top_srcdir/tests/containerd/stack.py" "$WORK/cs" >/dev/null ||
+	die "stack.py failed"
+umoci unpack --image "$WORK/cs/oci:stack" "$WORK/ref" >/dev/null 2>&1 ||
+	die "umoci unpack of the stack failed"
+REF=$WORK/ref/rootfs
+L1=$WORK/cs/layer1.tar L2=$WORK/cs/layer2.tar L3=$WORK/cs/layer3.tar
+echo nd >"$WORK/nd.txt"
+bsdtar -cf "$WORK/nd.tar" -C "$WORK" nd.txt
+$MKLAYOUT "$WORK/src" "mixed=$L1:gzip,$L2:zstd,$L3" \
+	"multi@linux/amd64=$L1:zstd,$L2,$L3:gzip" "multi@linux/arm64=$L1" \
+	"nd=$L1:gzip,$WORK/nd.tar:nondist" \
+	--docker "docker=$L1:gzip,$L2,$L3:gzip" || die "mklayout failed"
+# the multi-platform image goes through a real tool first
+check "skopeo copy --all of the index" \
+	skopeo copy -q --all "oci:$WORK/src:multi" "oci:$WORK/src:multi-copy"
+
+# three tars, whatever their storage: three units
+UNITS=$(mkfs_img --oci --list-units "$WORK/src")
+printf '%s\n' "$UNITS" >"$WORK/units"
+if [ "$(wc -l <"$WORK/units")" -eq 3 ] &&
+	[ "$(sort "$WORK/units")" = "$UNITS" ]; then
+	ok "--list-units: 3 units, sorted by diffID"
+else
+	cat "$WORK/units"
+	fail "--list-units"
+fi
+
+mkfs_img --oci --json "$WORK/src" "$WORK/dst" >"$WORK/sum.json" \
+	2>"$WORK/warn" || { cat "$WORK/warn"; fail "convert"; }
+if "$PYTHON" -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(not (s["units"] == 3 and s["converted"] == 3 and s["verified"] == 3))' "$WORK/sum.json"; then
+	ok "each of the 3 units converted once and verified"
+else
+	cat "$WORK/sum.json"
+	fail "summary counts"
+fi
+grep -q "non-distributable layer" "$WORK/warn" &&
+	ok "the non-distributable layer is reported" ||
+	fail "no warning for the non-distributable layer"
+
+for img in mixed docker multi-copy; do
+	mapfile -t BLOBS < <(layer_blobs "$WORK/dst" $img)
+	stack_compare "$img" "$REF" "${BLOBS[@]}"
+	# skopeo's oci: transport lists only OCI media types in index.json
+	[ $img = docker ] || check "skopeo inspect $img" \
+		skopeo inspect --raw "oci:$WORK/dst:$img"
+done
+
+"$PYTHON" - "$WORK/src" "$WORK/dst" >"$WORK/meta.out" 2>&1 <<'PY'
+import json, os, sys
+src, dst = sys.argv[1:]
+def load(root, d):
+    with open(os.path.join(root, "blobs", "sha256", d.split(":")[1])) as f:
+        return json.load(f)
+def ref(root, name):
+    for m in json.load(open(os.path.join(root, "index.json")))["manifests"]:
+        if m["annotations"]["org.opencontainers.image.ref.name"] == name:
+            return m
+# docker media types kept for the manifest and config, layers EROFS
+m = ref(dst, "docker")
+assert m["mediaType"] == "application/vnd.docker.distribution.manifest.v2+json"
+man = load(dst, m["digest"])
+assert man["config"]["mediaType"] == "application/vnd.docker.container.image.v1+json"
+assert all(l["mediaType"] == "application/vnd.erofs.layer.v1" for l in man["layers"])
+# the index: both platforms converted, os.features in each entry
+for name in ("multi", "multi-copy"):
+    ix = load(dst, ref(dst, name)["digest"])
+    plats = [(e["platform"]["architecture"], e["platform"]["os.features"]) for e in ix["manifests"]]
+    assert plats == [("amd64", ["erofs"]), ("arm64", ["erofs"])], plats
+# the non-distributable layer is kept as it was, blob and diffID
+sm = load(src, ref(src, "nd")["digest"])
+dm = load(dst, ref(dst, "nd")["digest"])
+assert dm["layers"][1] == sm["layers"][1], dm["layers"][1]
+assert dm["layers"][0]["mediaType"] == "application/vnd.erofs.layer.v1"
+scfg, dcfg = load(src, sm["config"]["digest"]), load(dst, dm["config"]["digest"])
+assert dcfg["rootfs"]["diff_ids"][1] == scfg["rootfs"]["diff_ids"][1]
+assert os.path.exists(os.path.join(dst, "blobs", "sha256", sm["layers"][1]["digest"][7:]))
+print("ok")
+PY
+grep -qx ok "$WORK/meta.out" && ok "Docker manifests, the index, the non-distributable layer" ||
+	{ cat "$WORK/meta.out"; fail "converted metadata"; }
+
+# --ref and --platform select
+check "--ref=multi --platform=linux/arm64" mkfs_img --oci -q --ref=multi \
+	--platform=linux/arm64 "$WORK/src" "$WORK/arm"
+"$PYTHON" - "$WORK/arm" >"$WORK/arm.out" 2>&1 <<'PY'
+import json, os, sys
+root = sys.argv[1]
+top = json.load(open(os.path.join(root, "index.json")))["manifests"]
+assert [m["annotations"]["org.opencontainers.image.ref.name"] for m in top] == ["multi"]
+ix = json.load(open(os.path.join(root, "blobs", "sha256", top[0]["digest"][7:])))
+assert [e["platform"]["architecture"] for e in ix["manifests"]] == ["arm64"]
+print("ok")
+PY
+grep -qx ok "$WORK/arm.out" && ok "only the arm64 manifest of multi" ||
+	{ cat "$WORK/arm.out"; fail "selection"; }
+mkfs_img --oci -q --ref=nosuch "$WORK/src" "$WORK/none" 2>"$WORK/err" &&
+	fail "an unknown --ref was accepted"
+grep -q "nosuch" "$WORK/err" && ok "an unknown --ref is an error naming it" ||
+	{ cat "$WORK/err"; fail "unknown --ref message"; }
+
+# zstd-framed layers: the annotation gives the image's digest, the image
+# mounts once decompressed, diff_ids are the uncompressed images'
+check "--layer-media-type=+zstd" mkfs_img --oci -q --ref=mixed \
+	--layer-media-type=application/vnd.erofs.layer.v1+zstd "$WORK/src" "$WORK/z"
+"$PYTHON" - "$WORK/z" "$WORK/zimg" >"$WORK/z.out" 2>&1 <<'PY'
+import hashlib, json, os, subprocess, sys
+root, out = sys.argv[1:]
+os.makedirs(out)
+def blob(d):
+    return open(os.path.join(root, "blobs", "sha256", d[7:]), "rb").read()
+top = json.load(open(os.path.join(root, "index.json")))["manifests"][0]
+man = json.loads(blob(top["digest"]))
+cfg = json.loads(blob(man["config"]["digest"]))
+for i, l in enumerate(man["layers"]):
+    assert l["mediaType"] == "application/vnd.erofs.layer.v1+zstd"
+    img = subprocess.run(["zstd", "-dc"], input=blob(l["digest"]), stdout=subprocess.PIPE, check=True).stdout
+    d = "sha256:" + hashlib.sha256(img).hexdigest()
+    assert l["annotations"]["org.erofs.uncompressed-digest"] == d
+    assert cfg["rootfs"]["diff_ids"][i] == d
+    open(os.path.join(out, "%d.erofs" % i), "wb").write(img)
+print("ok")
+PY
+if grep -qx ok "$WORK/z.out"; then
+	ok "+zstd: org.erofs.uncompressed-digest and diff_ids match the images"
+	stack_compare zstd "$REF" "$WORK/zimg/0.erofs" "$WORK/zimg/1.erofs" \
+		"$WORK/zimg/2.erofs"
+else
+	cat "$WORK/z.out"
+	fail "+zstd layers"
+fi
+check "--layer-media-type=application/vnd.erofs" mkfs_img --oci -q \
+	--ref=mixed --layer-media-type=application/vnd.erofs "$WORK/src" "$WORK/draft"
+[ "$(layer_blobs "$WORK/draft" mixed | wc -l)" -eq 3 ] &&
+	grep -q '"application/vnd.erofs"' "$WORK/draft"/blobs/sha256/* &&
+	ok "draft media type application/vnd.erofs" || fail "draft media type"
+
+finish
