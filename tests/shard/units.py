@@ -11,15 +11,18 @@ own JSON (independently of mkfs.img), and checks of a converted layout.
                                     nothing printed when all are whole
   units.py layers DST               the blob digests of every layer of every
                                     manifest DST's index.json reaches
-  units.py killmid PID BLOB DIR     SIGKILL process PID while it converts the
-                                    layer BLOB: once it has BLOB open and an
-                                    unnamed file in DIR holding at least one
-                                    byte; prints how far it had got
+  units.py killmid BLOB DIR MIN CMD...
+                                    run CMD and SIGKILL it while it converts
+                                    the layer BLOB: once it has BLOB open and
+                                    an unnamed file in DIR holding at least
+                                    MIN bytes; prints how far it had got and
+                                    exits 0 only if it was killed so
 """
 import hashlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -94,28 +97,34 @@ def open_files(pid):
     return out
 
 
-def kill_mid(pid, blob_path, out_dir):
-    """Poll every millisecond; the process must not end first."""
+def kill_mid(blob_path, out_dir, least, cmd):
+    """Start cmd ourselves and poll its open files every millisecond from
+    then on: a layer takes a few tens of milliseconds."""
     blob_path = os.path.realpath(blob_path)
     out_dir = os.path.realpath(out_dir) + "/"
+    child = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and child.poll() is None:
         try:
-            files = open_files(pid)
+            files = open_files(child.pid)
         except OSError:
-            sys.exit(f"units.py: process {pid} ended before it was killed")
+            continue
         reading = any(p == blob_path for p, _ in files)
         # an O_TMPFILE file shows as "DIR/#INO (deleted)"
         written = [size for p, size in files if p.startswith(out_dir)
-                   and p.endswith(" (deleted)") and size > 0]
+                   and p.endswith(" (deleted)") and size >= least]
         if reading and written:
-            os.kill(pid, signal.SIGKILL)
+            child.send_signal(signal.SIGKILL)
+            child.wait()
             print(f"killed while reading the layer, {max(written)} bytes "
-                  f"written to an unnamed file")
-            return
+                  f"in an unnamed file")
+            return 0
         time.sleep(0.001)
-    os.kill(pid, signal.SIGKILL)
-    sys.exit(f"units.py: process {pid} never wrote the layer; killed anyway")
+    if child.poll() is None:
+        child.send_signal(signal.SIGKILL)
+    rc = child.wait()
+    print(f"not caught in the middle of the layer (exit {rc})")
+    return 1
 
 
 def main(argv):
@@ -136,7 +145,7 @@ def main(argv):
             for layer in m["layers"]:
                 print(layer["digest"])
     elif cmd == "killmid":
-        kill_mid(int(argv[2]), argv[3], argv[4])
+        sys.exit(kill_mid(argv[2], argv[3], max(1, int(argv[4])), argv[5:]))
     else:
         sys.exit(f"units.py: unknown command {cmd}")
 
