@@ -82,7 +82,7 @@ _slurm_munge_start() {
 	# munged wants its socket reachable by every user: the directories
 	# above it must be searchable (not readable) by all
 	chmod 0711 "$WORK" "$SLURM_DIR"
-	mkdir -m 0755 -p "$m"
+	mkdir -m 0755 "$m"
 	# a fresh key: no other cluster can talk to ours, nor we to it
 	mungekey --create --keyfile="$m/munge.key" >/dev/null 2>&1 ||
 		head -c 1024 /dev/urandom >"$m/munge.key"
@@ -215,7 +215,7 @@ slurm_start() {
 			skip "Slurm: $t is not installed (Debian: slurm-wlm munge)"
 	done
 	SLURM_DIR=$WORK/slurm
-	mkdir -m 0700 -p "$SLURM_DIR"
+	mkdir -m 0700 "$SLURM_DIR"
 	export SLURM_CONF=$SLURM_DIR/slurm.conf
 	# variables of an enclosing Slurm job would redirect our clients
 	for p in $(env | sed -n 's/^\(SLURM_[A-Z_]*\)=.*/\1/p'); do

@@ -34,7 +34,7 @@ log "largest layer $big_blob ($size bytes), unit $big_diff, shard $I/$N"
 # check_final DST WHAT: every file under a final name in DST (temporary
 # .imgfs-* names apart) holds the single run's bytes for that name.
 check_final() {
-	local f bad= tmp
+	local f bad="" tmp
 	while IFS= read -r -d '' f; do
 		case ${f##*/} in
 		.imgfs-*) continue ;;

@@ -53,7 +53,7 @@ else
 fi
 read -r array asm <<<"$ids"
 states=$(slurm_job_state "$array" | sort)
-check "every array task COMPLETED: $(echo $states)" \
+check "every array task COMPLETED: $(tr "\n" " " <<<"$states")" \
 	[ "$(printf '%s\n' "$states" | grep -c ' COMPLETED$')" = "$N" ]
 check "the assemble job COMPLETED after them" \
 	[ "$(slurm_job_state "$asm")" = "$asm COMPLETED" ]
@@ -70,7 +70,7 @@ rm "$BROKEN/blobs/sha256/${big#sha256:}"
 ids=$(array_then_assemble "$BROKEN" "$WORK/dst2" 2>/dev/null)
 read -r array asm <<<"$ids"
 states=$(slurm_job_state "$array" | sort)
-check "an array with a failing shard: a task FAILED: $(echo $states)" \
+check "an array with a failing shard: a task FAILED: $(tr "\n" " " <<<"$states")" \
 	grep -q ' FAILED$' <<<"$states"
 check "... the assemble job never ran: $(slurm_job_state "$asm")" \
 	[ "$(slurm_job_state "$asm")" = "$asm CANCELLED" ]
