@@ -135,7 +135,7 @@ reference() {
 	local src=$1 ref=$2
 	shift 2
 	if mkfs_img --oci -q "$@" "$src" "$ref"; then
-		ok "single run: mkfs.img --oci $* SRC REF" \
+		ok "single run: mkfs.img --oci${*:+ $*} SRC REF" \
 			"($(find "$ref/blobs" -type f | wc -l) blobs)"
 	else
 		die "the single run mkfs.img --oci failed"

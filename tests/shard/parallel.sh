@@ -5,7 +5,8 @@
 # --shard=I/N converts exactly the units whose diffID falls in shard I and
 # writes no manifest; every shard at once into one destination, then
 # --assemble, gives a layout byte-identical to a single run; the same with
-# compression and ownership options.
+# compression and ownership options; and docs/sharding.md's commands for
+# one machine, as they are written there.
 set -u
 . "$(dirname "$0")/common.sh"
 shard_setup
@@ -62,6 +63,30 @@ run_shards() {
 
 run_shards
 run_shards -z lz4hc,9 -C 65536 --all-root -T 1000000000
+
+# docs/sharding.md's two commands for one machine (its N), with the
+# mkfs.img under test first on PATH and the layouts' names filled in.
+"$PYTHON" - "$top_srcdir/docs/sharding.md" >"$WORK/doc.sh" <<'EOF' ||
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"^On one machine, every shard at once:\n+```sh\n(.*?)```",
+              text, re.S | re.M)
+sys.exit("no commands for one machine") if not m else print(m.group(1), end="")
+EOF
+	die "docs/sharding.md: no GNU parallel commands for one machine"
+mkdir -p "$WORK/bin"
+printf '#!/bin/sh\nexec %s "$@"\n' "$MKFS" >"$WORK/bin/mkfs.img"
+chmod 0755 "$WORK/bin/mkfs.img"
+rm -rf "$WORK/dst" "$WORK/single"
+reference "$SRC" "$WORK/single"
+if (cd "$WORK" && PATH="$WORK/bin:$PATH" &&
+	sed 's/ SRC DST/ src dst/' doc.sh | bash -e); then
+	ok "docs/sharding.md's GNU parallel commands:" \
+		"$(grep -o 'N=[0-9]*' "$WORK/doc.sh")"
+else
+	fail "docs/sharding.md's GNU parallel commands"
+fi
+check_same "$WORK/single" "$WORK/dst" "docs/sharding.md's commands"
 
 # The converted layers are EROFS images our checker accepts.
 n=0
