@@ -5,7 +5,8 @@
 #   slurm_start        start munged, slurmctld and slurmd under $WORK/slurm,
 #                      export SLURM_CONF, wait until the node is idle;
 #                      skips the test (exit 77) saying why when Slurm cannot
-#                      run here
+#                      run here (not root, or the daemons do not come up);
+#                      a missing Slurm or munge program is a failure
 #   slurm_stop         cancel what is left of our jobs, stop the daemons
 #                      (also run from the EXIT trap, which slurm_start chains
 #                      in front of tests/lib.sh's cleanup)
@@ -51,11 +52,16 @@ _slurm_wait() {
 	return 1
 }
 
-# _slurm_alive: every daemon we started is still running.
+# _slurm_alive: every daemon we started is still running (a daemon that
+# died stays a zombie until we wait for it: kill -0 would still succeed).
 _slurm_alive() {
-	local p
+	local p st
 	for p in $SLURM_PIDS; do
-		kill -0 "$p" 2>/dev/null || return 1
+		st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' \
+			"/proc/$p/status" 2>/dev/null)
+		case $st in
+		'' | Z | X) return 1 ;;
+		esac
 	done
 }
 
@@ -91,7 +97,8 @@ _slurm_munge_start() {
 		--key-file="$m/munge.key" --pid-file="$m/munged.pid" \
 		--log-file="$m/munged.log" --seed-file="$m/munged.seed" \
 		--num-threads=2 >"$m/munged.out" 2>&1 &
-	SLURM_PIDS="$SLURM_PIDS $!"
+	SLURM_MUNGED_PID=$!
+	SLURM_PIDS=$SLURM_MUNGED_PID
 	_slurm_wait 10 _slurm_munge_ok "$m/munge.socket"
 }
 
@@ -133,6 +140,7 @@ SchedulerType=sched/builtin
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
+MailProg=/bin/true
 SwitchType=switch/none
 MpiDefault=none
 ReturnToService=2
@@ -175,6 +183,7 @@ _slurm_daemons_start() {
 	SLURM_PIDS="$SLURM_PIDS $SLURM_CTLD_PID"
 	if ! _slurm_wait 20 _slurm_ping; then
 		_slurm_kill "$SLURM_CTLD_PID"
+		SLURM_PIDS=$SLURM_MUNGED_PID
 		return 1
 	fi
 	(cd "$d" && exec slurmd -D -N localhost -f "$d/slurm.conf") \
@@ -183,6 +192,7 @@ _slurm_daemons_start() {
 	SLURM_PIDS="$SLURM_PIDS $SLURM_SLURMD_PID"
 	if ! _slurm_wait 30 _slurm_idle || ! _slurm_alive; then
 		_slurm_kill "$SLURM_SLURMD_PID" "$SLURM_CTLD_PID"
+		SLURM_PIDS=$SLURM_MUNGED_PID
 		return 1
 	fi
 }
@@ -209,10 +219,11 @@ slurm_start() {
 	local t p
 	[ -n "$WORK" ] || die "slurm_start needs setup_tmp first"
 	[ "$(id -u)" -eq 0 ] || skip "Slurm: slurmd must run as root here"
+	# like any other tool the tests need: missing is a broken setup
 	for t in munged mungekey munge unmunge slurmctld slurmd sbatch sinfo \
 		squeue scontrol scancel; do
 		command -v "$t" >/dev/null 2>&1 ||
-			skip "Slurm: $t is not installed (Debian: slurm-wlm munge)"
+			die "missing tool: $t (Debian packages slurm-wlm and munge)"
 	done
 	SLURM_DIR=$WORK/slurm
 	mkdir -m 0700 "$SLURM_DIR"

@@ -3,7 +3,8 @@
 # tests/helpers/slurm.sh on its own: two private single-node clusters started
 # at the same time (each runs a 4-task job array with sbatch --wait, and each
 # task reports its own index), then a cluster whose slurmd is killed while a
-# job runs: stopping it ends every daemon and job process, leaving nothing.
+# job runs: stopping it ends every daemon and job process, leaving nothing;
+# that cluster is started while its first ports are taken.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$top_srcdir/tests/helpers/slurm.sh"
@@ -61,9 +62,33 @@ check "distinct cluster names and ports ($c1 / $c2)" \
 	[ -n "$c1" ] && [ -n "$c2" ] &&
 	[ "${c1% *}" != "${c2% *}" ] && [ "${c1#* }" != "${c2#* }" ]
 
-# A cluster that loses its slurmd while a job runs: slurm_stop still ends
+# A port taken by someone else: the first ports handed to the daemons are
+# one held by a listening socket; slurm_start must notice and take others.
+"$PYTHON" -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("0.0.0.0", 0))
+s.listen()
+print(s.getsockname()[1], flush=True)
+time.sleep(120)' >"$WORK/held" &
+holder=$!
+_slurm_wait 10 test -s "$WORK/held" || die "no port held"
+held=$(cat "$WORK/held")
+eval "_slurm_real_ports() $(declare -f _slurm_free_ports | tail -n +2)"
+_slurm_free_ports() {
+	# a file, not a variable: this runs in a command substitution
+	[ -e "$WORK/held.given" ] && { _slurm_real_ports "$@"; return; }
+	: >"$WORK/held.given"
+	echo "$held $held"
+}
+slurm_start >"$WORK/start.log" 2>&1
+cat "$WORK/start.log"
+check "port $held in use: slurm_start took other ports" \
+	grep -q 'attempt 1), trying other ports' "$WORK/start.log"
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+# That cluster loses its slurmd while a job runs: slurm_stop still ends
 # the job's processes (by pid) and every daemon.
-slurm_start
 cd "$WORK" || die "cd $WORK"
 printf '#!/bin/sh\necho $$ >job.pid\nexec sleep 600\n' >long.sh
 sbatch -o long.log long.sh >/dev/null || fail "sbatch long.sh"
