@@ -18,8 +18,7 @@
 #include "imgfs/version.h"
 #include "mkfs.h"
 
-#define OCI_USAGE_LINE \
-	"usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n"
+#define OCI_USAGE_LINE "usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n"
 
 enum {
 	OPT_OCI = 1024,
@@ -53,7 +52,7 @@ static const struct option oci_opts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 };
 
-enum mode { MODE_ALL, MODE_LIST, MODE_SHARD, MODE_ASSEMBLE };
+enum mode { MODE_ALL, MODE_LIST, MODE_SHARD, MODE_ASSEMBLE, MODE_FLATTEN };
 
 struct oci_args {
 	struct mkfs_args m;
@@ -67,8 +66,7 @@ struct oci_args {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		OCI_USAGE_LINE
+	fprintf(f, OCI_USAGE_LINE
 		"Convert every tar layer of the images of the OCI image layout SRC_LAYOUT\n"
 		"into an EROFS layer, and write a layout of the converted images to\n"
 		"DST_LAYOUT (new configs, manifests and indexes; other blobs as they are).\n\n"
@@ -90,6 +88,8 @@ static void usage(FILE *f)
 		"      --shard=I/N      convert only the units of shard I of N\n"
 		"      --assemble       write configs, manifests and indexes from the units\n"
 		"                       already converted\n"
+		"      --flatten        SRC_LAYOUT OUT.img: the one image selected (--ref,\n"
+		"                       --platform) flattened into one EROFS image\n"
 		"      --json           the summary as JSON on standard output\n"
 		"  -q, --quiet          no progress or summary\n\n"
 		"Every other mkfs.img option (-z, -C, -b, -T, --all-root, --dm-verity, ...)\n"
@@ -205,20 +205,22 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 	case OPT_LIST_UNITS:
 	case OPT_SHARD:
 	case OPT_ASSEMBLE:
+	case OPT_FLATTEN:
 		if (a->mode != MODE_ALL) {
-			fputs("mkfs.img: --list-units, --shard and --assemble exclude each other\n",
+			fputs("mkfs.img: --list-units, --shard, --assemble and --flatten exclude each other\n",
 			      stderr);
 			return -1;
 		}
-		a->mode = c == OPT_LIST_UNITS ? MODE_LIST :
-			  c == OPT_SHARD      ? MODE_SHARD :
-						MODE_ASSEMBLE;
+		a->mode = c == OPT_LIST_UNITS ? MODE_LIST
+			  : c == OPT_SHARD    ? MODE_SHARD
+			  : c == OPT_FLATTEN  ? MODE_FLATTEN
+					      : MODE_ASSEMBLE;
 		return c == OPT_SHARD ? parse_shard(arg, o) : 0;
-	case OPT_FLATTEN:
 	case OPT_MERGE:
-		fprintf(stderr,
-			"mkfs.img: --%s is not available in this build yet\n",
-			c == OPT_FLATTEN ? "flatten" : "merge");
+		/* the multi-device image (issue 15) needs imgfs_merge_images()
+		 */
+		fputs("mkfs.img: --merge is not available in this build\n",
+		      stderr);
 		return -1;
 	}
 	return 1; /* an ordinary option */
@@ -229,9 +231,9 @@ static int refuse(int c, const char *name)
 {
 	(void)c;
 	fprintf(stderr, "mkfs.img: %s does not apply with --oci%s\n", name,
-		!strcmp(name, "-U") ?
-			" (each layer's UUID is derived from its diffID)" :
-			"");
+		!strcmp(name, "-U")
+			? " (each layer's UUID is derived from its diffID)"
+			: "");
 	return -1;
 }
 
@@ -281,10 +283,7 @@ static int parse(int argc, char **argv, struct oci_args *a)
 			ret = r;
 			continue;
 		}
-		if (c == 'U')
-			ret = refuse(c, "-U");
-		else
-			ret = mkfs_parse_opt(&a->m, c, optarg);
+		ret = mkfs_parse_opt(&a->m, c, optarg);
 	}
 	argv[0] = argv0;
 	free(all);
@@ -294,7 +293,7 @@ static int parse(int argc, char **argv, struct oci_args *a)
 		return refuse(0, "--tar-index");
 	if (a->m.immutable)
 		return refuse(0, "--immutable");
-	if (a->m.opts.have_uuid)
+	if (a->m.opts.have_uuid && a->mode != MODE_FLATTEN)
 		return refuse(0, "-U");
 	if (!a->m.opts.have_build_time) {
 		int r = mkfs_source_date_epoch(&sde);
@@ -310,12 +309,13 @@ static int parse(int argc, char **argv, struct oci_args *a)
 			a->m.opts.build_time = sde;
 		}
 	}
-	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2 :
-				   argc - optind != 2) {
+	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2
+				 : argc - optind != 2) {
 		fprintf(stderr,
 			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
-			a->mode == MODE_LIST ? " (DST_LAYOUT optional with --list-units)" :
-					       "");
+			a->mode == MODE_LIST
+				? " (DST_LAYOUT optional with --list-units)"
+				: "");
 		return -1;
 	}
 	a->src = argv[optind];
@@ -341,9 +341,9 @@ static void show_event(enum imgfs_oci_event ev, const char *diff_id,
 {
 	(void)arg;
 	fprintf(stderr, "mkfs.img: %s %s -> %s\n",
-		ev == IMGFS_OCI_UNIT_CONVERTED ? "converted" :
-		ev == IMGFS_OCI_UNIT_REUSED    ? "reused" :
-						 "kept",
+		ev == IMGFS_OCI_UNIT_CONVERTED ? "converted"
+		: ev == IMGFS_OCI_UNIT_REUSED  ? "reused"
+					       : "kept",
 		diff_id, digest);
 }
 
@@ -366,8 +366,10 @@ static void print_json(const struct oci_args *a,
 	json_object_object_add(o, "source", json_object_new_string(a->src));
 	json_object_object_add(o, "destination",
 			       json_object_new_string(a->dst));
-	json_object_object_add(o, "options_digest", json_object_new_string(dig));
-	json_object_object_add(o, "units", json_object_new_int64((int64_t)st->units));
+	json_object_object_add(o, "options_digest",
+			       json_object_new_string(dig));
+	json_object_object_add(o, "units",
+			       json_object_new_int64((int64_t)st->units));
 	json_object_object_add(o, "converted",
 			       json_object_new_int64((int64_t)st->converted));
 	json_object_object_add(o, "reused",
@@ -380,27 +382,65 @@ static void print_json(const struct oci_args *a,
 			       json_object_new_int64((int64_t)st->manifests));
 	json_object_object_add(o, "indexes",
 			       json_object_new_int64((int64_t)st->indexes));
-	json_object_object_add(o, "copied_blobs",
-			       json_object_new_int64((int64_t)st->copied_blobs));
+	json_object_object_add(
+		o, "copied_blobs",
+		json_object_new_int64((int64_t)st->copied_blobs));
 	json_object_object_add(o, "bytes_in",
 			       json_object_new_int64((int64_t)st->bytes_in));
 	json_object_object_add(o, "bytes_out",
 			       json_object_new_int64((int64_t)st->bytes_out));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	puts(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+}
+
+static int flatten(const struct oci_args *a, struct imgfs_error *err)
+{
+	struct imgfs_mkfs_stats st;
+	struct json_object *o;
+	int r = imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
+
+	if (r)
+		return r;
+	if (a->m.json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "schema_version",
+				       json_object_new_int(1));
+		json_object_object_add(o, "source",
+				       json_object_new_string(a->src));
+		json_object_object_add(o, "image",
+				       json_object_new_string(a->dst));
+		json_object_object_add(
+			o, "entries",
+			json_object_new_int64((int64_t)st.entries));
+		json_object_object_add(
+			o, "inodes", json_object_new_int64((int64_t)st.inodes));
+		json_object_object_add(
+			o, "image_bytes",
+			json_object_new_int64((int64_t)st.image_bytes));
+		puts(json_object_to_json_string_ext(o,
+						    JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+	} else if (!a->m.quiet) {
+		fprintf(stderr,
+			"mkfs.img: %s: %" PRIu64 " entries read, %" PRIu64
+			" inodes, %" PRIu64 " bytes\n",
+			a->dst, st.entries, st.inodes, st.image_bytes);
+	}
+	return 0;
 }
 
 static void print_summary(const struct oci_args *a,
 			  const struct imgfs_oci_stats *st)
 {
 	fprintf(stderr,
-		"mkfs.img: %" PRIu64 " layers: %" PRIu64 " converted (%s), %" PRIu64
-		" reused; %" PRIu64 " manifests and %" PRIu64
-		" indexes written, %" PRIu64 " blobs passed through\n",
+		"mkfs.img: %" PRIu64 " layers: %" PRIu64
+		" converted (%s), %" PRIu64 " reused; %" PRIu64
+		" manifests and %" PRIu64 " indexes written, %" PRIu64
+		" blobs passed through\n",
 		st->units, st->converted,
-		a->o.no_verify ? "not verified (--no-verify)" :
-				 "each checked and compared with its source",
+		a->o.no_verify ? "not verified (--no-verify)"
+			       : "each checked and compared with its source",
 		st->reused, st->manifests, st->indexes, st->copied_blobs);
 }
 
@@ -437,13 +477,16 @@ int mkfs_oci_main(int argc, char **argv)
 	case MODE_ASSEMBLE:
 		r = imgfs_oci_assemble(a.src, a.dst, &a.o, &st, &err);
 		break;
+	case MODE_FLATTEN:
+		r = flatten(&a, &err);
+		break;
 	default:
 		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
 		break;
 	}
 	if (r) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
-	} else if (a.mode != MODE_LIST) {
+	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN) {
 		if (a.m.json)
 			print_json(&a, &st);
 		else if (!a.m.quiet)

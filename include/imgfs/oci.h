@@ -58,9 +58,8 @@ enum imgfs_oci_event {
 	IMGFS_OCI_UNIT_REUSED, /* found in the destination or the cache */
 	IMGFS_OCI_LAYER_KEPT, /* a layer left as it is (warning given) */
 };
-typedef void (*imgfs_oci_event_fn)(enum imgfs_oci_event ev,
-				   const char *diff_id, const char *digest,
-				   void *arg);
+typedef void (*imgfs_oci_event_fn)(enum imgfs_oci_event ev, const char *diff_id,
+				   const char *digest, void *arg);
 
 struct imgfs_oci_options {
 	size_t struct_size; /* sizeof(struct imgfs_oci_options) */
@@ -152,6 +151,19 @@ IMGFS_API
 int imgfs_oci_convert(const char *src, const char *dst,
 		      const struct imgfs_oci_options *o,
 		      struct imgfs_oci_stats *stats, struct imgfs_error *err);
+
+/*
+ * Flatten the one image of @src that the refs and platforms of @o select
+ * (exactly one manifest must match) into one EROFS image at @image_path
+ * (imgfs/stack.h): its layers applied bottom to top as overlayfs would,
+ * each streamed once from its blob, checked against blob digest and
+ * diffID. @o->mkfs applies; without a build time it is 0, without a UUID
+ * it is UUIDv5(URL, "erofs:flatten/" + manifest digest).
+ */
+IMGFS_API
+int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
+		      const char *image_path, struct imgfs_mkfs_stats *stats,
+		      struct imgfs_error *err);
 
 #ifdef __cplusplus
 }

@@ -22,12 +22,9 @@
 
 /* Source layer annotations describing the tar itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
-	"containerd.io/snapshot/stargz/",
-	"containerd.io/uncompressed",
-	"io.containers.zstd-chunked.",
-	"io.github.containers.zstd-chunked.",
-	"io.containers.estargz.",
-	"org.opencontainers.image.toc",
+	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
+	"io.containers.zstd-chunked.",	  "io.github.containers.zstd-chunked.",
+	"io.containers.estargz.",	  "org.opencontainers.image.toc",
 };
 
 struct assemble {
@@ -93,8 +90,8 @@ static bool was_converted(const struct assemble *a, const char *digest)
 }
 
 /* Copy a blob and, for indexes and manifests, everything they name. */
-static int copy_closure(struct assemble *a, struct json_object *desc,
-			int depth, struct imgfs_error *err)
+static int copy_closure(struct assemble *a, struct json_object *desc, int depth,
+			struct imgfs_error *err)
 {
 	struct json_object *doc = NULL, *v;
 	struct oci_digest d;
@@ -143,8 +140,8 @@ static void add_feature(struct json_object *o, const char *key)
 		json_object_object_add(o, key, f);
 	}
 	for (size_t i = 0; i < json_object_array_length(f); i++) {
-		const char *s = json_object_get_string(
-			json_object_array_get_idx(f, i));
+		const char *s =
+			json_object_get_string(json_object_array_get_idx(f, i));
 
 		if (s && !strcmp(s, "erofs"))
 			return;
@@ -197,7 +194,8 @@ static struct json_object *layer_desc(struct json_object *ld,
 	}
 	json_object_object_add(nd, "mediaType",
 			       json_object_new_string(u->out_media_type));
-	json_object_object_add(nd, "digest", json_object_new_string(u->out.str));
+	json_object_object_add(nd, "digest",
+			       json_object_new_string(u->out.str));
 	json_object_object_add(nd, "size",
 			       json_object_new_int64((int64_t)u->out_size));
 	nann = json_object_new_object();
@@ -250,8 +248,8 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	if (!json_object_object_get_ex(m, "config", &cdesc) ||
 	    oci_desc_get(cdesc, &cd, &csize, NULL, d.str, err) ||
 	    oci_json_load(a->run->src, &cd, csize, &cfg, err)) {
-		ret = err->code ? err->code :
-				  imgfs_error_set(err, -EINVAL,
+		ret = err->code ? err->code
+				: imgfs_error_set(err, -EINVAL,
 						  "manifest %s: no config",
 						  d.str);
 		goto out;
@@ -265,9 +263,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
 	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
 	    json_object_array_length(ids) != json_object_array_length(layers)) {
-		ret = imgfs_error_set(err, -EINVAL,
-				      "manifest %s: layers and its config's diff_ids do not match",
-				      d.str);
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"manifest %s: layers and its config's diff_ids do not match",
+			d.str);
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(layers); i++) {
@@ -285,9 +284,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 			    a->l->o->warn) {
 				char msg[256];
 
-				snprintf(msg, sizeof(msg),
-					 "manifest %s: non-distributable layer %s left as it is",
-					 d.str, ldig.str);
+				snprintf(
+					msg, sizeof(msg),
+					"manifest %s: non-distributable layer %s left as it is",
+					d.str, ldig.str);
 				a->l->o->warn(msg, a->l->o->warn_arg);
 			}
 			a->st->kept_layers++;
@@ -302,9 +302,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 			}
 			continue;
 		}
-		ret = oci_digest_parse(json_object_get_string(
-					       json_object_array_get_idx(ids, i)),
-				       &did, d.str, err);
+		ret = oci_digest_parse(
+			json_object_get_string(
+				json_object_array_get_idx(ids, i)),
+			&did, d.str, err);
 		if (ret)
 			goto out;
 		u = oci_layout_unit(a->l, &did);
@@ -339,8 +340,11 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		struct json_object *s = json_object_new_object();
 		const char *mt = oci_json_str(desc, "mediaType");
 
-		json_object_object_add(s, "mediaType",
-				       json_object_new_string(mt ? mt : "application/vnd.oci.image.manifest.v1+json"));
+		json_object_object_add(
+			s, "mediaType",
+			json_object_new_string(
+				mt ? mt
+				   : "application/vnd.oci.image.manifest.v1+json"));
 		json_object_object_add(s, "digest",
 				       json_object_new_string(d.str));
 		json_object_object_add(s, "size",
@@ -395,9 +399,11 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 	nchildren = json_object_new_array();
 	if (json_object_object_get_ex(ix, "manifests", &children) &&
 	    json_object_is_type(children, json_type_array)) {
-		for (size_t i = 0; i < json_object_array_length(children); i++) {
-			struct json_object *c =
-				json_object_array_get_idx(children, i), *nc;
+		for (size_t i = 0; i < json_object_array_length(children);
+		     i++) {
+			struct json_object *c = json_object_array_get_idx(
+						   children, i),
+					   *nc;
 			int r = do_desc(a, c, depth + 1, &nc, err);
 
 			if (r < 0) {
@@ -485,7 +491,8 @@ static bool is_referrer(struct assemble *a, struct json_object *desc,
 			return true;
 	}
 	if (!oci_is_manifest_type(mt) && !oci_is_index_type(mt) &&
-	    (!mt || strcmp(mt, "application/vnd.oci.artifact.manifest.v1+json")))
+	    (!mt ||
+	     strcmp(mt, "application/vnd.oci.artifact.manifest.v1+json")))
 		return false;
 	if (oci_desc_get(desc, &d, &size, NULL, "index.json", err) ||
 	    oci_json_load(a->run->src, &d, size, &m, err)) {
@@ -572,9 +579,10 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	if (ret)
 		goto out;
 	if (!nsel) {
-		ret = imgfs_error_set(err, -ENOENT,
-				      "%s: no image selected (refs and platforms given)",
-				      run->src);
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%s: no image selected (refs and platforms given)",
+			run->src);
 		goto out;
 	}
 	json_object_deep_copy(l->index, &top, NULL);
@@ -582,7 +590,8 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	{
 		size_t len;
 		const char *text = oci_json_text(top, &len);
-		static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
+		static const char layout[] =
+			"{\"imageLayoutVersion\":\"1.0.0\"}";
 
 		ret = oci_file_write(run->dst, "oci-layout", layout,
 				     sizeof(layout) - 1, run->sync, err);

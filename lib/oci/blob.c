@@ -83,10 +83,10 @@ ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
 	}
 	if (r->size + (uint64_t)n > r->want_size) {
 		r->failed = true;
-		return imgfs_error_set(err, -EBADMSG,
-				       "blob %s: larger than the %llu bytes its descriptor gives",
-				       r->want.str,
-				       (unsigned long long)r->want_size);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"blob %s: larger than the %llu bytes its descriptor gives",
+			r->want.str, (unsigned long long)r->want_size);
 	}
 	oci_hash_update(r->h, buf, (size_t)n);
 	r->size += (uint64_t)n;
@@ -107,16 +107,17 @@ int oci_blob_finish(struct oci_blob_reader *r, struct imgfs_error *err)
 	if (n < 0)
 		return (int)n;
 	if (r->size != r->want_size)
-		return imgfs_error_set(err, -EBADMSG,
-				       "blob %s: %llu bytes, its descriptor gives %llu",
-				       r->want.str,
-				       (unsigned long long)r->size,
-				       (unsigned long long)r->want_size);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"blob %s: %llu bytes, its descriptor gives %llu",
+			r->want.str, (unsigned long long)r->size,
+			(unsigned long long)r->want_size);
 	oci_hash_final(r->h, &got);
 	if (strcmp(got.str, r->want.str))
-		return imgfs_error_set(err, -EBADMSG,
-				       "blob %s: its content has digest %s (corrupted)",
-				       r->want.str, got.str);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"blob %s: its content has digest %s (corrupted)",
+			r->want.str, got.str);
 	return 0;
 }
 
@@ -139,9 +140,10 @@ int oci_blob_load(const char *root, const struct oci_digest *d, uint64_t size,
 
 	*buf = NULL;
 	if (size > OCI_JSON_MAX)
-		return imgfs_error_set(err, -EFBIG,
-				       "blob %s: %llu bytes is too large for a JSON document",
-				       d->str, (unsigned long long)size);
+		return imgfs_error_set(
+			err, -EFBIG,
+			"blob %s: %llu bytes is too large for a JSON document",
+			d->str, (unsigned long long)size);
 	b = malloc((size_t)size + 1);
 	if (!b)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -270,7 +272,8 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t->fd);
 	if (!replace) {
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, target,
-			   AT_SYMLINK_FOLLOW) && errno != EEXIST) {
+			   AT_SYMLINK_FOLLOW) &&
+		    errno != EEXIST) {
 			ret = imgfs_error_set(err, -errno, "%s: %s", target,
 					      strerror(errno));
 			goto out;
@@ -411,6 +414,30 @@ int oci_blob_copy_path(const char *path, const char *dst,
 	free(target);
 	if (asprintf(&dir, "%s/blobs/sha256", dst) < 0)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	/* on the same filesystem: check it, then hard-link it (no copy) */
+	ret = oci_blob_open_path(path, d, size, &r, err);
+	if (!ret)
+		ret = oci_blob_finish(&r, err);
+	oci_blob_close(&r);
+	if (ret) {
+		free(dir);
+		return ret;
+	}
+	target = oci_blob_path(dst, d);
+	if (!target) {
+		free(dir);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!link(path, target) || errno == EEXIST) {
+		ret = sync && fsync_dir(dir) < 0
+			      ? imgfs_error_set(err, -EIO, "%s: cannot sync",
+						dir)
+			      : 0;
+		free(target);
+		free(dir);
+		return ret;
+	}
+	free(target);
 	ret = oci_blob_open_path(path, d, size, &r, err);
 	if (ret) {
 		free(dir);

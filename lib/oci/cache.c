@@ -30,8 +30,8 @@ static int hexdump(char *p, size_t size, const uint8_t *b, size_t n)
 	return (int)o;
 }
 
-int oci_options_digest(const struct imgfs_oci_options *o,
-		       struct oci_digest *d, struct imgfs_error *err)
+int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
+		       struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *m = &o->mkfs;
 	char salt[2 * IMGFS_VERITY_SALT_MAX + 1] = "", vuuid[33] = "";
@@ -67,19 +67,18 @@ int oci_options_digest(const struct imgfs_oci_options *o,
 		     "mtime-policy %d\n"
 		     "dm-verity %d block %" PRIu32 " salt %d:%s uuid %s\n"
 		     "tar-index %d\n",
-		     imgfs_version(),
-		     imgfs_oci_layer_media_type(o->layer_type),
+		     imgfs_version(), imgfs_oci_layer_media_type(o->layer_type),
 		     m->blkszbits, m->inline_data, (int)m->whiteouts,
 		     m->all_root, m->force_uid, m->force_gid, m->uid_offset,
 		     m->gid_offset, m->have_build_time ? m->build_time : 0,
 		     m->label, m->shared_xattr_min, (int)m->compress,
-		     m->compress_level, m->compress_dictsize,
-		     m->pcluster_size, m->ztailpacking, m->fragments,
-		     m->ignore_file_flags ? (int)IMGFS_FILE_FLAGS_IGNORE :
-					    (int)m->file_flags,
-		     m->allow_missing_end, (int)m->mtime_policy,
-		     m->dm_verity, m->dm_verity_data_block_size,
-		     m->dm_verity_have_salt, salt, vuuid, (int)m->tar_index);
+		     m->compress_level, m->compress_dictsize, m->pcluster_size,
+		     m->ztailpacking, m->fragments,
+		     m->ignore_file_flags ? (int)IMGFS_FILE_FLAGS_IGNORE
+					  : (int)m->file_flags,
+		     m->allow_missing_end, (int)m->mtime_policy, m->dm_verity,
+		     m->dm_verity_data_block_size, m->dm_verity_have_salt, salt,
+		     vuuid, (int)m->tar_index);
 	if (n < 0)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	oci_sha256_buf(text, (size_t)n, d);
@@ -100,9 +99,9 @@ static char *record_name(const struct oci_unit *u,
 	char *p;
 
 	return asprintf(&p, "%s.%s.json", oci_digest_hex(&u->diff_id),
-			oci_digest_hex(opts)) < 0 ?
-		       NULL :
-		       p;
+			oci_digest_hex(opts)) < 0
+		       ? NULL
+		       : p;
 }
 
 int oci_record_load(const char *dir, const struct oci_digest *opts,
@@ -133,6 +132,8 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
+	u->verified = json_object_object_get_ex(r, "verified", &v) &&
+		      json_object_get_boolean(v);
 	free(u->out_media_type);
 	u->out_media_type = strdup(mt);
 	if (!u->out_media_type)
@@ -171,6 +172,8 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 			       json_object_new_int64((int64_t)u->out_size));
 	json_object_object_add(r, "uncompressedDigest",
 			       json_object_new_string(u->out_diff_id.str));
+	json_object_object_add(r, "verified",
+			       json_object_new_boolean(u->verified));
 	text = oci_json_text(r, &len);
 	ret = oci_mkdirs(rd, err);
 	if (!ret)

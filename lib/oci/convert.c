@@ -51,6 +51,20 @@ static void unit_mkfs_options(const struct oci_run *run,
 	}
 	m->progress = NULL;
 	m->dm_verity_no_sidecar = true;
+	/* layers in parallel share the CPUs: compression workers per layer
+	 * so that jobs x workers stays about the CPU count (the bytes do not
+	 * depend on it) */
+	if (!m->workers) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned int jobs =
+			run->o->jobs ? run->o->jobs
+				     : (unsigned int)(cpus > 0 ? cpus : 1);
+
+		m->workers = cpus > (long)jobs ? (unsigned int)(cpus / jobs)
+					       : 1;
+		if (m->workers > IMGFS_MAX_WORKERS)
+			m->workers = IMGFS_MAX_WORKERS;
+	}
 	m->warn = run->o->warn;
 	m->warn_arg = run->o->warn_arg;
 }
@@ -91,10 +105,10 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	if (ret)
 		return ret;
 	if (strcmp(f.plain_digest.str, u->diff_id.str))
-		return imgfs_error_set(err, -EBADMSG,
-				       "layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-				       u->blob.str, f.plain_digest.str,
-				       u->diff_id.str);
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+			u->blob.str, f.plain_digest.str, u->diff_id.str);
 	return 0;
 }
 
@@ -121,9 +135,9 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	char path[64];
 	int ret, fret;
 
-	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM |
-					      IMGFS_OPEN_IGNORE_FEATURES,
-				  &img, err);
+	ret = imgfs_image_open_fd(
+		fd, IMGFS_OPEN_IGNORE_CHECKSUM | IMGFS_OPEN_IGNORE_FEATURES,
+		&img, err);
 	if (ret)
 		return ret;
 	ret = imgfs_check_image(img, NULL, &res, err);
@@ -147,8 +161,8 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	co.force_gid = m->force_gid;
 	co.uid_offset = m->uid_offset;
 	co.gid_offset = m->gid_offset;
-	co.file_flags = m->ignore_file_flags ? IMGFS_FILE_FLAGS_IGNORE :
-					       m->file_flags;
+	co.file_flags = m->ignore_file_flags ? IMGFS_FILE_FLAGS_IGNORE
+					     : m->file_flags;
 	imgfs_error_clear(&first);
 	co.report = compare_report;
 	co.report_arg = &first;
@@ -163,11 +177,11 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 		imgfs_error_clear(err);
 		ret = imgfs_error_set(err, fret, "%s", ferr.msg);
 	} else if (!ret && cres.differences) {
-		ret = imgfs_error_set(err, -EUCLEAN,
-				      "layer %s: its image differs from the tar in %" PRIu64
-				      " places, first %s",
-				      u->blob.str, cres.differences,
-				      first.msg);
+		ret = imgfs_error_set(
+			err, -EUCLEAN,
+			"layer %s: its image differs from the tar in %" PRIu64
+			" places, first %s",
+			u->blob.str, cres.differences, first.msg);
 	}
 out:
 	imgfs_image_close(img);
@@ -249,8 +263,8 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 			}
 			if (ob.pos && pwrite(out, obuf, ob.pos, (off_t)woff) !=
 					      (ssize_t)ob.pos) {
-				ret = imgfs_error_set(err, -EIO,
-						      "layer blob: write failed");
+				ret = imgfs_error_set(
+					err, -EIO, "layer blob: write failed");
 				goto out;
 			}
 			woff += ob.pos;
@@ -307,8 +321,8 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 						  sizeof(json));
 
 		snprintf(name, sizeof(name), "%s.dmverity", slash + 1);
-		ret = n < 0 ? imgfs_error_set(err, n, "dm-verity sidecar") :
-			      oci_file_write(path, name, json, (size_t)n,
+		ret = n < 0 ? imgfs_error_set(err, n, "dm-verity sidecar")
+			    : oci_file_write(path, name, json, (size_t)n,
 					     run->sync, err);
 	}
 	free(path);
@@ -371,12 +385,13 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	if (!ret) {
 		u->have = true;
 		u->converted_now = true;
+		u->verified = !run->o->no_verify;
 		ret = oci_record_store(run->dst, &run->opts_digest, u,
 				       run->sync, err);
 	}
 	if (!ret && run->o->cache_dir)
-		ret = oci_record_store(run->o->cache_dir, &run->opts_digest,
-				       u, run->sync, err);
+		ret = oci_record_store(run->o->cache_dir, &run->opts_digest, u,
+				       run->sync, err);
 	if (z.dir)
 		oci_tmpfile_close(&z);
 	oci_tmpfile_close(&img);

@@ -32,27 +32,32 @@ int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
 	size_t n;
 
 	if (!colon)
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: '%s' is not a digest (ALGORITHM:HEX)",
-				       what, s ? s : "(none)");
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s: '%s' is not a digest (ALGORITHM:HEX)", what,
+			s ? s : "(none)");
 	if ((size_t)(colon - s) != 6 || strncmp(s, "sha256", 6)) {
 		/* sha512 is registered, but no tool writes layouts with it */
-		return imgfs_error_set(err, -ENOTSUP,
-				       "%s: digest algorithm '%.*s' is not supported (only sha256)",
-				       what, (int)(colon - s), s);
+		return imgfs_error_set(
+			err, -ENOTSUP,
+			"%s: digest algorithm '%.*s' is not supported (only sha256)",
+			what, (int)(colon - s), s);
 	}
 	n = strlen(colon + 1);
 	if (n != 2 * OCI_SHA256_SIZE)
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: '%s' is not a sha256 digest (64 hex digits)",
-				       what, s);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s: '%s' is not a sha256 digest (64 hex digits)", what,
+			s);
 	for (size_t i = 0; i < OCI_SHA256_SIZE; i++) {
-		int hi = hexval(colon[1 + 2 * i]), lo = hexval(colon[2 + 2 * i]);
+		int hi = hexval(colon[1 + 2 * i]),
+		    lo = hexval(colon[2 + 2 * i]);
 
 		if (hi < 0 || lo < 0)
-			return imgfs_error_set(err, -EINVAL,
-					       "%s: '%s' is not a sha256 digest (lowercase hex digits)",
-					       what, s);
+			return imgfs_error_set(
+				err, -EINVAL,
+				"%s: '%s' is not a sha256 digest (lowercase hex digits)",
+				what, s);
 		d->raw[i] = (uint8_t)(hi << 4 | lo);
 	}
 	snprintf(d->str, sizeof(d->str), "%s", s);

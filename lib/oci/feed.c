@@ -103,9 +103,8 @@ static int run_decompress(struct oci_feed *f)
 fail:
 	ret = imgfs_error_set(&f->err, -EBADMSG, "blob %s: %s",
 			      f->blob.want.str,
-			      archive_error_string(a) ?
-				      archive_error_string(a) :
-				      "cannot decompress");
+			      archive_error_string(a) ? archive_error_string(a)
+						      : "cannot decompress");
 out:
 	if (a)
 		archive_read_free(a);
@@ -116,8 +115,8 @@ out:
 static int run_raw(struct oci_feed *f)
 {
 	for (;;) {
-		ssize_t n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF,
-					  &f->err);
+		ssize_t n =
+			oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
 
 		if (n <= 0)
 			return (int)n;

@@ -126,6 +126,7 @@ struct oci_unit {
 	/* the result once present (converted or found) */
 	bool have;
 	bool converted_now;
+	bool verified; /* checked and compared with its source */
 	struct oci_digest out; /* layer blob */
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */
@@ -157,8 +158,8 @@ bool oci_platform_selected(const struct imgfs_oci_options *o,
 bool oci_ref_selected(const struct imgfs_oci_options *o,
 		      struct json_object *desc);
 /* read a descriptor's digest and size */
-int oci_desc_get(struct json_object *desc, struct oci_digest *d,
-		 uint64_t *size, const char **media_type, const char *what,
+int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
+		 const char **media_type, const char *what,
 		 struct imgfs_error *err);
 /* load and parse a JSON blob (verified) */
 int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
@@ -168,8 +169,8 @@ const char *oci_json_str(struct json_object *o, const char *key);
 /* ---- cache.c: unit records ---- */
 
 /* the options digest (hex) and its canonical text */
-int oci_options_digest(const struct imgfs_oci_options *o,
-		       struct oci_digest *d, struct imgfs_error *err);
+int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
+		       struct imgfs_error *err);
 /* look for the unit's record in @dir (a layout or cache dir) */
 int oci_record_load(const char *dir, const struct oci_digest *opts,
 		    struct oci_unit *u, struct imgfs_error *err);

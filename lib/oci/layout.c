@@ -57,14 +57,18 @@ enum oci_layer_kind oci_layer_kind(const char *mt)
 
 bool oci_is_index_type(const char *mt)
 {
-	return mt && (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
-		      !strcmp(mt, "application/vnd.docker.distribution.manifest.list.v2+json"));
+	return mt &&
+	       (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
+		!strcmp(mt,
+			"application/vnd.docker.distribution.manifest.list.v2+json"));
 }
 
 bool oci_is_manifest_type(const char *mt)
 {
-	return mt && (!strcmp(mt, "application/vnd.oci.image.manifest.v1+json") ||
-		      !strcmp(mt, "application/vnd.docker.distribution.manifest.v2+json"));
+	return mt &&
+	       (!strcmp(mt, "application/vnd.oci.image.manifest.v1+json") ||
+		!strcmp(mt,
+			"application/vnd.docker.distribution.manifest.v2+json"));
 }
 
 const char *oci_json_str(struct json_object *o, const char *key)
@@ -78,8 +82,8 @@ const char *oci_json_str(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-int oci_desc_get(struct json_object *desc, struct oci_digest *d,
-		 uint64_t *size, const char **media_type, const char *what,
+int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
+		 const char **media_type, const char *what,
 		 struct imgfs_error *err)
 {
 	struct json_object *v;
@@ -171,10 +175,11 @@ bool oci_platform_selected(const struct imgfs_oci_options *o,
 		if (!strcmp(buf, o->platforms[i]))
 			return true;
 		/* OS/ARCH without a variant selects every variant */
-		if (variant && !strchr(strchr(o->platforms[i], '/') ?
-					       strchr(o->platforms[i], '/') + 1 :
-					       "",
-				       '/')) {
+		if (variant &&
+		    !strchr(strchr(o->platforms[i], '/')
+				    ? strchr(o->platforms[i], '/') + 1
+				    : "",
+			    '/')) {
 			snprintf(buf, sizeof(buf), "%s/%s", os, arch);
 			if (!strcmp(buf, o->platforms[i]))
 				return true;
@@ -206,25 +211,7 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 {
 	struct oci_unit *u;
 
-	for (size_t i = 0; i < l->nr_units; i++) {
-		u = &l->units[i];
-		if (strcmp(u->diff_id.str, diff_id->str))
-			continue;
-		/* one unit per diffID: the smallest blob digest stands for it,
-		 * so the choice does not depend on the order images come in */
-		if (strcmp(blob->str, u->blob.str) < 0) {
-			char *m = strdup(mt);
-
-			if (!m)
-				return imgfs_error_set(err, -ENOMEM,
-						       "out of memory");
-			free(u->media_type);
-			u->media_type = m;
-			u->blob = *blob;
-			u->blob_size = size;
-		}
-		return 0;
-	}
+	/* duplicates are removed once all are in (dedupe_units) */
 	if (l->nr_units == l->cap_units) {
 		size_t cap = l->cap_units ? 2 * l->cap_units : 16;
 		void *p = realloc(l->units, cap * sizeof(*l->units));
@@ -246,6 +233,34 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 	return 0;
 }
 
+static int unit_blob_cmp(const void *a, const void *b)
+{
+	const struct oci_unit *x = a, *y = b;
+	int c = strcmp(x->diff_id.str, y->diff_id.str);
+
+	return c ? c : strcmp(x->blob.str, y->blob.str);
+}
+
+/*
+ * One unit per diffID: the smallest blob digest stands for it, so the
+ * choice does not depend on the order images come in.
+ */
+static void dedupe_units(struct oci_layout *l)
+{
+	size_t n = 0;
+
+	qsort(l->units, l->nr_units, sizeof(*l->units), unit_blob_cmp);
+	for (size_t i = 0; i < l->nr_units; i++) {
+		if (n && !strcmp(l->units[n - 1].diff_id.str,
+				 l->units[i].diff_id.str)) {
+			free(l->units[i].media_type);
+			continue;
+		}
+		l->units[n++] = l->units[i];
+	}
+	l->nr_units = n;
+}
+
 static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 			    bool platform_checked, struct imgfs_error *err)
 {
@@ -263,8 +278,8 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 	if (json_object_object_get_ex(m, "subject", &v))
 		goto out;
 	if (!json_object_object_get_ex(m, "config", &v)) {
-		ret = imgfs_error_set(err, -EINVAL,
-				      "manifest %s: no config", d.str);
+		ret = imgfs_error_set(err, -EINVAL, "manifest %s: no config",
+				      d.str);
 		goto out;
 	}
 	ret = oci_desc_get(v, &cd, &csize, NULL, d.str, err);
@@ -285,9 +300,10 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 		json_object_object_get_ex(rootfs, "diff_ids", &ids);
 	if (!ids || !json_object_is_type(ids, json_type_array) ||
 	    json_object_array_length(ids) != json_object_array_length(layers)) {
-		ret = imgfs_error_set(err, -EINVAL,
-				      "config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
-				      cd.str, d.str);
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
+			cd.str, d.str);
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(layers); i++) {
@@ -303,9 +319,10 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 			goto out;
 		if (oci_layer_kind(mt) != OCI_LAYER_TAR)
 			continue;
-		ret = oci_digest_parse(json_object_get_string(
-					       json_object_array_get_idx(ids, i)),
-				       &did, what, err);
+		ret = oci_digest_parse(
+			json_object_get_string(
+				json_object_array_get_idx(ids, i)),
+			&did, what, err);
 		if (!ret)
 			ret = add_unit(l, &did, &ldig, lsize, mt, err);
 		if (ret)
@@ -341,10 +358,9 @@ static int collect_index(struct oci_layout *l, struct json_object *desc,
 	    json_object_is_type(children, json_type_array))
 		for (size_t i = 0;
 		     !ret && i < json_object_array_length(children); i++)
-			ret = collect_desc(l,
-					   json_object_array_get_idx(children,
-								     i),
-					   depth + 1, err);
+			ret = collect_desc(
+				l, json_object_array_get_idx(children, i),
+				depth + 1, err);
 	json_object_put(ix);
 	return ret;
 }
@@ -385,9 +401,10 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 	ver = oci_json_str(lay, "imageLayoutVersion");
 	if (!ver) {
 		json_object_put(lay);
-		return imgfs_error_set(err, -EINVAL,
-				       "%s: not an OCI image layout (no readable oci-layout file with imageLayoutVersion)",
-				       root);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s: not an OCI image layout (no readable oci-layout file with imageLayoutVersion)",
+			root);
 	}
 	json_object_put(lay);
 	if (asprintf(&path, "%s/index.json", root) < 0)
@@ -397,12 +414,14 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 	if (!l->index || !json_object_is_type(l->index, json_type_object) ||
 	    !json_object_object_get_ex(l->index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array))
-		return imgfs_error_set(err, -EINVAL,
-				       "%s/index.json: missing, not JSON or without a manifests array",
-				       root);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s/index.json: missing, not JSON or without a manifests array",
+			root);
 	for (size_t i = 0; !ret && i < json_object_array_length(children);
 	     i++) {
-		struct json_object *desc = json_object_array_get_idx(children, i);
+		struct json_object *desc =
+			json_object_array_get_idx(children, i);
 
 		if (oci_ref_selected(o, desc))
 			ret = collect_desc(l, desc, 0, err);
@@ -412,7 +431,8 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 	for (size_t i = 0; i < o->nr_refs; i++) {
 		bool found = false;
 
-		for (size_t j = 0; j < json_object_array_length(children); j++) {
+		for (size_t j = 0; j < json_object_array_length(children);
+		     j++) {
 			struct imgfs_oci_options one = *o;
 
 			one.refs = &o->refs[i];
@@ -422,11 +442,12 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 				found = true;
 		}
 		if (!found)
-			return imgfs_error_set(err, -ENOENT,
-					       "%s: no image with ref name '%s' in index.json",
-					       root, o->refs[i]);
+			return imgfs_error_set(
+				err, -ENOENT,
+				"%s: no image with ref name '%s' in index.json",
+				root, o->refs[i]);
 	}
-	qsort(l->units, l->nr_units, sizeof(*l->units), unit_cmp);
+	dedupe_units(l);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "oci/internal.h"
 
@@ -43,8 +44,9 @@ static int check_options(const struct imgfs_oci_options *o,
 				       ": the index must be below the count",
 				       o->shard_index, o->shard_count);
 	if (o->mkfs.tar_index)
-		return imgfs_error_set(err, -EINVAL,
-				       "tar-index images are not OCI layers of their own: --tar-index does not apply");
+		return imgfs_error_set(
+			err, -EINVAL,
+			"tar-index images are not OCI layers of their own: --tar-index does not apply");
 	return imgfs_mkfs_options_check(&o->mkfs, err);
 }
 
@@ -168,6 +170,9 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 
 	if (ret)
 		return ret;
+	/* a unit made with --no-verify does not stand for a verified one */
+	if (u->have && !u->verified && !run->o->no_verify)
+		u->have = false;
 	if (u->have) {
 		path = oci_blob_path(run->dst, &u->out);
 		if (!path)
@@ -182,6 +187,8 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 	if (!run->o->cache_dir || run->o->layer_type != IMGFS_OCI_LAYER_EROFS)
 		return 0;
 	ret = oci_record_load(run->o->cache_dir, &run->opts_digest, u, err);
+	if (!ret && u->have && !u->verified && !run->o->no_verify)
+		u->have = false;
 	if (ret || !u->have)
 		return ret;
 	/* the cache's image is the blob itself: copy it in, verified */
@@ -206,8 +213,7 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 		return 0;
 	}
 	u->have = true;
-	return oci_record_store(run->dst, &run->opts_digest, u, run->sync,
-				err);
+	return oci_record_store(run->dst, &run->opts_digest, u, run->sync, err);
 }
 
 static unsigned int online_cpus(void)
@@ -227,6 +233,17 @@ static int prepare(const char *src, const char *dst,
 	memset(l, 0, sizeof(*l));
 	if (ret)
 		return ret;
+	{
+		struct stat a, b;
+
+		/* index.json would be replaced: the source would lose it */
+		if (!stat(src, &a) && !stat(dst, &b) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return imgfs_error_set(
+				err, -EINVAL,
+				"%s: the destination layout is the source layout: write to another directory",
+				dst);
+	}
 	memset(run, 0, sizeof(*run));
 	run->src = src;
 	run->dst = dst;
@@ -361,8 +378,9 @@ int imgfs_oci_convert(const char *src, const char *dst,
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
 	if (!ret && o->shard_count)
-		ret = imgfs_error_set(err, -EINVAL,
-				      "a shard is converted with imgfs_oci_convert_units()");
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"a shard is converted with imgfs_oci_convert_units()");
 	if (!ret)
 		ret = convert_units(&run, &l, stats, err);
 	if (!ret)

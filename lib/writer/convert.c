@@ -22,11 +22,17 @@
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
+#include "writer/intake.h"
 
-/* Where the entries come from: a path ("-", a tar, a directory) or an fd. */
+/*
+ * Where the entries come from: a path ("-", a tar, a directory), an fd,
+ * or the caller's feed function (path NULL, fd -1).
+ */
 struct convert_source {
 	const char *path;
 	int fd;
+	imgfs_writer_feed_fn feed;
+	void *feed_arg;
 };
 
 /* The source is the target itself: the image would destroy its input. */
@@ -35,6 +41,8 @@ static bool same_file(const struct convert_source *src, const char *target)
 	struct stat sa, sb;
 	int r;
 
+	if (src->feed)
+		return false; /* the feeder checks its own inputs */
 	if (!src->path)
 		r = fstat(src->fd, &sa);
 	else if (!strcmp(src->path, "-"))
@@ -81,6 +89,8 @@ static int check_source(const struct convert_source *src,
 	struct stat st;
 	int fd = src->fd;
 
+	if (src->feed)
+		return 0;
 	if (src->path && !strcmp(src->path, "-"))
 		fd = STDIN_FILENO;
 	else if (src->path && stat(src->path, &st))
@@ -111,6 +121,8 @@ static int add_source(struct imgfs_writer *w, const struct convert_source *src,
 	struct imgfs_tar *t;
 	int ret;
 
+	if (src->feed)
+		return src->feed(w, src->feed_arg, err);
 	if (src->path && imgfs_source_is_dir(src->path)) {
 		/* an image being replaced inside the tree is not part of it */
 		ret = imgfs_writer_exclude_path(w, target, err);
@@ -246,6 +258,17 @@ int imgfs_convert_fd(int tar_fd, const char *image_path,
 		     struct imgfs_mkfs_stats *stats, struct imgfs_error *err)
 {
 	struct convert_source src = { .path = NULL, .fd = tar_fd };
+
+	return convert(&src, image_path, o, hooks, stats, err);
+}
+
+int imgfs_convert_feed(const char *image_path,
+		       const struct imgfs_mkfs_options *o,
+		       const struct imgfs_convert_hooks *hooks,
+		       imgfs_writer_feed_fn feed, void *arg,
+		       struct imgfs_mkfs_stats *stats, struct imgfs_error *err)
+{
+	struct convert_source src = { .fd = -1, .feed = feed, .feed_arg = arg };
 
 	return convert(&src, image_path, o, hooks, stats, err);
 }

@@ -10,6 +10,7 @@
 #include "imgfs/writer.h"
 #include "source/fflags.h"
 #include "writer/blkout.h"
+#include "writer/intake.h"
 #include "writer/tree.h"
 #include "writer/xattr.h"
 
@@ -93,9 +94,6 @@ int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
 /* archive.c: the same from a tar stream, with its end-of-archive rules. */
 int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 			  struct imgfs_error *err);
-/* archive.c: one entry and its data (also for directory sources). */
-int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
-			       struct archive_entry *e, struct imgfs_error *err);
 
 /* source.c: feed a directory tree through libarchive's disk reader. */
 int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,

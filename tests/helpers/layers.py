@@ -33,6 +33,7 @@ RANK = {
     "writer": 2, "reader": 2,
     "check": 3, "inspect": 3, "compare": 3,
     "extract": 3,
+    "stack": 3,
     "oci": 4,
 }
 # Same rank, one direction allowed: the format layer may use the error and

@@ -114,6 +114,20 @@ mkfs_img --oci -q --ref=nosuch "$WORK/src" "$WORK/none" 2>"$WORK/err" &&
 grep -q "nosuch" "$WORK/err" && ok "an unknown --ref is an error naming it" ||
 	{ cat "$WORK/err"; fail "unknown --ref message"; }
 
+# ordinary mkfs options apply to every layer: lz4 compression, 64 KiB
+# clusters; the same bytes with 1 job (all workers) and 3 jobs
+check "-z lz4 -C 65536 --jobs=3" mkfs_img --oci -q --ref=mixed -z lz4 -C 65536 \
+	--jobs=3 "$WORK/src" "$WORK/lz4"
+check "-z lz4 -C 65536 --jobs=1" mkfs_img --oci -q --ref=mixed -z lz4 -C 65536 \
+	--jobs=1 "$WORK/src" "$WORK/lz4b"
+diff -r "$WORK/lz4" "$WORK/lz4b" >/dev/null &&
+	ok "compressed layers: the same bytes with 1 and 3 jobs" ||
+	fail "compressed layers differ between 1 and 3 jobs"
+mapfile -t BLOBS < <(layer_blobs "$WORK/lz4" mixed)
+"$DUMP_IMG" -s "${BLOBS[0]}" | grep -qi "lz4" &&
+	ok "the layer images are lz4-compressed" || fail "not compressed"
+stack_compare lz4 "$REF" "${BLOBS[@]}"
+
 # zstd-framed layers: the annotation gives the image's digest, the image
 # mounts once decompressed, diff_ids are the uncompressed images'
 check "--layer-media-type=+zstd" mkfs_img --oci -q --ref=mixed \
@@ -144,6 +158,53 @@ else
 	cat "$WORK/z.out"
 	fail "+zstd layers"
 fi
+# a referrer of "mixed" (an SBOM-like artifact, no ref name) passes
+# through untouched; --subject points the converted manifest at the source
+"$PYTHON" - "$WORK/src" <<'PY' || die "could not add a referrer"
+import hashlib, json, os, sys
+root = sys.argv[1]
+def blob(data):
+    d = hashlib.sha256(data).hexdigest()
+    open(os.path.join(root, "blobs", "sha256", d), "wb").write(data)
+    return {"digest": "sha256:" + d, "size": len(data)}
+ipath = os.path.join(root, "index.json")
+ix = json.load(open(ipath))
+mixed = [m for m in ix["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "mixed"][0]
+empty = dict(mediaType="application/vnd.oci.empty.v1+json", **blob(b"{}"))
+sbom = dict(mediaType="application/spdx+json", **blob(b'{"spdxVersion":"SPDX-2.3"}'))
+ref = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+       "artifactType": "application/spdx+json", "config": empty, "layers": [sbom],
+       "subject": {"mediaType": mixed["mediaType"], "digest": mixed["digest"], "size": mixed["size"]}}
+ix["manifests"].append(dict(mediaType="application/vnd.oci.image.manifest.v1+json",
+                            **blob(json.dumps(ref).encode())))
+json.dump(ix, open(ipath, "w"))
+PY
+check "--ref=mixed --subject" mkfs_img --oci -q --ref=mixed --subject \
+	"$WORK/src" "$WORK/subj"
+"$PYTHON" - "$WORK/src" "$WORK/subj" >"$WORK/subj.out" 2>&1 <<'PY'
+import json, os, sys
+src, dst = sys.argv[1:]
+def path(root, d):
+    return os.path.join(root, "blobs", "sha256", d.split(":")[1])
+six = json.load(open(os.path.join(src, "index.json")))["manifests"]
+dix = json.load(open(os.path.join(dst, "index.json")))["manifests"]
+assert len(dix) == 2, dix
+mixed = [m for m in six if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == "mixed"][0]
+# the referrer: the same descriptor, every blob copied byte for byte
+assert dix[1] == six[-1], dix[1]
+ref = json.load(open(path(dst, dix[1]["digest"])))
+for d in [dix[1], ref["config"]] + ref["layers"]:
+    assert open(path(dst, d["digest"]), "rb").read() == open(path(src, d["digest"]), "rb").read()
+# --subject: the converted manifest names the original, which is there
+man = json.load(open(path(dst, dix[0]["digest"])))
+assert man["subject"] == {"mediaType": mixed["mediaType"], "digest": mixed["digest"], "size": mixed["size"]}, man["subject"]
+assert os.path.exists(path(dst, mixed["digest"]))
+print("ok")
+PY
+grep -qx ok "$WORK/subj.out" &&
+	ok "a referrer passes through untouched; --subject names the original" ||
+	{ cat "$WORK/subj.out"; fail "referrer / --subject"; }
+
 check "--layer-media-type=application/vnd.erofs" mkfs_img --oci -q \
 	--ref=mixed --layer-media-type=application/vnd.erofs "$WORK/src" "$WORK/draft"
 [ "$(layer_blobs "$WORK/draft" mixed | wc -l)" -eq 3 ] &&

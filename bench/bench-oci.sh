@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# OCI layout conversion benchmark (mkfs.img --oci).
+#
+# usage: bench/bench-oci.sh [-n RUNS] [-j JOBS] [-o "MKFS OPTIONS"] [TAR]
+#
+# TAR (default: the layer bench-convert.sh caches, $BENCH_DIR/layer.tar,
+# made by it when missing) is split into five layers by entries: two base
+# layers (zstd) shared by three images, and one layer of its own per image
+# (gzip). The layout is cached in $BENCH_DIR/oci-src. Cases, each the
+# median of RUNS runs (default 3): cold (empty destination) with 1 job and
+# with JOBS jobs (default: online CPUs); warm (the same destination again:
+# every unit reused); from the cache (a new destination, --cache-dir
+# filled); and reuse across images (image 1 first, then all three: the
+# base layers are not converted again). Printed: wall time, units
+# converted and reused, layers/s and MB/s (uncompressed tar bytes of the
+# units converted per second), peak RSS (GNU time), and the speed-ups.
+#
+# Needs GNU time (/usr/bin/time), python3, zstd.
+set -euo pipefail
+
+RUNS=3
+JOBS=$(nproc)
+OPTS=""
+while getopts "n:j:o:h" opt; do
+	case $opt in
+	n) RUNS=$OPTARG ;;
+	j) JOBS=$OPTARG ;;
+	o) OPTS=$OPTARG ;;
+	*) sed -n '3,18p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(dirname "$here")}
+if [ -z "${top_builddir:-}" ]; then
+	top_builddir=$PWD
+	[ -e "$top_builddir/mkfs/mkfs.img" ] || top_builddir=$top_srcdir
+fi
+BENCH_DIR=${BENCH_DIR:-/tmp/imgfs-bench}
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+TIME=/usr/bin/time
+[ -x "$TIME" ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
+command -v zstd >/dev/null || { echo "needs zstd" >&2; exit 1; }
+if [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
+	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	MKFS=$top_builddir/mkfs/.libs/mkfs.img
+else
+	MKFS=$top_builddir/mkfs/mkfs.img
+fi
+[ -x "$MKFS" ] || { echo "mkfs.img not found: $MKFS" >&2; exit 1; }
+
+TAR=${1:-$BENCH_DIR/layer.tar}
+if [ ! -e "$TAR" ]; then
+	echo "making $TAR (bench-convert.sh's layer)..." >&2
+	BENCH_DIR=$BENCH_DIR "$top_srcdir/bench/bench-convert.sh" -n 1 >/dev/null
+fi
+SRC=$BENCH_DIR/oci-src
+SPLIT=$BENCH_DIR/oci-split
+if [ ! -e "$SRC/index.json" ] || [ "$TAR" -nt "$SRC/index.json" ]; then
+	echo "splitting $TAR into 5 layers, building $SRC..." >&2
+	rm -rf "$SRC" "$SPLIT"
+	mkdir -p "$SPLIT"
+	"$PYTHON" - "$TAR" "$SPLIT" <<'PY'
+import sys, tarfile
+src, out = sys.argv[1:]
+with tarfile.open(src) as t:
+    members = t.getmembers()
+# parts by entry count; every part keeps the directories it writes into
+n = len(members)
+bounds = [0, n * 30 // 100, n * 60 // 100, n * 73 // 100, n * 86 // 100, n]
+with tarfile.open(src) as t:
+    for i in range(5):
+        with tarfile.open("%s/part%d.tar" % (out, i), "w", format=tarfile.PAX_FORMAT) as o:
+            for m in members[bounds[i]:bounds[i + 1]]:
+                o.addfile(m, t.extractfile(m) if m.isreg() else None)
+PY
+	P=$SPLIT
+	"$PYTHON" "$top_srcdir/tests/oci/mklayout.py" "$SRC" \
+		"img1=$P/part0.tar:zstd,$P/part1.tar:zstd,$P/part2.tar:gzip" \
+		"img2=$P/part0.tar:zstd,$P/part1.tar:zstd,$P/part3.tar:gzip" \
+		"img3=$P/part0.tar:zstd,$P/part1.tar:zstd,$P/part4.tar:gzip"
+fi
+# uncompressed bytes of each unit, by diffID
+declare -A UBYTES
+for f in "$SPLIT"/part*.tar; do
+	UBYTES["sha256:$(sha256sum <"$f" | cut -d' ' -f1)"]=$(stat -c %s "$f")
+done
+
+WORK=$BENCH_DIR/oci-work
+trap 'rm -rf "$WORK"' EXIT
+
+# run NAME PREP ARGS...: RUNS times (PREP, a function, before each), the
+# median wall time, its converted/reused counts and the peak RSS
+run() {
+	local name=$1 prep=$2 i walls=() rss=0 r w
+	shift 2
+	for ((i = 0; i < RUNS; i++)); do
+		$prep
+		# shellcheck disable=SC2086 # OPTS are options
+		"$TIME" -f '%e %M' -o "$WORK/time" "$MKFS" --oci --json $OPTS "$@" \
+			>"$WORK/sum.json" 2>"$WORK/err" ||
+			{ cat "$WORK/err" >&2; exit 1; }
+		read -r w r <"$WORK/time"
+		walls+=("$w")
+		[ "$r" -gt "$rss" ] && rss=$r
+	done
+	local med
+	med=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	"$PYTHON" - "$WORK/sum.json" "$med" "$rss" "$name" "$SRC" <<'PY' | tee -a "$WORK/results"
+import json, os, subprocess, sys
+s = json.load(open(sys.argv[1]))
+wall, rss, name, src = float(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+ub = dict(l.split() for l in open(os.environ["UBFILE"]))
+conv = s["converted"]
+# the units converted are those not reused: their uncompressed bytes
+mb = sum(int(v) for v in ub.values()) / 1e6 if conv == s["units"] else None
+print("%-28s %7.2f s  %2d converted %2d reused  %6.2f layers/s  %s  peak RSS %6.1f MB" % (
+    name, wall, conv, s["reused"], conv / wall if wall else 0,
+    ("%7.1f MB/s" % (mb / wall)) if mb else "     -     ", rss / 1024))
+print("WALL", name, wall, file=open(os.environ["WALLS"], "a"))
+PY
+}
+
+mkdir -p "$WORK"
+export UBFILE=$WORK/ubytes WALLS=$WORK/walls
+for k in "${!UBYTES[@]}"; do echo "$k ${UBYTES[$k]}"; done >"$UBFILE"
+: >"$WALLS"
+fresh() { rm -rf "$WORK/dst"; }
+# unverified units are not reused by verifying runs: a destination of its own
+fresh_nv() { rm -rf "$WORK/nv"; }
+fresh_cache() { rm -rf "$WORK/dst" "$WORK/cache"; }
+fresh_keep_cache() { rm -rf "$WORK/dst"; }
+none() { :; }
+half() { rm -rf "$WORK/dst"; "$MKFS" --oci -q --ref=img1 $OPTS "$SRC" "$WORK/dst"; }
+
+echo "mkfs.img --oci: $(du -sh "$SRC" | cut -f1) layout, 3 images, 5 units" \
+	"($(du -ch "$SPLIT"/part*.tar | tail -n 1 | cut -f1) of tar); $RUNS runs each; options: ${OPTS:-none}"
+run "cold, 1 job" fresh --jobs=1 "$SRC" "$WORK/dst"
+run "cold, $JOBS jobs" fresh "--jobs=$JOBS" "$SRC" "$WORK/dst"
+run "cold, $JOBS jobs, no verify" fresh_nv "--jobs=$JOBS" --no-verify "$SRC" "$WORK/nv"
+run "warm destination" none "--jobs=$JOBS" "$SRC" "$WORK/dst"
+run "cold + --cache-dir" fresh_cache "--jobs=$JOBS" "--cache-dir=$WORK/cache" "$SRC" "$WORK/dst"
+run "new destination, warm cache" fresh_keep_cache "--jobs=$JOBS" "--cache-dir=$WORK/cache" "$SRC" "$WORK/dst"
+run "img2+3 after img1 (reuse)" half "--jobs=$JOBS" "$SRC" "$WORK/dst"
+"$PYTHON" - "$WALLS" "$JOBS" <<'PY'
+import sys
+w = {}
+for l in open(sys.argv[1]):
+    _, rest = l.split(" ", 1)
+    name, t = rest.rsplit(" ", 1)
+    w[name] = float(t)
+j = sys.argv[2]
+c1, cn = w["cold, 1 job"], w["cold, %s jobs" % j]
+print("speed-up of %s jobs over 1: %.2fx" % (j, c1 / cn))
+print("speed-up of a warm destination over cold: %.1fx" % (cn / w["warm destination"]))
+print("speed-up of a warm --cache-dir over cold: %.1fx" % (cn / w["new destination, warm cache"]))
+print("cost of verification: %.0f%% of a cold run" % (100 * (cn - w["cold, %s jobs, no verify" % j]) / cn))
+PY

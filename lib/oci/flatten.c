@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One image of a layout flattened into one EROFS image (mkfs.img --oci
+ * --flatten): the OCI side picks the image (ref and platform, through
+ * nested indexes; exactly one manifest must remain) and opens its layers
+ * for imgfs_flatten() (lib/stack), each streamed once from its blob and
+ * checked as it goes: blob digest and size, and the diffID its config
+ * gives for the uncompressed bytes.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf */
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgfs/source.h"
+#include "imgfs/stack.h"
+#include "oci/feed.h"
+#include "oci/internal.h"
+
+#define OCI_MAX_DEPTH 16
+
+struct pick {
+	const struct imgfs_oci_options *o;
+	const char *root;
+	struct json_object *found; /* the manifest's descriptor */
+	size_t count;
+};
+
+static int pick_desc(struct pick *p, struct json_object *desc, int depth,
+		     struct imgfs_error *err)
+{
+	const char *mt = oci_json_str(desc, "mediaType");
+	struct json_object *doc = NULL, *v, *cfg = NULL;
+	struct oci_digest d, cd;
+	uint64_t size, csize;
+	int ret;
+
+	if (depth > OCI_MAX_DEPTH)
+		return imgfs_error_set(err, -ELOOP, "indexes nested too deep");
+	if (!oci_is_index_type(mt) && !oci_is_manifest_type(mt))
+		return 0;
+	if (json_object_object_get_ex(desc, "platform", &v) &&
+	    !oci_platform_selected(p->o, v, false))
+		return 0;
+	ret = oci_desc_get(desc, &d, &size, NULL, "descriptor", err);
+	if (!ret)
+		ret = oci_json_load(p->root, &d, size, &doc, err);
+	if (ret)
+		return ret;
+	if (oci_is_index_type(mt)) {
+		if (json_object_object_get_ex(doc, "manifests", &v) &&
+		    json_object_is_type(v, json_type_array))
+			for (size_t i = 0;
+			     !ret && i < json_object_array_length(v); i++)
+				ret = pick_desc(p,
+						json_object_array_get_idx(v, i),
+						depth + 1, err);
+		json_object_put(doc);
+		return ret;
+	}
+	/* referrers (signatures, SBOMs) are not images to flatten */
+	if (json_object_object_get_ex(doc, "subject", &v))
+		goto out;
+	if (!json_object_object_get_ex(desc, "platform", &v) &&
+	    p->o->nr_platforms) {
+		if (!json_object_object_get_ex(doc, "config", &v) ||
+		    oci_desc_get(v, &cd, &csize, NULL, d.str, err) ||
+		    oci_json_load(p->root, &cd, csize, &cfg, err)) {
+			ret = err->code ? err->code : -EINVAL;
+			goto out;
+		}
+		if (!oci_platform_selected(p->o, cfg, true))
+			goto out;
+	}
+	if (!p->count++)
+		p->found = json_object_get(desc);
+out:
+	json_object_put(cfg);
+	json_object_put(doc);
+	return ret;
+}
+
+struct layer_src {
+	struct oci_digest blob;
+	uint64_t size;
+	struct oci_digest diff_id;
+};
+
+struct opener {
+	const char *root;
+	struct layer_src *layers;
+	struct oci_feed feed;
+	struct imgfs_tar *t;
+};
+
+static int open_layer(void *arg, unsigned int layer, struct archive **a,
+		      struct imgfs_error *err)
+{
+	struct opener *op = arg;
+	struct layer_src *l = &op->layers[layer];
+	char name[OCI_DIGEST_MAX + 8];
+	int ret = oci_feed_start(&op->feed, op->root, &l->blob, l->size, true,
+				 err);
+
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "blob %s", l->blob.str);
+	op->t = imgfs_tar_open_fd(op->feed.rfd, name, err);
+	/* no plain bytes at all (the stream failed at once, or is empty):
+	 * there is no tar reader to hand out */
+	if (op->t && !imgfs_tar_archive(op->t)) {
+		imgfs_tar_close(op->t);
+		op->t = NULL;
+		imgfs_error_set(err, -EINVAL, "blob %s: no tar stream in it",
+				l->blob.str);
+	}
+	if (!op->t) {
+		struct imgfs_error ferr;
+
+		/* a corrupted blob is the cause of whatever the reader saw */
+		imgfs_error_clear(&ferr);
+		if (oci_feed_end(&op->feed, &ferr)) {
+			imgfs_error_clear(err);
+			return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+		}
+		return err->code;
+	}
+	*a = imgfs_tar_archive(op->t);
+	return 0;
+}
+
+static int close_layer(void *arg, unsigned int layer, struct archive *a,
+		       struct imgfs_error *err)
+{
+	struct opener *op = arg;
+	struct layer_src *l = &op->layers[layer];
+	struct imgfs_error ferr;
+
+	(void)a;
+	if (!op->t && !op->feed.running)
+		return 0;
+	imgfs_tar_close(op->t);
+	op->t = NULL;
+	imgfs_error_clear(&ferr);
+	if (oci_feed_end(&op->feed, &ferr))
+		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+	if (strcmp(op->feed.plain_digest.str, l->diff_id.str))
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+			l->blob.str, op->feed.plain_digest.str, l->diff_id.str);
+	return 0;
+}
+
+/* The layers of manifest @desc, checked to be tar layers. */
+static int image_layers(const char *root, struct json_object *desc,
+			struct layer_src **out, unsigned int *n,
+			struct oci_digest *md, struct imgfs_error *err)
+{
+	struct json_object *m = NULL, *cfg = NULL, *v, *layers, *rootfs, *ids;
+	struct oci_digest cd;
+	uint64_t size, csize;
+	size_t nl;
+	int ret;
+
+	*out = NULL;
+	ret = oci_desc_get(desc, md, &size, NULL, "manifest", err);
+	if (!ret)
+		ret = oci_json_load(root, md, size, &m, err);
+	if (!ret && (!json_object_object_get_ex(m, "config", &v) ||
+		     oci_desc_get(v, &cd, &csize, NULL, md->str, err) ||
+		     oci_json_load(root, &cd, csize, &cfg, err)))
+		ret = err->code ? err->code : -EINVAL;
+	if (ret)
+		goto out;
+	if (!json_object_object_get_ex(m, "layers", &layers) ||
+	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
+	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
+	    (nl = json_object_array_length(layers)) !=
+		    json_object_array_length(ids) ||
+	    !nl) {
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"manifest %s: no layers, or not one diffID per layer",
+			md->str);
+		goto out;
+	}
+	*out = calloc(nl, sizeof(**out));
+	if (!*out) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		struct json_object *ld = json_object_array_get_idx(layers, i);
+		const char *mt;
+
+		ret = oci_desc_get(ld, &(*out)[i].blob, &(*out)[i].size, &mt,
+				   md->str, err);
+		if (!ret && oci_layer_kind(mt) != OCI_LAYER_TAR)
+			ret = imgfs_error_set(
+				err, -EINVAL,
+				"manifest %s: layer %s has media type %s, not a tar layer: it cannot be flattened",
+				md->str, (*out)[i].blob.str,
+				mt ? mt : "(none)");
+		if (!ret)
+			ret = oci_digest_parse(
+				json_object_get_string(
+					json_object_array_get_idx(ids, i)),
+				&(*out)[i].diff_id, md->str, err);
+		if (ret)
+			goto out;
+	}
+	*n = (unsigned int)nl;
+out:
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	json_object_put(cfg);
+	json_object_put(m);
+	return ret;
+}
+
+int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
+		      const char *image_path, struct imgfs_mkfs_stats *stats,
+		      struct imgfs_error *err)
+{
+	struct pick p = { .o = o, .root = src };
+	struct imgfs_layer_opener lo;
+	struct imgfs_mkfs_options m;
+	struct json_object *index = NULL, *children;
+	struct opener op;
+	struct oci_digest md;
+	unsigned int n = 0;
+	char *path;
+	int ret = 0;
+
+	imgfs_error_clear(err);
+	if (!o || o->struct_size != sizeof(*o))
+		return imgfs_error_set(err, -EINVAL,
+				       "OCI options structure size mismatch");
+	if (asprintf(&path, "%s/index.json", src) < 0)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	index = json_object_from_file(path);
+	free(path);
+	if (!index ||
+	    !json_object_object_get_ex(index, "manifests", &children) ||
+	    !json_object_is_type(children, json_type_array)) {
+		json_object_put(index);
+		return imgfs_error_set(
+			err, -EINVAL,
+			"%s: not an OCI image layout (index.json missing or without manifests)",
+			src);
+	}
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
+		struct json_object *d = json_object_array_get_idx(children, i);
+
+		if (oci_ref_selected(o, d))
+			ret = pick_desc(&p, d, 0, err);
+	}
+	json_object_put(index);
+	if (!ret && p.count != 1)
+		ret = imgfs_error_set(
+			err, p.count ? -EINVAL : -ENOENT,
+			"%s: %zu images match the refs and platforms given: --flatten takes exactly one (use --ref and --platform)",
+			src, p.count);
+	memset(&op, 0, sizeof(op));
+	op.root = src;
+	if (!ret)
+		ret = image_layers(src, p.found, &op.layers, &n, &md, err);
+	json_object_put(p.found);
+	if (ret)
+		return ret;
+	m = o->mkfs;
+	if (!m.have_build_time) {
+		m.have_build_time = true;
+		m.build_time = 0;
+	}
+	if (!m.have_uuid) {
+		char name[OCI_DIGEST_MAX + 16];
+
+		/* reproducible: derived from the image flattened */
+		snprintf(name, sizeof(name), "erofs:flatten/%s", md.str);
+		oci_uuid5_url(name, m.uuid);
+		m.have_uuid = true;
+	}
+	lo.open = open_layer;
+	lo.close = close_layer;
+	lo.arg = &op;
+	ret = imgfs_flatten(&m, n, &lo, image_path, stats, err);
+	free(op.layers);
+	return ret;
+}
