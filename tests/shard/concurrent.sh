@@ -3,8 +3,9 @@
 # Runs writing into one destination at the same time: every shard started
 # twice at once (two runs race for each unit), then two --assemble runs at
 # once; a plain run (convert + assemble) racing with the shards; in both
-# cases the layout is byte-identical to a single run, every blob whole and
-# no temporary file left. --assemble with a shard missing fails, naming
+# cases every blob and unit record is whole from the moment it has its
+# final name (watched while the runs go), the layout is byte-identical to
+# a single run and no temporary file is left. --assemble with a shard missing fails, naming
 # every missing unit, and writes no index.json; once the shard has run it
 # succeeds.
 set -u
@@ -46,8 +47,26 @@ no_temporaries() {
 	check "$2: no temporary file left${left:+: $left}" [ -z "$left" ]
 }
 
+# watch_start DST / watch_stop WHAT: look at every file of DST as soon as
+# it gets its final name, for the whole time the runs write into DST.
+watch_start() {
+	rm -f "$WORK/stop"
+	$UNITS watch "$1" "$WORK/stop" >"$WORK/watch.out" 2>&1 &
+	WATCHER=$!
+}
+watch_stop() {
+	: >"$WORK/stop"
+	if wait "$WATCHER"; then
+		ok "$1: $(head -n 1 "$WORK/watch.out")"
+	else
+		cat "$WORK/watch.out"
+		fail "$1: a file under a final name was not whole when it appeared"
+	fi
+}
+
 # 1. every shard twice, all at once; then two assembles at once
 DST=$WORK/dst
+watch_start "$DST"
 for i in $(seq 0 $((N - 1))); do
 	at_once "a$i" mkfs_img --oci --jobs=1 --shard="$i/$N" "$SRC" "$DST"
 	at_once "b$i" mkfs_img --oci --jobs=1 --shard="$i/$N" "$SRC" "$DST"
@@ -63,6 +82,7 @@ log "units converted by both runs of their shard at once: $both of" \
 at_once asm1 mkfs_img --oci -q --assemble "$SRC" "$DST"
 at_once asm2 mkfs_img --oci -q --assemble "$SRC" "$DST"
 wait_all "two --assemble runs at once"
+watch_stop "racing shards + racing assembles, watched"
 check_same "$WORK/single" "$DST" "racing shards + racing assembles"
 check_whole "$DST" "racing shards + racing assembles"
 no_temporaries "$DST" "racing shards + racing assembles"
@@ -70,11 +90,13 @@ no_temporaries "$DST" "racing shards + racing assembles"
 # 2. a plain run (it converts every unit, then assembles) racing with the
 # shards
 DST=$WORK/dst2
+watch_start "$DST"
 at_once plain mkfs_img --oci -q --jobs=2 "$SRC" "$DST"
 for i in $(seq 0 $((N - 1))); do
 	at_once "s$i" mkfs_img --oci -q --jobs=1 --shard="$i/$N" "$SRC" "$DST"
 done
 wait_all "a plain run and $N shards at once"
+watch_stop "plain run racing with shards, watched"
 check_same "$WORK/single" "$DST" "plain run racing with shards"
 check_whole "$DST" "plain run racing with shards"
 no_temporaries "$DST" "plain run racing with shards"

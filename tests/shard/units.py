@@ -11,6 +11,12 @@ own JSON (independently of mkfs.img), and checks of a converted layout.
                                     nothing printed when all are whole
   units.py layers DST               the blob digests of every layer of every
                                     manifest DST's index.json reaches
+  units.py watch DIR STOP            until the file STOP exists, look at DIR
+                                    every few milliseconds: each file that
+                                    appears under a final name in blobs/ must
+                                    hash to its name, each unit record must
+                                    be whole JSON naming a blob present then;
+                                    prints what it saw, exits 1 on a fault
   units.py killmid BLOB DIR MIN CMD...
                                     run CMD and SIGKILL it while it converts
                                     the layer BLOB: once it has BLOB open and
@@ -127,6 +133,55 @@ def kill_mid(blob_path, out_dir, least, cmd):
     return 1
 
 
+def whole(path, alg, name):
+    h = hashlib.new(alg)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest() == name
+
+
+def watch(layout, stop):
+    """Each final name is looked at once, as soon as it is seen: a writer
+    that published a partial file would be caught in the act."""
+    seen, faults = set(), []
+    blobs = os.path.join(layout, "blobs", "sha256")
+    units_dir = os.path.join(layout, ".imgfs", "units")
+    while True:
+        last = os.path.exists(stop)
+        for d, kind in ((blobs, "blob"), (units_dir, "record")):
+            try:
+                names = os.listdir(d)
+            except FileNotFoundError:
+                continue
+            for name in names:
+                if name.startswith(".") or (d, name) in seen:
+                    continue
+                seen.add((d, name))
+                path = os.path.join(d, name)
+                if kind == "blob" and not whole(path, "sha256", name):
+                    faults.append(f"blob {name}: partial or foreign bytes")
+                elif kind == "record":
+                    try:
+                        with open(path, "rb") as f:
+                            rec = json.load(f)
+                        digest = rec["digest"].split(":", 1)[1]
+                        if not os.path.exists(os.path.join(blobs, digest)):
+                            faults.append(f"record {name}: names a blob "
+                                          "not there yet")
+                    except (ValueError, KeyError) as e:
+                        faults.append(f"record {name}: not whole ({e})")
+        if last:
+            break
+        time.sleep(0.002)
+    blobs_seen = sum(1 for d, _ in seen if d == blobs)
+    print(f"{blobs_seen} blobs and {len(seen) - blobs_seen} records watched "
+          f"as they appeared, {len(faults)} fault(s)")
+    for f in faults:
+        print(f)
+    return 1 if faults else 0
+
+
 def main(argv):
     cmd, layout = argv[1], argv[2]
     if cmd == "list":
@@ -144,6 +199,8 @@ def main(argv):
         for m in manifests(layout):
             for layer in m["layers"]:
                 print(layer["digest"])
+    elif cmd == "watch":
+        sys.exit(watch(argv[2], argv[3]))
     elif cmd == "killmid":
         sys.exit(kill_mid(argv[2], argv[3], max(1, int(argv[4])), argv[5:]))
     else:
