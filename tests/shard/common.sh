@@ -87,10 +87,10 @@ shard_layout() {
 }
 
 # layout_sums DIR: "SHA256  PATH" of every file under DIR (hidden ones
-# included), sorted by path, and every symbolic link and directory.
+# included), sorted by path, then type and mode of everything there.
 layout_sums() {
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0r sha256sum &&
-		find . ! -type f ! -type d -printf 'other %p\n' | sort)
+		find . -printf '%y %m %p\n' | sort -k 3)
 }
 
 # check_same REF DST WHAT: DST holds exactly the bytes of REF (diff -r, and
@@ -106,7 +106,8 @@ check_same() {
 	layout_sums "$ref" >"$WORK/ref.sums"
 	layout_sums "$dst" >"$WORK/dst.sums"
 	if cmp -s "$WORK/ref.sums" "$WORK/dst.sums"; then
-		ok "$what: same $(wc -l <"$WORK/dst.sums") files, same SHA-256 each"
+		ok "$what: same $(find "$dst" -type f | wc -l) files, same" \
+			"SHA-256 and mode each"
 	else
 		diff "$WORK/ref.sums" "$WORK/dst.sums" | head -n 20
 		fail "$what: hash lists differ from the single run"

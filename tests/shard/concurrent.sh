@@ -5,7 +5,8 @@
 # once; a plain run (convert + assemble) racing with the shards; in both
 # cases every blob and unit record is whole from the moment it has its
 # final name (watched while the runs go), the layout is byte-identical to
-# a single run and no temporary file is left. --assemble with a shard missing fails, naming
+# a single run and no temporary file is left; the same on a filesystem
+# without O_TMPFILE. --assemble with a shard missing fails, naming
 # every missing unit, and writes no index.json; once the shard has run it
 # succeeds.
 set -u
@@ -101,7 +102,32 @@ check_same "$WORK/single" "$DST" "plain run racing with shards"
 check_whole "$DST" "plain run racing with shards"
 no_temporaries "$DST" "plain run racing with shards"
 
-# 3. --assemble with the largest shard missing
+# 3. as 1, on a filesystem without O_TMPFILE (NFS; simulated by an
+# LD_PRELOAD shim): files are written under hidden names, then renamed
+SHIM=$top_builddir/tests/helpers/.libs/no_tmpfile.so
+[ -f "$SHIM" ] || die "helper not built: $SHIM (run make check)"
+DST=$WORK/dst-nfs
+watch_start "$DST"
+# shellcheck disable=SC2086 # IMGFS_MKFS may carry options
+for i in $(seq 0 $((N - 1))); do
+	at_once "n$i" env LD_PRELOAD="$SHIM" $MKFS --oci -q --jobs=1 \
+		--shard="$i/$N" "$SRC" "$DST"
+	at_once "m$i" env LD_PRELOAD="$SHIM" $MKFS --oci -q --jobs=1 \
+		--shard="$i/$N" "$SRC" "$DST"
+done
+wait_all "without O_TMPFILE: $((2 * N)) shard runs at once"
+# shellcheck disable=SC2086
+at_once nasm1 env LD_PRELOAD="$SHIM" $MKFS --oci -q --assemble "$SRC" "$DST"
+# shellcheck disable=SC2086
+at_once nasm2 env LD_PRELOAD="$SHIM" $MKFS --oci -q --assemble "$SRC" "$DST"
+wait_all "without O_TMPFILE: two --assemble runs at once"
+watch_stop "without O_TMPFILE, watched"
+check "without O_TMPFILE: the runs wrote under temporary names" \
+	grep -q ' [1-9][0-9]* temporary names seen' "$WORK/watch.out"
+check_same "$WORK/single" "$DST" "without O_TMPFILE"
+no_temporaries "$DST" "without O_TMPFILE"
+
+# 4. --assemble with the largest shard missing
 DST=$WORK/dst3
 most=0 left=0
 for i in $(seq 0 $((N - 1))); do

@@ -144,7 +144,7 @@ def whole(path, alg, name):
 def watch(layout, stop):
     """Each final name is looked at once, as soon as it is seen: a writer
     that published a partial file would be caught in the act."""
-    seen, faults = set(), []
+    seen, faults, hidden = set(), [], set()
     blobs = os.path.join(layout, "blobs", "sha256")
     units_dir = os.path.join(layout, ".imgfs", "units")
     while True:
@@ -155,7 +155,10 @@ def watch(layout, stop):
             except FileNotFoundError:
                 continue
             for name in names:
-                if name.startswith(".") or (d, name) in seen:
+                if name.startswith("."):
+                    hidden.add((d, name))
+                    continue
+                if (d, name) in seen:
                     continue
                 seen.add((d, name))
                 path = os.path.join(d, name)
@@ -176,7 +179,8 @@ def watch(layout, stop):
         time.sleep(0.002)
     blobs_seen = sum(1 for d, _ in seen if d == blobs)
     print(f"{blobs_seen} blobs and {len(seen) - blobs_seen} records watched "
-          f"as they appeared, {len(faults)} fault(s)")
+          f"as they appeared, {len(faults)} fault(s), "
+          f"{len(hidden)} temporary names seen")
     for f in faults:
         print(f)
     return 1 if faults else 0
