@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Runs writing into one destination at the same time: every shard started
-# twice at once (two runs race for each unit), then two --assemble runs at
-# once; a plain run (convert + assemble) racing with the shards; in both
+# twice at once (two runs race for each unit, sharing a --cache-dir, which
+# then alone makes the same layout), then two --assemble runs at once; a plain run (convert + assemble) racing with the shards; in both
 # cases every blob and unit record is whole from the moment it has its
 # final name (watched while the runs go), the layout is byte-identical to
 # a single run and no temporary file is left; the same on a filesystem
@@ -65,12 +65,16 @@ watch_stop() {
 	fi
 }
 
-# 1. every shard twice, all at once; then two assembles at once
+# 1. every shard twice, all at once, sharing one --cache-dir too; then two
+# assembles at once
 DST=$WORK/dst
+CACHE=$WORK/cache
 watch_start "$DST"
 for i in $(seq 0 $((N - 1))); do
-	at_once "a$i" mkfs_img --oci --jobs=1 --shard="$i/$N" "$SRC" "$DST"
-	at_once "b$i" mkfs_img --oci --jobs=1 --shard="$i/$N" "$SRC" "$DST"
+	at_once "a$i" mkfs_img --oci --jobs=1 --cache-dir="$CACHE" \
+		--shard="$i/$N" "$SRC" "$DST"
+	at_once "b$i" mkfs_img --oci --jobs=1 --cache-dir="$CACHE" \
+		--shard="$i/$N" "$SRC" "$DST"
 done
 wait_all "$((2 * N)) shard runs at once, each shard twice"
 # how often both runs of a shard did the same unit's work (then the second
@@ -87,6 +91,28 @@ watch_stop "racing shards + racing assembles, watched"
 check_same "$WORK/single" "$DST" "racing shards + racing assembles"
 check_whole "$DST" "racing shards + racing assembles"
 no_temporaries "$DST" "racing shards + racing assembles"
+
+# The shared cache: each image whole (one of the layout's blobs), and a
+# second layout made from it alone, every unit reused, is the same again.
+bad=""
+n=0
+while IFS= read -r -d '' f; do
+	n=$((n + 1))
+	[ -f "$DST/blobs/sha256/$(sha256sum <"$f" | cut -d' ' -f1)" ] ||
+		bad="$bad ${f#"$CACHE"/}"
+done < <(find "$CACHE" -name '*.erofs' -print0)
+check "shared --cache-dir: all $n images whole${bad:+; not:$bad}" \
+	[ "$n" -gt 0 ] && [ -z "$bad" ]
+for i in $(seq 0 $((N - 1))); do
+	mkfs_img --oci --jobs=1 --cache-dir="$CACHE" --shard="$i/$N" "$SRC" \
+		"$WORK/from-cache" 2>>"$WORK/from-cache.err" ||
+		fail "--shard=$i/$N from the cache"
+done
+check "from the shared cache: no unit converted again" \
+	[ "$(grep -c '^mkfs.img: converted ' "$WORK/from-cache.err")" = 0 ]
+check "from the shared cache: --assemble" \
+	mkfs_img --oci -q --assemble "$SRC" "$WORK/from-cache"
+check_same "$WORK/single" "$WORK/from-cache" "from the shared cache"
 
 # 2. a plain run (it converts every unit, then assembles) racing with the
 # shards
