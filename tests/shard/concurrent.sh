@@ -48,23 +48,6 @@ no_temporaries() {
 	check "$2: no temporary file left${left:+: $left}" [ -z "$left" ]
 }
 
-# watch_start DST / watch_stop WHAT: look at every file of DST as soon as
-# it gets its final name, for the whole time the runs write into DST.
-watch_start() {
-	rm -f "$WORK/stop"
-	$UNITS watch "$1" "$WORK/stop" >"$WORK/watch.out" 2>&1 &
-	WATCHER=$!
-}
-watch_stop() {
-	: >"$WORK/stop"
-	if wait "$WATCHER"; then
-		ok "$1: $(head -n 1 "$WORK/watch.out")"
-	else
-		cat "$WORK/watch.out"
-		fail "$1: a file under a final name was not whole when it appeared"
-	fi
-}
-
 # 1. every shard twice, all at once, sharing one --cache-dir too; then two
 # assembles at once
 DST=$WORK/dst

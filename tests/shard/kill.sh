@@ -46,7 +46,9 @@ check_final() {
 		[ -z "$bad" ]
 }
 
-# killed once the image being written holds 1 byte, 8 MiB, 24 MiB (of 24)
+# killed once the image being written holds 1 byte, 8 MiB, 24 MiB (of 24),
+# every file watched the moment it gets its final name
+watch_start "$DST"
 k=0
 for least in 1 8388608 25165824; do
 	k=$((k + 1))
@@ -69,6 +71,7 @@ for i in $(seq 0 $((N - 1))); do
 	check "--shard=$i/$N" mkfs_img --oci -q --shard="$i/$N" "$SRC" "$DST"
 done
 check "--assemble" mkfs_img --oci -q --assemble "$SRC" "$DST"
+watch_stop "three killed runs, the rerun, the other shards, --assemble, watched"
 check_same "$WORK/single" "$DST" "killed shard rerun + others + assemble"
 check_whole "$DST" "killed shard rerun + others + assemble"
 finish
