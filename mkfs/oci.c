@@ -52,7 +52,14 @@ static const struct option oci_opts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 };
 
-enum mode { MODE_ALL, MODE_LIST, MODE_SHARD, MODE_ASSEMBLE, MODE_FLATTEN };
+enum mode {
+	MODE_ALL,
+	MODE_LIST,
+	MODE_SHARD,
+	MODE_ASSEMBLE,
+	MODE_FLATTEN,
+	MODE_MERGE
+};
 
 struct oci_args {
 	struct mkfs_args m;
@@ -90,6 +97,9 @@ static void usage(FILE *f)
 		"                       already converted\n"
 		"      --flatten        SRC_LAYOUT OUT.img: the one image selected (--ref,\n"
 		"                       --platform) flattened into one EROFS image\n"
+		"      --merge          CONVERTED_LAYOUT OUT.img: the one image selected,\n"
+		"                       as a metadata-only image over its EROFS layer\n"
+		"                       blobs (mount -o device=BLOB,... in layer order)\n"
 		"      --json           the summary as JSON on standard output\n"
 		"  -q, --quiet          no progress or summary\n\n"
 		"Every other mkfs.img option (-z, -C, -b, -T, --all-root, --dm-verity, ...)\n"
@@ -206,22 +216,18 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 	case OPT_SHARD:
 	case OPT_ASSEMBLE:
 	case OPT_FLATTEN:
+	case OPT_MERGE:
 		if (a->mode != MODE_ALL) {
-			fputs("mkfs.img: --list-units, --shard, --assemble and --flatten exclude each other\n",
+			fputs("mkfs.img: --list-units, --shard, --assemble, --flatten and --merge exclude each other\n",
 			      stderr);
 			return -1;
 		}
 		a->mode = c == OPT_LIST_UNITS ? MODE_LIST
 			  : c == OPT_SHARD    ? MODE_SHARD
 			  : c == OPT_FLATTEN  ? MODE_FLATTEN
+			  : c == OPT_MERGE    ? MODE_MERGE
 					      : MODE_ASSEMBLE;
 		return c == OPT_SHARD ? parse_shard(arg, o) : 0;
-	case OPT_MERGE:
-		/* the multi-device image (issue 15) needs imgfs_merge_images()
-		 */
-		fputs("mkfs.img: --merge is not available in this build\n",
-		      stderr);
-		return -1;
 	}
 	return 1; /* an ordinary option */
 }
@@ -293,7 +299,8 @@ static int parse(int argc, char **argv, struct oci_args *a)
 		return refuse(0, "--tar-index");
 	if (a->m.immutable)
 		return refuse(0, "--immutable");
-	if (a->m.opts.have_uuid && a->mode != MODE_FLATTEN)
+	if (a->m.opts.have_uuid && a->mode != MODE_FLATTEN &&
+	    a->mode != MODE_MERGE)
 		return refuse(0, "-U");
 	if (!a->m.opts.have_build_time) {
 		int r = mkfs_source_date_epoch(&sde);
@@ -394,11 +401,17 @@ static void print_json(const struct oci_args *a,
 	json_object_put(o);
 }
 
-static int flatten(const struct oci_args *a, struct imgfs_error *err)
+/* --flatten and --merge: one image; --merge also lists its devices. */
+static int one_image(const struct oci_args *a, struct imgfs_error *err)
 {
 	struct imgfs_mkfs_stats st;
-	struct json_object *o;
-	int r = imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
+	struct json_object *o, *devs = NULL;
+	char **paths = NULL;
+	unsigned int n = 0;
+	int r = a->mode == MODE_MERGE
+			? imgfs_oci_merge(a->src, &a->o, a->dst, &paths, &n,
+					  &st, err)
+			: imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
 
 	if (r)
 		return r;
@@ -411,22 +424,36 @@ static int flatten(const struct oci_args *a, struct imgfs_error *err)
 		json_object_object_add(o, "image",
 				       json_object_new_string(a->dst));
 		json_object_object_add(
-			o, "entries",
-			json_object_new_int64((int64_t)st.entries));
-		json_object_object_add(
 			o, "inodes", json_object_new_int64((int64_t)st.inodes));
 		json_object_object_add(
 			o, "image_bytes",
 			json_object_new_int64((int64_t)st.image_bytes));
-		puts(json_object_to_json_string_ext(o,
-						    JSON_C_TO_STRING_PRETTY));
+		if (paths) {
+			devs = json_object_new_array();
+			for (unsigned int i = 0; i < n; i++)
+				json_object_array_add(
+					devs, json_object_new_string(paths[i]));
+			json_object_object_add(o, "devices", devs);
+		}
+		puts(json_object_to_json_string_ext(
+			o, JSON_C_TO_STRING_PRETTY |
+				   JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else if (!a->m.quiet) {
 		fprintf(stderr,
-			"mkfs.img: %s: %" PRIu64 " entries read, %" PRIu64
-			" inodes, %" PRIu64 " bytes\n",
-			a->dst, st.entries, st.inodes, st.image_bytes);
+			"mkfs.img: %s: %" PRIu64 " inodes, %" PRIu64 " bytes\n",
+			a->dst, st.inodes, st.image_bytes);
+		if (paths) {
+			/* the devices, in order, as mount wants them */
+			fputs("mkfs.img: mount with -o ro", stderr);
+			for (unsigned int i = 0; i < n; i++)
+				fprintf(stderr, ",device=%s", paths[i]);
+			fputc('\n', stderr);
+		}
 	}
+	for (unsigned int i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
 	return 0;
 }
 
@@ -478,7 +505,8 @@ int mkfs_oci_main(int argc, char **argv)
 		r = imgfs_oci_assemble(a.src, a.dst, &a.o, &st, &err);
 		break;
 	case MODE_FLATTEN:
-		r = flatten(&a, &err);
+	case MODE_MERGE:
+		r = one_image(&a, &err);
 		break;
 	default:
 		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
@@ -486,7 +514,8 @@ int mkfs_oci_main(int argc, char **argv)
 	}
 	if (r) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
-	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN) {
+	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
+		   a.mode != MODE_MERGE) {
 		if (a.m.json)
 			print_json(&a, &st);
 		else if (!a.m.quiet)

@@ -165,6 +165,21 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 		      const char *image_path, struct imgfs_mkfs_stats *stats,
 		      struct imgfs_error *err);
 
+/*
+ * Merge the one image of the converted layout @layout that @o selects
+ * into a metadata-only EROFS image at @image_path whose extra devices are
+ * its EROFS layer blobs (imgfs_merge_images(), imgfs/stack.h), each
+ * checked against its digest first. On success *@layer_paths (malloc'd,
+ * NULL-terminated, free each and the array) lists the blob paths in
+ * device order, bottom first, for "mount -o device=...". Build time 0
+ * and UUIDv5(URL, "erofs:merge/" + manifest digest) unless given.
+ */
+IMGFS_API
+int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
+		    const char *image_path, char ***layer_paths,
+		    unsigned int *nlayers, struct imgfs_mkfs_stats *stats,
+		    struct imgfs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

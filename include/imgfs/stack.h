@@ -78,6 +78,28 @@ int imgfs_flatten_tars(const struct imgfs_mkfs_options *opts,
 		       const char *image_path, struct imgfs_mkfs_stats *stats,
 		       struct imgfs_error *err);
 
+/*
+ * Merge converted layer images into a metadata-only image at @image_path:
+ * @layer_images[0..@nlayers-1], bottom first, become its extra devices
+ * (layer i is device i + 1 of the device table, its slot tagged with the
+ * file's name), and each regular file of the merged tree points at its
+ * data in its layer's image. The overlay rules of imgfs_flatten() are
+ * applied over the layer images' own whiteouts (character devices 0:0)
+ * and opaque directories (trusted.overlay.opaque = "y"). The layer images
+ * must be uncompressed, without inline file data, with @opts's block size
+ * (4096 bytes) and at most 23 of them (the device table stays inside the
+ * superblock's block). Mount the result with
+ * "mount -t erofs -o ro,device=L1,device=L2,... IMAGE DIR" (Linux 5.16 and
+ * later; layer image files, not only block devices, with Linux 6.12's
+ * file-backed mounts). docs/stack.md. Returns 0 or a negative errno with
+ * @err naming the layer image and the entry.
+ */
+IMGFS_API
+int imgfs_merge_images(const struct imgfs_mkfs_options *opts,
+		       unsigned int nlayers, const char *const *layer_images,
+		       const char *image_path, struct imgfs_mkfs_stats *stats,
+		       struct imgfs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

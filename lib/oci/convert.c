@@ -102,6 +102,15 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 		imgfs_error_clear(err);
 		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
 	}
+	if (ret && !strstr(err->msg, u->blob.str)) {
+		/* say which layer the entry is in */
+		char msg[IMGFS_ERROR_MSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		imgfs_error_clear(err);
+		imgfs_error_set(err, ret, "layer %s (diffID %s): %s",
+				u->blob.str, u->diff_id.str, msg);
+	}
 	if (ret)
 		return ret;
 	if (strcmp(f.plain_digest.str, u->diff_id.str))

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * One image of a layout flattened into one EROFS image (mkfs.img --oci
- * --flatten): the OCI side picks the image (ref and platform, through
- * nested indexes; exactly one manifest must remain) and opens its layers
- * for imgfs_flatten() (lib/stack), each streamed once from its blob and
- * checked as it goes: blob digest and size, and the diffID its config
- * gives for the uncompressed bytes.
+ * One image of a layout made into one EROFS image. The OCI side picks the
+ * image (ref and platform, through nested indexes; exactly one manifest
+ * must remain) and hands its layers to lib/stack: for --flatten (a source
+ * layout) each tar layer streamed once from its blob and checked as it
+ * goes (blob digest and size, the diffID its config gives for the
+ * uncompressed bytes) into imgfs_flatten(); for --merge (a converted
+ * layout) the EROFS layer blobs, checked against their digests, as the
+ * extra devices of imgfs_merge_images().
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf */
@@ -156,7 +158,13 @@ static int close_layer(void *arg, unsigned int layer, struct archive *a,
 }
 
 /* The layers of manifest @desc, checked to be tar layers. */
-static int image_layers(const char *root, struct json_object *desc,
+static bool erofs_layer(const char *mt)
+{
+	return mt && (!strcmp(mt, "application/vnd.erofs.layer.v1") ||
+		      !strcmp(mt, "application/vnd.erofs"));
+}
+
+static int image_layers(const char *root, struct json_object *desc, bool erofs,
 			struct layer_src **out, unsigned int *n,
 			struct oci_digest *md, struct imgfs_error *err)
 {
@@ -199,10 +207,16 @@ static int image_layers(const char *root, struct json_object *desc,
 
 		ret = oci_desc_get(ld, &(*out)[i].blob, &(*out)[i].size, &mt,
 				   md->str, err);
-		if (!ret && oci_layer_kind(mt) != OCI_LAYER_TAR)
+		if (!ret && !erofs && oci_layer_kind(mt) != OCI_LAYER_TAR)
 			ret = imgfs_error_set(
 				err, -EINVAL,
 				"manifest %s: layer %s has media type %s, not a tar layer: it cannot be flattened",
+				md->str, (*out)[i].blob.str,
+				mt ? mt : "(none)");
+		if (!ret && erofs && !erofs_layer(mt))
+			ret = imgfs_error_set(
+				err, -EINVAL,
+				"manifest %s: layer %s has media type %s, not an uncompressed EROFS layer: merge a layout converted with mkfs.img --oci",
 				md->str, (*out)[i].blob.str,
 				mt ? mt : "(none)");
 		if (!ret)
@@ -224,17 +238,13 @@ out:
 	return ret;
 }
 
-int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
-		      const char *image_path, struct imgfs_mkfs_stats *stats,
-		      struct imgfs_error *err)
+/* The one manifest of @src the options select, and its layers. */
+static int pick_image(const char *src, const struct imgfs_oci_options *o,
+		      bool erofs, struct layer_src **layers, unsigned int *n,
+		      struct oci_digest *md, struct imgfs_error *err)
 {
 	struct pick p = { .o = o, .root = src };
-	struct imgfs_layer_opener lo;
-	struct imgfs_mkfs_options m;
-	struct json_object *index = NULL, *children;
-	struct opener op;
-	struct oci_digest md;
-	unsigned int n = 0;
+	struct json_object *index, *children;
 	char *path;
 	int ret = 0;
 
@@ -266,32 +276,104 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 	if (!ret && p.count != 1)
 		ret = imgfs_error_set(
 			err, p.count ? -EINVAL : -ENOENT,
-			"%s: %zu images match the refs and platforms given: --flatten takes exactly one (use --ref and --platform)",
+			"%s: %zu images match the refs and platforms given: one is needed (use --ref and --platform)",
 			src, p.count);
+	if (!ret)
+		ret = image_layers(src, p.found, erofs, layers, n, md, err);
+	json_object_put(p.found);
+	return ret;
+}
+
+/* Build time 0 and a UUID derived from @what and the manifest digest. */
+static void image_options(const struct imgfs_oci_options *o, const char *what,
+			  const struct oci_digest *md,
+			  struct imgfs_mkfs_options *m)
+{
+	*m = o->mkfs;
+	if (!m->have_build_time) {
+		m->have_build_time = true;
+		m->build_time = 0;
+	}
+	if (!m->have_uuid) {
+		char name[OCI_DIGEST_MAX + 32];
+
+		/* reproducible: derived from the image */
+		snprintf(name, sizeof(name), "erofs:%s/%s", what, md->str);
+		oci_uuid5_url(name, m->uuid);
+		m->have_uuid = true;
+	}
+}
+
+int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
+		      const char *image_path, struct imgfs_mkfs_stats *stats,
+		      struct imgfs_error *err)
+{
+	struct imgfs_layer_opener lo;
+	struct imgfs_mkfs_options m;
+	struct oci_digest md;
+	struct opener op;
+	unsigned int n = 0;
+	int ret;
+
 	memset(&op, 0, sizeof(op));
 	op.root = src;
-	if (!ret)
-		ret = image_layers(src, p.found, &op.layers, &n, &md, err);
-	json_object_put(p.found);
+	ret = pick_image(src, o, false, &op.layers, &n, &md, err);
 	if (ret)
 		return ret;
-	m = o->mkfs;
-	if (!m.have_build_time) {
-		m.have_build_time = true;
-		m.build_time = 0;
-	}
-	if (!m.have_uuid) {
-		char name[OCI_DIGEST_MAX + 16];
-
-		/* reproducible: derived from the image flattened */
-		snprintf(name, sizeof(name), "erofs:flatten/%s", md.str);
-		oci_uuid5_url(name, m.uuid);
-		m.have_uuid = true;
-	}
+	image_options(o, "flatten", &md, &m);
 	lo.open = open_layer;
 	lo.close = close_layer;
 	lo.arg = &op;
 	ret = imgfs_flatten(&m, n, &lo, image_path, stats, err);
 	free(op.layers);
 	return ret;
+}
+
+int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
+		    const char *image_path, char ***layer_paths,
+		    unsigned int *nlayers, struct imgfs_mkfs_stats *stats,
+		    struct imgfs_error *err)
+{
+	struct imgfs_mkfs_options m;
+	struct layer_src *layers = NULL;
+	struct oci_digest md;
+	unsigned int n = 0;
+	char **paths = NULL;
+	int ret;
+
+	*layer_paths = NULL;
+	*nlayers = 0;
+	ret = pick_image(layout, o, true, &layers, &n, &md, err);
+	if (!ret && !(paths = calloc(n + 1, sizeof(*paths))))
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		struct oci_blob_reader r;
+
+		/* the layer images are used as they are: check them first */
+		paths[i] = oci_blob_path(layout, &layers[i].blob);
+		if (!paths[i]) {
+			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		ret = oci_blob_open_path(paths[i], &layers[i].blob,
+					 layers[i].size, &r, err);
+		if (!ret)
+			ret = oci_blob_finish(&r, err);
+		oci_blob_close(&r);
+	}
+	if (!ret) {
+		image_options(o, "merge", &md, &m);
+		ret = imgfs_merge_images(&m, n, (const char *const *)paths,
+					 image_path, stats, err);
+	}
+	free(layers);
+	if (ret) {
+		for (unsigned int i = 0; paths && i < n; i++)
+			free(paths[i]);
+		free(paths);
+		return ret;
+	}
+	*layer_paths = paths;
+	*nlayers = n;
+	return 0;
 }

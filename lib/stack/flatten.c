@@ -122,20 +122,29 @@ static int add_link(struct flatten *f, struct imgfs_writer *w,
 	return imgfs_writer_consume_entry(w, f->a, e, err);
 }
 
-/* Write the hidden entry kept in @s under the visible link @path. */
+/*
+ * Write the hidden entry kept in the spill at @off under the visible link
+ * @path; later links of the layer to @target link to @path.
+ */
 static int show_saved(struct flatten *f, struct imgfs_writer *w,
-		      struct stack_saved *s, const char *path,
+		      uint64_t off, const char *target, const char *path,
 		      struct imgfs_error *err)
 {
-	struct imgfs_block_source src;
+	struct stack_saved *s = stack_links_get(&f->links, target, err);
+	struct archive_entry *e;
+	struct archive *a;
 	int ret;
 
+	if (!s)
+		return err->code;
 	if (!(s->shown = strdup(path)))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	archive_entry_copy_pathname(s->entry, path);
-	stack_links_source(&f->links, s, &src);
-	ret = imgfs_writer_consume_entry_from(w, f->a, s->entry, &src, err);
-	/* messages about it name the link */
+	ret = stack_links_load(&f->links, off, &a, &e, err);
+	if (ret)
+		return ret;
+	archive_entry_copy_pathname(e, path);
+	ret = imgfs_writer_consume_entry(w, a, e, err);
+	stack_links_done(&f->links);
 	return ret;
 }
 
@@ -169,6 +178,7 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 			struct archive_entry *e, const char *path,
 			const char *target, struct imgfs_error *err)
 {
+	struct stack_node *node;
 	struct stack_saved *s;
 	int ret;
 
@@ -188,8 +198,15 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 		}
 		if (s && s->shown)
 			return add_link(f, w, e, path, s->shown, err);
-		if (s && s->entry)
-			return show_saved(f, w, s, path, err);
+		node = stack_paths_find(&f->paths, &f->tcomps);
+		if (node && node->saved_layer == f->layer &&
+		    node->saved_off == STACK_UNSAVED)
+			return imgfs_error_set(err, -EOPNOTSUPP,
+					       "%s: hard link target \"%s\" is deleted by a layer above, and its entry could not be kept for the link",
+					       path, target);
+		if (node && node->saved_layer == f->layer)
+			return show_saved(f, w, node->saved_off,
+					  f->tcomps.text, path, err);
 		s = stack_links_get(&f->links, f->tcomps.text, err);
 		return s ? stack_links_wait(s, path, err) : err->code;
 	}
@@ -250,23 +267,31 @@ static int take_hidden(struct flatten *f, struct imgfs_writer *w,
 		       struct archive_entry *e, const char *path,
 		       struct imgfs_error *err)
 {
-	struct stack_saved *s = stack_links_get(&f->links, f->comps.text, err);
+	struct stack_saved *s = stack_links_find(&f->links, f->comps.text);
+	struct stack_node *node;
 	char *first;
 	int ret;
 
-	if (!s)
-		return err->code;
-	if (!s->nr_pending)
-		return stack_links_save(&f->links, s, f->a, e, path, err);
-	/* visible links named it before it came: the first one takes it */
-	first = s->pending[0];
-	memmove(s->pending, s->pending + 1,
-		--s->nr_pending * sizeof(*s->pending));
-	archive_entry_copy_pathname(e, first);
-	ret = imgfs_writer_consume_entry(w, f->a, e, err);
-	free(s->shown);
-	s->shown = first;
-	return ret ? ret : release_waiting(f, w, s, first, err);
+	if (s && s->nr_pending) {
+		/* visible links named it before it came: the first takes it */
+		first = s->pending[0];
+		memmove(s->pending, s->pending + 1,
+			--s->nr_pending * sizeof(*s->pending));
+		archive_entry_copy_pathname(e, first);
+		ret = imgfs_writer_consume_entry(w, f->a, e, err);
+		stack_links_forget(s);
+		s->shown = first;
+		return ret ? ret : release_waiting(f, w, s, first, err);
+	}
+	/* a path named twice: links after this entry are to it */
+	if (s)
+		stack_links_forget(s);
+	node = stack_paths_find(&f->paths, &f->comps);
+	if (!node)
+		return imgfs_error_set(err, -EINVAL, "%s: not recorded", path);
+	node->saved_layer = f->layer;
+	return stack_links_save(&f->links, f->a, e, path, &node->saved_off,
+				err);
 }
 
 static int take_entry(struct flatten *f, struct imgfs_writer *w,
@@ -398,13 +423,16 @@ static int layer_error(const struct flatten *f, unsigned int layer,
 		       struct imgfs_error *err)
 {
 	char msg[IMGFS_ERROR_MSG_MAX];
+	int code = err->code ? err->code : -EIO;
 
 	memcpy(msg, err->msg, sizeof(msg));
 	msg[sizeof(msg) - 1] = '\0';
+	/* the first message stays unless cleared */
+	imgfs_error_clear(err);
 	if (f->tars)
-		return imgfs_error_set(err, err->code, "%s: %s",
-				       f->tars[layer], msg);
-	return imgfs_error_set(err, err->code, "layer %u: %s", layer, msg);
+		return imgfs_error_set(err, code, "%s: %s", f->tars[layer],
+				       msg);
+	return imgfs_error_set(err, code, "layer %u: %s", layer, msg);
 }
 
 static int read_layer(struct flatten *f, struct imgfs_writer *w,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Hidden entries kept while their layer is read (stack/links.h). A
- * regular file's data goes to an unlinked temporary file as the archive
- * gives it, block by block; only the blocks' offsets and lengths stay in
- * memory, so that a sparse file keeps its holes when it is given back.
+ * Hidden entries kept while their layer is read (stack/links.h). They go
+ * to the spill file as a pax tar stream, through libarchive's writer, so
+ * that everything an archive entry carries (xattrs, ACLs, sparse maps,
+ * file flags, times) comes back exactly through libarchive's reader, the
+ * same way the layer gave it, and memory holds no copy of their headers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #include "util/tmpfile.h"
 #include "util/vec.h"
 
-#define SPILL_CHUNK (128u * 1024u)
+#define SPILL_CHUNK (64u * 1024u)
 
 static uint64_t path_hash(const char *path)
 {
@@ -36,17 +37,28 @@ void stack_links_init(struct stack_links *l)
 	l->spill_fd = -1;
 }
 
-static void saved_free(struct stack_saved *s)
+void stack_links_forget(struct stack_saved *s)
 {
-	if (s->entry)
-		archive_entry_free(s->entry);
-	free(s->blocks);
 	free(s->alias);
 	free(s->shown);
+	s->alias = NULL;
+	s->shown = NULL;
+}
+
+static void saved_free(struct stack_saved *s)
+{
+	stack_links_forget(s);
 	for (size_t i = 0; i < s->nr_pending; i++)
 		free(s->pending[i]);
 	free(s->pending);
 	free(s);
+}
+
+static void spill_writer_free(struct stack_links *l)
+{
+	if (l->spill)
+		archive_write_free(l->spill);
+	l->spill = NULL;
 }
 
 void stack_links_reset(struct stack_links *l)
@@ -59,6 +71,8 @@ void stack_links_reset(struct stack_links *l)
 	}
 	imgfs_hashtab_free(&l->tab);
 	memset(&l->tab, 0, sizeof(l->tab));
+	stack_links_done(l);
+	spill_writer_free(l);
 	/* the next layer starts from an empty file (or, should truncating
 	 * fail, after what is there) */
 	if (l->spill_fd >= 0 && l->spill_end && !ftruncate(l->spill_fd, 0))
@@ -103,110 +117,185 @@ struct stack_saved *stack_links_get(struct stack_links *l, const char *path,
 	return s;
 }
 
-static int spill_open(struct stack_links *l, struct imgfs_error *err)
+static la_ssize_t spill_write(struct archive *a, void *arg, const void *buf,
+			      size_t len)
 {
-	if (l->spill_fd >= 0)
-		return 0;
-	l->spill_fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL), "imgfs-flatten");
-	if (l->spill_fd < 0)
-		return imgfs_error_set(err, -errno,
-				       "temporary file in %s for hidden hard link targets: %s",
-				       imgfs_tmpdir(NULL), strerror(errno));
-	return 0;
-}
-
-static int spill_write(struct stack_links *l, const void *buf, size_t len,
-		       struct imgfs_error *err)
-{
+	struct stack_links *l = arg;
 	const uint8_t *p = buf;
+	size_t left = len;
 
-	while (len) {
-		ssize_t n = pwrite(l->spill_fd, p, len, (off_t)l->spill_end);
+	while (left) {
+		ssize_t n = pwrite(l->spill_fd, p, left, (off_t)l->spill_end);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return imgfs_error_set(err, n < 0 ? -errno : -EIO,
-					       "temporary file for hidden hard link targets: %s",
-					       n < 0 ? strerror(errno) :
-						       "short write");
+		if (n <= 0) {
+			archive_set_error(a, n < 0 ? errno : EIO,
+					  "temporary file for hidden entries: %s",
+					  n < 0 ? strerror(errno) :
+						  "short write");
+			return -1;
+		}
 		p += n;
-		len -= (size_t)n;
+		left -= (size_t)n;
 		l->spill_end += (uint64_t)n;
 	}
-	return 0;
+	return (la_ssize_t)len;
 }
 
-/* Append a data block to @s's list, joining it to the last when adjacent. */
-static int add_block(struct stack_saved *s, int64_t off, size_t len)
+/* The spill file and its tar writer, made when first needed. */
+static int spill_open(struct stack_links *l, struct imgfs_error *err)
 {
-	struct imgfs_data_range *last =
-		s->nr_blocks ? &s->blocks[s->nr_blocks - 1] : NULL;
-
-	if (last && last->offset + last->length == (uint64_t)off) {
-		last->length += len;
-		return 0;
+	if (l->spill_fd < 0) {
+		l->spill_fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL),
+						 "imgfs-flatten");
+		if (l->spill_fd < 0)
+			return imgfs_error_set(err, -errno,
+					       "temporary file in %s for hidden entries: %s",
+					       imgfs_tmpdir(NULL),
+					       strerror(errno));
 	}
-	if (IMGFS_VEC_RESERVE(s->blocks, s->cap_blocks, s->nr_blocks + 1, 4))
-		return -ENOMEM;
-	s->blocks[s->nr_blocks].offset = (uint64_t)off;
-	s->blocks[s->nr_blocks++].length = len;
+	if (l->spill)
+		return 0;
+	l->spill = archive_write_new();
+	/* no blocking: each entry's bytes are in the file once written */
+	if (!l->spill || archive_write_set_format_pax(l->spill) ||
+	    archive_write_set_bytes_per_block(l->spill, 0) ||
+	    archive_write_open(l->spill, l, NULL, spill_write, NULL)) {
+		spill_writer_free(l);
+		return imgfs_error_set(err, -ENOMEM,
+				       "temporary file for hidden entries: cannot start its tar writer");
+	}
 	return 0;
 }
 
-static int save_data(struct stack_links *l, struct stack_saved *s,
-		     struct archive *a, const char *name,
+/*
+ * The tar writer takes a file's whole content in order and leaves out
+ * what its sparse map calls holes: gaps between the data blocks (and
+ * after the last) are given as zeros, which it skips.
+ */
+static int write_zeros(struct stack_links *l, uint64_t len, const char *name,
+		       struct imgfs_error *err)
+{
+	static const uint8_t zeros[4096];
+
+	while (len) {
+		size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
+
+		if (archive_write_data(l->spill, zeros, n) < 0)
+			return imgfs_error_set(err, -EIO, "%s: keeping it: %s",
+					       name,
+					       archive_error_string(l->spill));
+		len -= n;
+	}
+	return 0;
+}
+
+static int copy_data(struct stack_links *l, struct archive *a,
+		     struct archive_entry *e, const char *name,
 		     struct imgfs_error *err)
 {
+	uint64_t pos = 0, size = (uint64_t)archive_entry_size(e);
 	const void *buf;
+	const char *msg;
 	size_t len;
 	int64_t off;
 	int r, ret;
 
-	s->spill_off = l->spill_end;
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
-		if (!len)
-			continue;
-		if (off < 0)
+		if (off < 0 || (uint64_t)off < pos)
 			return imgfs_error_set(err, -EIO,
-					       "%s: data block at a negative offset",
-					       name);
-		ret = spill_open(l, err);
-		if (!ret)
-			ret = spill_write(l, buf, len, err);
-		if (!ret && add_block(s, off, len))
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+					       "%s: data block at offset %lld out of order",
+					       name, (long long)off);
+		ret = write_zeros(l, (uint64_t)off - pos, name, err);
 		if (ret)
 			return ret;
+		if (archive_write_data(l->spill, buf, len) < 0) {
+			msg = archive_error_string(l->spill);
+			return imgfs_error_set(err, -EIO, "%s: keeping it: %s",
+					       name, msg ? msg : "write error");
+		}
+		pos = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF) {
-		const char *msg = archive_error_string(a);
-
+		msg = archive_error_string(a);
 		return imgfs_error_set(err, -EIO, "%s: reading data: %s",
 				       name, msg ? msg : "unknown error");
 	}
+	return pos < size ? write_zeros(l, size - pos, name, err) : 0;
+}
+
+int stack_links_save(struct stack_links *l, struct archive *a,
+		     struct archive_entry *e, const char *name, uint64_t *off,
+		     struct imgfs_error *err)
+{
+	int ret = spill_open(l, err);
+
+	*off = STACK_UNSAVED;
+	if (ret)
+		return ret;
+	*off = l->spill_end;
+	if (archive_write_header(l->spill, e) < ARCHIVE_WARN) {
+		/* not kept: an error only if a link of the layer needs it */
+		*off = STACK_UNSAVED;
+		spill_writer_free(l);
+		return 0;
+	}
+	ret = copy_data(l, a, e, name, err);
+	if (!ret && archive_write_finish_entry(l->spill) < ARCHIVE_WARN)
+		ret = imgfs_error_set(err, -EIO, "%s: keeping it: %s", name,
+				      archive_error_string(l->spill));
+	return ret;
+}
+
+static la_ssize_t spill_read(struct archive *a, void *arg, const void **buf)
+{
+	struct stack_links *l = arg;
+	ssize_t n;
+
+	do
+		n = pread(l->spill_fd, l->buf, SPILL_CHUNK, (off_t)l->back_pos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "temporary file: %s",
+				  strerror(errno));
+		return -1;
+	}
+	l->back_pos += (uint64_t)n;
+	*buf = l->buf;
+	return n;
+}
+
+int stack_links_load(struct stack_links *l, uint64_t off, struct archive **a,
+		     struct archive_entry **e, struct imgfs_error *err)
+{
+	const char *msg;
+
+	stack_links_done(l);
+	if (!l->buf && !(l->buf = malloc(SPILL_CHUNK)))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	l->back = archive_read_new();
+	l->back_pos = off;
+	if (!l->back || archive_read_support_format_tar(l->back) ||
+	    archive_read_open(l->back, l, NULL, spill_read, NULL) ||
+	    archive_read_next_header(l->back, e) != ARCHIVE_OK) {
+		msg = l->back ? archive_error_string(l->back) : NULL;
+		imgfs_error_set(err, -EIO,
+				"reading back a hidden entry from the temporary file: %s",
+				msg ? msg : "out of memory");
+		stack_links_done(l);
+		return err->code;
+	}
+	*a = l->back;
 	return 0;
 }
 
-int stack_links_save(struct stack_links *l, struct stack_saved *s,
-		     struct archive *a, struct archive_entry *e,
-		     const char *name, struct imgfs_error *err)
+void stack_links_done(struct stack_links *l)
 {
-	/* a path named twice in a layer: the later entry is the one */
-	if (s->entry)
-		archive_entry_free(s->entry);
-	free(s->alias);
-	free(s->shown);
-	s->alias = NULL;
-	s->shown = NULL;
-	s->nr_blocks = 0;
-	s->entry = archive_entry_clone(e);
-	if (!s->entry)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	if (archive_entry_filetype(e) != AE_IFREG || !archive_entry_size(e))
-		return 0;
-	return save_data(l, s, a, name, err);
+	if (l->back)
+		archive_read_free(l->back);
+	l->back = NULL;
 }
 
 int stack_links_alias(struct stack_saved *s, const char *target,
@@ -216,12 +305,7 @@ int stack_links_alias(struct stack_saved *s, const char *target,
 
 	if (!copy)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	if (s->entry)
-		archive_entry_free(s->entry);
-	s->entry = NULL;
-	free(s->alias);
-	free(s->shown);
-	s->shown = NULL;
+	stack_links_forget(s);
 	s->alias = copy;
 	return 0;
 }
@@ -238,53 +322,4 @@ int stack_links_wait(struct stack_saved *s, const char *path,
 	}
 	s->pending[s->nr_pending++] = copy;
 	return 0;
-}
-
-/* The next piece of the saved data, read back into the links' buffer. */
-static int spill_next(void *arg, const void **buf, size_t *len, int64_t *off,
-		      struct imgfs_error *err)
-{
-	struct stack_links *l = arg;
-	const struct imgfs_data_range *b;
-	uint64_t want;
-	ssize_t n;
-
-	if (l->cur_block < l->cur->nr_blocks &&
-	    l->cur_done == l->cur->blocks[l->cur_block].length) {
-		l->cur_block++;
-		l->cur_done = 0;
-	}
-	if (l->cur_block >= l->cur->nr_blocks)
-		return 0;
-	if (!l->buf && !(l->buf = malloc(SPILL_CHUNK)))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	b = &l->cur->blocks[l->cur_block];
-	want = b->length - l->cur_done;
-	if (want > SPILL_CHUNK)
-		want = SPILL_CHUNK;
-	do
-		n = pread(l->spill_fd, l->buf, (size_t)want, (off_t)l->cur_pos);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return imgfs_error_set(err, n < 0 ? -errno : -EIO,
-				       "%s: reading back from the temporary file: %s",
-				       l->cur->path,
-				       n < 0 ? strerror(errno) : "short read");
-	*buf = l->buf;
-	*len = (size_t)n;
-	*off = (int64_t)(b->offset + l->cur_done);
-	l->cur_done += (uint64_t)n;
-	l->cur_pos += (uint64_t)n;
-	return 1;
-}
-
-void stack_links_source(struct stack_links *l, const struct stack_saved *s,
-			struct imgfs_block_source *src)
-{
-	l->cur = s;
-	l->cur_block = 0;
-	l->cur_done = 0;
-	l->cur_pos = s->spill_off;
-	src->next = spill_next;
-	src->arg = l;
 }

@@ -6,11 +6,12 @@
  * replaces or deletes the target's path but not the link's, the link must
  * still show the target's data and metadata (as an extraction layer by
  * layer, or overlayfs, shows it). While a layer is read, every entry of it
- * hidden by the layers above that is not a directory is remembered here
- * (its metadata in memory, a regular file's data in an unlinked temporary
- * file), in case a visible link of the same layer names it later; a
- * visible link naming such a path before it arrives waits for it. All of
- * it is dropped at the end of the layer.
+ * that the layers above hide and that is not a directory is kept, header
+ * and data, as a tar stream in an unlinked temporary file (the spill), in
+ * case a visible link of the same layer names it later: memory keeps only
+ * its offset there (in its path's node, stack/paths.h). A visible link
+ * naming such a path before it arrives waits for it; a hidden link stands
+ * for its target. All of it is dropped at the end of the layer.
  */
 #ifndef IMGFS_STACK_LINKS_H
 #define IMGFS_STACK_LINKS_H
@@ -20,27 +21,18 @@
 #include <stdint.h>
 
 #include "imgfs/error.h"
-#include "imgfs/writer.h"
 #include "util/hashtab.h"
-#include "writer/intake.h"
 
 struct archive;
 struct archive_entry;
 
-/* A path of the layer that the layers above hide. */
+/* What the layer's links made of a hidden path (the few that need it). */
 struct stack_saved {
 	struct imgfs_hnode hnode; /* by path */
 	struct stack_saved *next_all;
-	/* a hidden entry that is not a link: a copy of its header, and a
-	 * regular file's data blocks (offset, length in the file), stored
-	 * one after another from spill_off in the spill file */
-	struct archive_entry *entry;
-	uint64_t spill_off;
-	struct imgfs_data_range *blocks;
-	size_t nr_blocks, cap_blocks;
 	/* a hidden hard link: the path it names */
 	char *alias;
-	/* the visible path the entry was given for a link, once it was */
+	/* the visible path the entry was written under for a link */
 	char *shown;
 	/* visible links that named it before it came */
 	char **pending;
@@ -51,14 +43,17 @@ struct stack_saved {
 struct stack_links {
 	struct imgfs_hashtab tab;
 	struct stack_saved *all;
-	int spill_fd; /* -1 until a file has data to keep */
+	int spill_fd; /* -1 until an entry is kept */
 	uint64_t spill_end;
-	/* reading a saved file's data back */
+	struct archive *spill; /* the tar writer appending to it */
+	/* reading one entry back */
+	struct archive *back;
+	uint64_t back_pos;
 	uint8_t *buf;
-	const struct stack_saved *cur;
-	size_t cur_block;
-	uint64_t cur_done, cur_pos;
 };
+
+/* An entry that could not be kept (the spill's offset otherwise). */
+#define STACK_UNSAVED UINT64_MAX
 
 void stack_links_init(struct stack_links *l);
 /* Forget the layer's paths and empty the spill file. */
@@ -73,23 +68,32 @@ struct stack_saved *stack_links_get(struct stack_links *l, const char *path,
 				    struct imgfs_error *err);
 
 /*
- * Keep entry @e (read from @a, its data not read yet) in @s: its header,
- * and a regular file's data, read to its end.
+ * Append entry @e (read from @a, its data not read yet) to the spill,
+ * header and data; *@off is where it starts, or STACK_UNSAVED when the
+ * tar writer refused it (only an error if a link needs it later). Fails
+ * only when the spill file cannot be written or @a cannot be read.
  */
-int stack_links_save(struct stack_links *l, struct stack_saved *s,
-		     struct archive *a, struct archive_entry *e,
-		     const char *name, struct imgfs_error *err);
+int stack_links_save(struct stack_links *l, struct archive *a,
+		     struct archive_entry *e, const char *name, uint64_t *off,
+		     struct imgfs_error *err);
+
+/*
+ * Read back the entry kept at @off: a tar reader in *@a positioned on it,
+ * its header in *@e (data readable with archive_read_data_block()), valid
+ * until stack_links_done().
+ */
+int stack_links_load(struct stack_links *l, uint64_t off, struct archive **a,
+		     struct archive_entry **e, struct imgfs_error *err);
+void stack_links_done(struct stack_links *l);
 
 /* Make @s a hidden hard link to @target (a path named twice: the later). */
 int stack_links_alias(struct stack_saved *s, const char *target,
 		      struct imgfs_error *err);
+/* A path named twice in a layer: forget what links made of the earlier. */
+void stack_links_forget(struct stack_saved *s);
 
 /* Add a visible link @path waiting for @s. */
 int stack_links_wait(struct stack_saved *s, const char *path,
 		     struct imgfs_error *err);
-
-/* A block source giving back the data saved in @s (one at a time). */
-void stack_links_source(struct stack_links *l, const struct stack_saved *s,
-			struct imgfs_block_source *src);
 
 #endif /* IMGFS_STACK_LINKS_H */

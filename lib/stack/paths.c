@@ -49,7 +49,7 @@ static struct stack_node *node_new(struct stack_paths *p,
 		return NULL;
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
-	n->entry = n->dir = n->gone = n->shut = -1;
+	n->entry = n->dir = n->gone = n->shut = n->saved_layer = -1;
 	n->name_len = (uint16_t)len;
 	memcpy(n->name, name, len);
 	n->name[len] = '\0';
@@ -222,12 +222,20 @@ int stack_paths_record(struct stack_paths *p, const struct stack_comps *c,
 	return 0;
 }
 
-int32_t stack_paths_entry_layer(const struct stack_paths *p,
-				const struct stack_comps *c)
+struct stack_node *stack_paths_find(const struct stack_paths *p,
+				    const struct stack_comps *c)
 {
-	const struct stack_node *node = p->root;
+	struct stack_node *node = p->root;
 
 	for (size_t i = 0; node && i < c->n; i++)
 		node = child(p, node, c->text + c->off[i], c->len[i]);
+	return node;
+}
+
+int32_t stack_paths_entry_layer(const struct stack_paths *p,
+				const struct stack_comps *c)
+{
+	const struct stack_node *node = stack_paths_find(p, c);
+
 	return node ? node->entry : -1;
 }

@@ -28,6 +28,10 @@ struct stack_node {
 	int32_t gone; /* a whiteout of this path */
 	int32_t shut; /* what lower layers have below is hidden: an
 		       * opaque marker or a non-directory here */
+	/* the layer being read hides its entry here: where it is kept
+	 * (stack/links.h), valid while saved_layer is that layer */
+	int32_t saved_layer;
+	uint64_t saved_off;
 	uint16_t name_len;
 	char name[];
 };
@@ -83,6 +87,10 @@ bool stack_paths_hidden(const struct stack_paths *p,
 int stack_paths_record(struct stack_paths *p, const struct stack_comps *c,
 		       size_t n, int32_t layer, enum stack_fact fact,
 		       struct imgfs_error *err);
+
+/* The node of @c (all of it), or NULL. */
+struct stack_node *stack_paths_find(const struct stack_paths *p,
+				    const struct stack_comps *c);
 
 /* The topmost layer with an entry at @c (all of it), or -1. */
 int32_t stack_paths_entry_layer(const struct stack_paths *p,

@@ -325,29 +325,8 @@ static int check_block(const struct imgfs_entry *ie, int64_t off, size_t len,
 	return 0;
 }
 
-/*
- * The next data block of the entry: from @src when given, else from the
- * archive. 1 with a block, 0 at the end, or a negative errno.
- */
-static int next_block(struct archive *a, const struct imgfs_block_source *src,
-		      const struct imgfs_entry *ie, const void **buf,
-		      size_t *len, int64_t *off, struct imgfs_error *err)
-{
-	int r;
-
-	if (src)
-		return src->next(src->arg, buf, len, off, err);
-	r = archive_read_data_block(a, buf, len, off);
-	if (r == ARCHIVE_OK)
-		return 1;
-	if (r == ARCHIVE_EOF)
-		return 0;
-	return data_fail(a, ie->path, err);
-}
-
 /* Stream the entry's data blocks into the open file; gaps are skipped. */
 static int copy_data(struct imgfs_writer *w, struct archive *a,
-		     const struct imgfs_block_source *src,
 		     const struct imgfs_entry *ie, struct imgfs_error *err)
 {
 	uint64_t pos = 0;
@@ -356,7 +335,8 @@ static int copy_data(struct imgfs_writer *w, struct archive *a,
 	int64_t off;
 	int r, ret;
 
-	while ((r = next_block(a, src, ie, &buf, &len, &off, err)) > 0) {
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
+	       ARCHIVE_OK) {
 		ret = check_block(ie, off, len, pos, err);
 		if (!ret && (uint64_t)off > pos)
 			ret = imgfs_writer_skip(w, (uint64_t)off - pos, err);
@@ -370,14 +350,13 @@ static int copy_data(struct imgfs_writer *w, struct archive *a,
 			return ret;
 		pos = (uint64_t)off + len;
 	}
-	if (r < 0)
-		return r;
+	if (r != ARCHIVE_EOF)
+		return data_fail(a, ie->path, err);
 	/* a file that ends in a hole */
 	return imgfs_writer_skip(w, ie->size - pos, err);
 }
 
 static int add_converted(struct imgfs_writer *w, struct archive *a,
-			 const struct imgfs_block_source *src,
 			 const struct imgfs_entry *ie, struct imgfs_error *err)
 {
 	int ret;
@@ -386,16 +365,14 @@ static int add_converted(struct imgfs_writer *w, struct archive *a,
 		return imgfs_writer_add_entry(w, ie, err);
 	ret = imgfs_writer_begin_file(w, ie, err);
 	if (!ret && ie->size && imgfs_writer_file_keeps_data(w))
-		ret = copy_data(w, a, src, ie, err);
+		ret = copy_data(w, a, ie, err);
 	if (!ret)
 		ret = imgfs_writer_end_file(w, err);
 	return ret;
 }
 
-int imgfs_writer_consume_entry_from(struct imgfs_writer *w, struct archive *a,
-				    struct archive_entry *e,
-				    const struct imgfs_block_source *src,
-				    struct imgfs_error *err)
+int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
+			       struct archive_entry *e, struct imgfs_error *err)
 {
 	const char *path = archive_entry_pathname(e);
 	struct converted c = { 0 };
@@ -411,17 +388,11 @@ int imgfs_writer_consume_entry_from(struct imgfs_writer *w, struct archive *a,
 	if (!ret)
 		ret = convert(w, a, e, path, &c, err);
 	if (!ret)
-		ret = add_converted(w, a, src, &c.e, err);
+		ret = add_converted(w, a, &c.e, err);
 	converted_free(&c);
 	if (ret)
 		w->failed = true;
 	return ret;
-}
-
-int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
-			       struct archive_entry *e, struct imgfs_error *err)
-{
-	return imgfs_writer_consume_entry_from(w, a, e, NULL, err);
 }
 
 int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,

@@ -782,3 +782,27 @@ int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
 
 	return ret ? ret : imgfs_writer_end_file(w, err);
 }
+
+int imgfs_writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
+			  struct imgfs_node **file, struct imgfs_error *err)
+{
+	struct entry_ctx c = { .w = w, .e = e };
+	int ret = check_state(w, false, err);
+
+	*file = NULL;
+	if (!ret && !e->path)
+		ret = imgfs_error_set(err, -EINVAL, "entry %llu: no path name",
+				      (unsigned long long)w->entries + 1);
+	if (!ret) {
+		w->entries++;
+		ret = consume(&c, err);
+	}
+	if (!ret && !c.file)
+		ret = imgfs_error_set(err, -EINVAL,
+				      "%s: not a regular file", e->path);
+	if (ret)
+		w->failed = true;
+	else
+		*file = c.file;
+	return ret;
+}

@@ -2,8 +2,8 @@
 /*
  * writer/intake.h - what the library's upper layers (lib/stack) use of the
  * writer beyond imgfs/writer.h: libarchive entries taken one at a time,
- * with their data from the archive or from elsewhere, and the output file
- * handling of imgfs_convert() around entries the caller feeds.
+ * the output file handling of imgfs_convert() around entries the caller
+ * feeds, and files whose data lies on extra devices.
  */
 #ifndef IMGFS_WRITER_INTAKE_H
 #define IMGFS_WRITER_INTAKE_H
@@ -24,28 +24,6 @@ int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
 			       struct archive_entry *e, struct imgfs_error *err);
 
 /*
- * Where a regular file's data blocks come from when it is not the archive
- * the entry was read from: next() returns 1 with the block's bytes, length
- * and offset in the file (increasing, as libarchive gives them), 0 after
- * the last block, or a negative errno with @err set.
- */
-struct imgfs_block_source {
-	int (*next)(void *arg, const void **buf, size_t *len, int64_t *off,
-		    struct imgfs_error *err);
-	void *arg;
-};
-
-/*
- * imgfs_writer_consume_entry() with the data of @e (a regular file) read
- * from @src; @a is still the archive @e came from (its format tells how
- * to read the entry's times). @src NULL: from @a.
- */
-int imgfs_writer_consume_entry_from(struct imgfs_writer *w, struct archive *a,
-				    struct archive_entry *e,
-				    const struct imgfs_block_source *src,
-				    struct imgfs_error *err);
-
-/*
  * convert.c: imgfs_convert() with the entries given by @feed (called once,
  * on a new writer) instead of read from a source: the target is checked
  * and written as imgfs_convert() does (unnamed until committed, the
@@ -58,5 +36,33 @@ int imgfs_convert_feed(const char *image_path,
 		       const struct imgfs_convert_hooks *hooks,
 		       imgfs_writer_feed_fn feed, void *arg,
 		       struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
+
+/*
+ * external.c: images whose file data lies on extra devices (a merged
+ * image's layers, docs/format.md §10.1). Declare the @n devices first,
+ * each @blocks[i] blocks long, tagged @tags[i] (at most 64 bytes; may be
+ * NULL): device i + 1 in chunk indexes. Their slots follow the
+ * superblock, inside its block.
+ */
+int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
+			     const uint64_t *blocks, const char *const *tags,
+			     struct imgfs_error *err);
+
+/* One chunk of an external file: device 0 is a hole. */
+struct imgfs_external_chunk {
+	uint16_t device;
+	uint32_t blkaddr;
+};
+
+/*
+ * Add regular file @e (e->size bytes; no sparse map) whose data is the
+ * @nr chunks of 2^@chunkbits bytes each, on the devices given: a
+ * chunk-based inode with 8-byte chunk indexes.
+ */
+int imgfs_writer_add_external(struct imgfs_writer *w,
+			      const struct imgfs_entry *e,
+			      unsigned int chunkbits,
+			      const struct imgfs_external_chunk *chunks,
+			      size_t nr, struct imgfs_error *err);
 
 #endif /* IMGFS_WRITER_INTAKE_H */

@@ -77,6 +77,10 @@ struct imgfs_writer {
 	/* entries whose file flags a user set were dropped (archive.c),
 	 * told once at finish */
 	struct imgfs_fflags_tally fflags;
+	/* external.c: extra devices file data lies on (a merged image):
+	 * their device slots, written after the superblock */
+	uint8_t *devt;
+	uint16_t nr_devices;
 };
 
 /* entry.c: the entry calls' bookkeeping. */
@@ -144,6 +148,8 @@ struct imgfs_sb_layout {
 	uint16_t extra_devices;
 	uint16_t devt_slotoff;
 	uint8_t devt[128];
+	/* more than one slot (external.c): the table, instead of devt */
+	const uint8_t *devt_table;
 };
 int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err);
@@ -188,6 +194,14 @@ void imgfs_taridx_super(const struct imgfs_writer *w,
 			struct imgfs_sb_layout *l);
 int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
 			struct imgfs_error *err);
+
+/* entry.c: add regular file @e without data; its inode in *@file. */
+int imgfs_writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
+			  struct imgfs_node **file, struct imgfs_error *err);
+
+/* external.c: the device table of images whose data is on extra devices. */
+void imgfs_external_super(const struct imgfs_writer *w,
+			  struct imgfs_sb_layout *l);
 
 /* layout.c: place and write all metadata. */
 int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,

@@ -535,6 +535,8 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		ret = imgfs_compressor_super(w->compressor, &sbl, err);
 	if (w->opts.tar_index)
 		imgfs_taridx_super(w, &sbl);
+	if (w->nr_devices)
+		imgfs_external_super(w, &sbl);
 	if (!ret)
 		ret = imgfs_super_write(w, &sbl, err);
 	if (ret)

@@ -71,11 +71,15 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		uint64_t at = (uint64_t)l->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE -
 			      IMGFS_SUPER_OFFSET;
 
-		if (l->compr_cfgs_len || l->extra_devices != 1 ||
-		    at < IMGFS_SUPER_BASE_SIZE || at + IMGFS_DEVICE_SLOT_SIZE > len)
+		uint64_t size = (uint64_t)l->extra_devices *
+				IMGFS_DEVICE_SLOT_SIZE;
+
+		if (l->compr_cfgs_len || (l->extra_devices != 1 && !l->devt_table) ||
+		    at < IMGFS_SUPER_BASE_SIZE || at + size > len)
 			return imgfs_error_set(err, -EINVAL,
 					       "internal: device table does not fit in the superblock block");
-		memcpy(blk + at, l->devt, IMGFS_DEVICE_SLOT_SIZE);
+		memcpy(blk + at, l->devt_table ? l->devt_table : l->devt,
+		       (size_t)size);
 	}
 	sb.checksum = imgfs_super_checksum(blk, len);
 	imgfs_super_block_encode(&sb, blk);

@@ -299,6 +299,7 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 	imgfs_fflags_tally_free(&w->fflags);
 	free(w->excluded);
 	free(w->iobuf);
+	free(w->devt);
 	if (w->tar_copy_fd >= 0)
 		close(w->tar_copy_fd);
 	free(w);

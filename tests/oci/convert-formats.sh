@@ -114,6 +114,25 @@ mkfs_img --oci -q --ref=nosuch "$WORK/src" "$WORK/none" 2>"$WORK/err" &&
 grep -q "nosuch" "$WORK/err" && ok "an unknown --ref is an error naming it" ||
 	{ cat "$WORK/err"; fail "unknown --ref message"; }
 
+# a hard link to a file of a lower layer (crossing layers) is an error
+# naming the entry and the layer, and nothing is assembled
+"$PYTHON" - "$WORK" <<'PY' || die "could not write the hard-link layers"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1] + "/hl1.tar", "w") as t:
+    ti = tarfile.TarInfo("base"); ti.size = 1; t.addfile(ti, io.BytesIO(b"x"))
+with tarfile.open(sys.argv[1] + "/hl2.tar", "w") as t:
+    ti = tarfile.TarInfo("link"); ti.type = tarfile.LNKTYPE; ti.linkname = "base"
+    t.addfile(ti)
+PY
+$MKLAYOUT "$WORK/hl" "t=$WORK/hl1.tar,$WORK/hl2.tar:gzip" || die "mklayout failed"
+HL2=$(mkfs_img --oci --list-units "$WORK/hl" | awk '$3 ~ /gzip/ { print $2 }')
+mkfs_img --oci -q "$WORK/hl" "$WORK/hlout" 2>"$WORK/err" &&
+	fail "a hard link across layers was converted"
+grep -q "layer $HL2" "$WORK/err" && grep -q "link" "$WORK/err" &&
+	[ ! -e "$WORK/hlout/index.json" ] &&
+	ok "a hard link across layers: $(cat "$WORK/err")" ||
+	{ cat "$WORK/err"; fail "hard link across layers"; }
+
 # ordinary mkfs options apply to every layer: lz4 compression, 64 KiB
 # clusters; the same bytes with 1 job (all workers) and 3 jobs
 check "-z lz4 -C 65536 --jobs=3" mkfs_img --oci -q --ref=mixed -z lz4 -C 65536 \

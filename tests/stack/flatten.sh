@@ -14,7 +14,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/stack/common.sh"
 setup
-require_tools umoci
+require_tools umoci tar setfacl getfacl setfattr getfattr
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 	skip "the kernel has no overlayfs"
 flatten_setup
@@ -69,7 +69,10 @@ for i in 1 2 3; do
 	mkfs_img -q -T 1700000000 "$WORK/layer$i.tar" "$WORK/layer$i.img" ||
 		fail "mkfs.img layer$i.tar"
 done
-same_as_overlay overlay "$WORK/fixed.img" "$WORK/layer1.img" \
+# "meta": layer 2's image has an implied directory there (0755, root,
+# the build time), which overlayfs shows over layer 1's
+same_as_overlay overlay "^'meta': (mode|uid|gid|mtime)" "$WORK/fixed.img" \
+	"$WORK/layer1.img" \
 	"$WORK/layer2.img" "$WORK/layer3.img"
 
 # hard links named before their target, which the layer above deletes
@@ -97,6 +100,42 @@ if flatten fwd "$WORK/fwd.img" "$WORK/fwd/layer1.tar" "$WORK/fwd/layer2.tar"; th
 else
 	cat "$WORK/fwd.out"
 	fail "forward: flatten"
+fi
+
+# a deleted sparse target with an ACL and xattrs, kept by its link: its
+# header and data go through the temporary tar and back
+mkdir -p "$WORK/sp/src/s" "$WORK/sp/src/keep"
+f=$WORK/sp/src/s/file
+truncate -s 8M "$f" && printf 'middle' | dd of="$f" bs=1 seek=4194304 \
+	conv=notrunc status=none && printf 'end' >>"$f" &&
+	ln "$f" "$WORK/sp/src/keep/s" && chmod 640 "$f" &&
+	setfacl -m u:1234:r "$f" && setfattr -n user.sparse -v yes "$f" ||
+	die "could not make the sparse file"
+tar --format=posix --sparse --acls --xattrs --numeric-owner \
+	-C "$WORK/sp/src" -cf "$WORK/sp/layer1.tar" s keep ||
+	die "GNU tar"
+"$PYTHON" -c '
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    t.addfile(tarfile.TarInfo("s/.wh.file"))' "$WORK/sp/layer2.tar" ||
+	die "could not write the whiteout layer"
+if flatten sparse "$WORK/sparse.img" "$WORK/sp/layer1.tar" "$WORK/sp/layer2.tar" &&
+	mount_loop "$WORK/sparse.img" "$WORK/sp.mnt"; then
+	m=$WORK/sp.mnt
+	check "sparse: the link keeps the deleted target's data" \
+		cmp -s "$m/keep/s" "$f"
+	check "sparse: and its ACL" test "$(getfacl -n "$m/keep/s" 2>/dev/null |
+		grep -c '^user:1234:r--')" = 1
+	check "sparse: and its xattr" test "$(getfattr --only-values \
+		-n user.sparse "$m/keep/s" 2>/dev/null)" = yes
+	check "sparse: and its holes (an image under 1 MiB)" \
+		test "$(stat -c %s "$WORK/sparse.img")" -lt 1048576
+	check "sparse: the target is gone" test ! -e "$m/s/file"
+	unmount "$WORK/sp.mnt" || fail "umount sp.mnt"
+	check "sparse: fsck.img" "$FSCK_IMG" -q "$WORK/sparse.img"
+else
+	cat "$WORK/sparse.out"
+	fail "sparse: flatten and mount"
 fi
 
 finish

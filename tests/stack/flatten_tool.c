@@ -6,6 +6,7 @@
  * usage: flatten_tool [--opener] [-z ALG[,LEVEL]] [-C BYTES] [-b BYTES]
  *                     [-T SECONDS] [--inline-data] [--all-root]
  *                     IMAGE LAYER... (bottom first)
+ *        flatten_tool --merge [-T SECONDS] IMAGE LAYER_IMAGE... (bottom first)
  *
  * -T also fixes the UUID, for byte-identical images. --opener reads the
  * layers through a struct imgfs_layer_opener of libarchive readers (what
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
 	struct imgfs_mkfs_options o;
 	struct imgfs_mkfs_stats st;
 	struct imgfs_error err;
-	bool opener = false;
+	bool opener = false, merge = false;
 	int i = 1, ret;
 
 	imgfs_mkfs_options_init(&o);
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--opener")) {
 			opener = true;
+		} else if (!strcmp(a, "--merge")) {
+			merge = true;
 		} else if (!strcmp(a, "--inline-data")) {
 			o.inline_data = true;
 		} else if (!strcmp(a, "--all-root")) {
@@ -120,7 +123,11 @@ int main(int argc, char **argv)
 		fputs("usage: flatten_tool [OPTIONS] IMAGE LAYER...\n", stderr);
 		return 2;
 	}
-	if (opener) {
+	if (merge) {
+		ret = imgfs_merge_images(&o, (unsigned int)(argc - i - 1),
+					 (const char *const *)argv + i + 1,
+					 argv[i], &st, &err);
+	} else if (opener) {
 		struct layers l = { argv + i + 1 };
 		struct imgfs_layer_opener op = { open_layer, close_layer, &l };
 

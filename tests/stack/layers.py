@@ -14,7 +14,10 @@ replaced by a directory, xattrs changed on a file and a directory, hard
 links inside a layer, and hard links whose target a layer above deletes
 or replaces (directly, through a chain of links, and to a symlink): the
 links must keep the target's data. Every layer names each parent
-directory it writes into, with the same metadata, as image builders do.
+directory it writes into, with the same metadata, as image builders do,
+but for "meta", which layer 2 writes into without naming it: the
+directory keeps layer 1's metadata (the layer image of layer 2 has an
+implied directory there, which overlayfs shows instead).
 
 "forward" writes two layers whose hard links name their target before it
 comes in the stream (umoci cannot extract those: the test checks the
@@ -121,6 +124,9 @@ def layer1():
     t.file("f2d", b"a file in layer 1, a directory in layer 2\n")
     t.dir("var", xattrs={"trusted.layer": "one"})
     t.file("var/data", bytes(range(256)) * 64)
+    # layer 2 writes into it without an entry of its own: it stays as is
+    t.dir("meta", mode=0o700, uid=7, gid=8, mtime=1600000000)
+    t.file("meta/old", b"from layer 1\n")
     return t.bytes()
 
 
@@ -155,6 +161,7 @@ def layer2():
     t.file("srv/a", b"hard linked in layer 2\n")
     t.hardlink("srv/b", "srv/a")
     t.file("srv/temp", b"deleted by layer 3\n")
+    t.file("meta/new", b"from layer 2, no entry for meta\n")
     return t.bytes()
 
 

@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# mkfs.img --oci --merge: the one image chosen in a converted layout
+# merged into a metadata-only image (imgfs_merge_images, lib/stack) whose
+# devices are the EROFS layer blobs, each checked against its digest. It
+# mounts with one device= option per layer, in the order mkfs.img prints,
+# to the tree umoci unpack gives for the source image (but for the
+# directories a umoci layer only implies, as for the overlayfs stack:
+# docs/oci.md); a blob that does not match its digest is refused.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$top_srcdir/tests/oci/convert-lib.sh"
+setup
+require_tools umoci setfattr losetup
+
+LOOPS=()
+detach_loops() {
+	local l
+	for l in "${LOOPS[@]}"; do
+		losetup -d "$l" 2>/dev/null
+	done
+	LOOPS=()
+}
+trap 'rc=$?; detach_loops; (exit $rc); cleanup' EXIT
+
+umoci_layout "$WORK/src" >"$WORK/umoci.log" 2>&1 ||
+	{ cat "$WORK/umoci.log"; die "umoci could not build the layout"; }
+umoci unpack --image "$WORK/src:t" "$WORK/ref" >/dev/null 2>&1 ||
+	die "umoci unpack failed"
+check "convert" mkfs_img --oci -q "$WORK/src" "$WORK/dst"
+mkfs_img --oci --merge "$WORK/dst" "$WORK/merged.img" 2>"$WORK/merge.out" ||
+	{ cat "$WORK/merge.out"; die "--merge failed"; }
+ok "--merge: $(tail -n 1 "$WORK/merge.out" | cut -c1-60)..."
+mapfile -t DEVS < <(sed -n 's/^mkfs.img: mount with -o ro,//p' "$WORK/merge.out" | tr ',' '\n' | sed 's/^device=//')
+mapfile -t BLOBS < <(layer_blobs "$WORK/dst" t)
+[ "${DEVS[*]}" = "${BLOBS[*]}" ] &&
+	ok "the devices printed are the layer blobs, bottom first" ||
+	fail "devices printed: ${DEVS[*]}"
+
+allowed=$OVL_ALLOWED
+for d in $(implied_dirs "$WORK/src" t); do
+	allowed="$allowed|^'$d': (mtime|mode|owner|uid|gid|xattr)"
+done
+devs=
+for b in "${BLOBS[@]}"; do
+	l=$(losetup -f --show -r "$b") || die "losetup $b"
+	LOOPS+=("$l")
+	devs=$devs${devs:+,}device=$l
+done
+mkdir -p "$WORK/mnt"
+if mount -t erofs -o "ro,$devs" "$WORK/merged.img" "$WORK/mnt"; then
+	track_mount "$WORK/mnt"
+	$TREECMP --skip-root "$WORK/ref/rootfs" "$WORK/mnt" >"$WORK/cmp" 2>&1
+	if ! grep -v '^treecmp: ' "$WORK/cmp" | grep -qvE "$allowed" &&
+		awk '/^treecmp: / { exit !($2 == $5) }' "$WORK/cmp"; then
+		ok "mount -o $devs: tree = umoci unpack ($(tail -n 1 "$WORK/cmp"))"
+	else
+		cat "$WORK/cmp"
+		fail "merged tree differs from umoci unpack"
+	fi
+	unmount "$WORK/mnt" || fail "umount"
+else
+	fail "mount -t erofs -o ro,$devs merged.img"
+fi
+detach_loops
+
+# a layer blob altered after conversion is refused, naming it
+cp -a "$WORK/dst" "$WORK/bad"
+B=$(layer_blobs "$WORK/bad" t | sed -n 2p)
+printf 'X' | dd of="$B" bs=1 seek=2000 conv=notrunc 2>/dev/null
+mkfs_img --oci -q --merge "$WORK/bad" "$WORK/bad.img" 2>"$WORK/err" &&
+	fail "an altered layer blob was merged"
+grep -q "blob sha256:$(basename "$B")" "$WORK/err" && [ ! -e "$WORK/bad.img" ] &&
+	ok "an altered layer blob: $(cat "$WORK/err")" ||
+	{ cat "$WORK/err"; fail "altered layer blob"; }
+# a source (tar) layout is not a converted one
+mkfs_img --oci -q --merge "$WORK/src" "$WORK/tar.img" 2>"$WORK/err" &&
+	fail "a tar layout was merged"
+grep -q "not an uncompressed EROFS layer" "$WORK/err" &&
+	ok "a tar layout is refused: $(cut -c1-100 "$WORK/err")..." ||
+	{ cat "$WORK/err"; fail "tar layout"; }
+
+finish
