@@ -37,6 +37,8 @@ struct assemble {
 	/* diffIDs of the units not converted yet, each once */
 	char **missing_ids;
 	size_t missing;
+	/* of those, units present but made with --no-verify */
+	size_t unverified;
 };
 
 static int add_missing(struct assemble *a, const char *diff_id,
@@ -310,11 +312,15 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 			goto out;
 		u = oci_layout_unit(a->l, &did);
 		if (!u || !u->have) {
+			size_t before = a->missing;
+
 			if (add_missing(a, did.str, ldig.str)) {
 				ret = imgfs_error_set(err, -ENOMEM,
 						      "out of memory");
 				goto out;
 			}
+			if (a->missing > before && u && u->unverified_only)
+				a->unverified++;
 			ntar++;
 			continue;
 		}
@@ -561,9 +567,18 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
 						"%s%s", i ? " " : "",
 						a.missing_ids[i]);
-		ret = imgfs_error_set(err, -ENOENT,
-				      "%zu units are not converted yet: %s",
-				      a.missing, list);
+		if (a.unverified)
+			ret = imgfs_error_set(
+				err, -ENOENT,
+				"%zu units are not converted yet (%zu of them "
+				"only with --no-verify, which this run does not "
+				"accept): %s",
+				a.missing, a.unverified, list);
+		else
+			ret = imgfs_error_set(
+				err, -ENOENT,
+				"%zu units are not converted yet: %s",
+				a.missing, list);
 		goto out;
 	}
 	/* referrers of converted manifests, in index.json's order */

@@ -127,6 +127,8 @@ struct oci_unit {
 	bool have;
 	bool converted_now;
 	bool verified; /* checked and compared with its source */
+	/* present, but made with --no-verify and this run verifies */
+	bool unverified_only;
 	struct oci_digest out; /* layer blob */
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */

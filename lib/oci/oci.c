@@ -171,8 +171,10 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 	if (ret)
 		return ret;
 	/* a unit made with --no-verify does not stand for a verified one */
-	if (u->have && !u->verified && !run->o->no_verify)
+	if (u->have && !u->verified && !run->o->no_verify) {
 		u->have = false;
+		u->unverified_only = true;
+	}
 	if (u->have) {
 		path = oci_blob_path(run->dst, &u->out);
 		if (!path)
@@ -187,8 +189,10 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 	if (!run->o->cache_dir || run->o->layer_type != IMGFS_OCI_LAYER_EROFS)
 		return 0;
 	ret = oci_record_load(run->o->cache_dir, &run->opts_digest, u, err);
-	if (!ret && u->have && !u->verified && !run->o->no_verify)
+	if (!ret && u->have && !u->verified && !run->o->no_verify) {
 		u->have = false;
+		u->unverified_only = true;
+	}
 	if (ret || !u->have)
 		return ret;
 	/* the cache's image is the blob itself: copy it in, verified */
