@@ -152,6 +152,14 @@ struct imgfs_zprobe {
 bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 				 size_t len);
 
+/*
+ * For a destsize function: true, with *@srclen cut to the @dstcap bytes a
+ * raw pcluster holds, when those do not compress; the encoder then
+ * returns 0 without running.
+ */
+bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
+		      size_t *srclen, size_t dstcap);
+
 /* The table holding the decoder of on-disk algorithm @alg, or NULL. */
 const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg);
 

@@ -85,12 +85,8 @@ static ssize_t lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	 * spend as long on it as on text and fill the output with about as
 	 * many bytes as it took. Say so, and the caller stores it raw.
 	 */
-	if (imgfs_zprobe_incompressible(&c->probe, src,
-					*srclen < dstcap ? *srclen : dstcap)) {
-		if (*srclen > dstcap)
-			*srclen = dstcap;
+	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
-	}
 	/* a fresh encoder per pcluster; allocations are reused */
 	r = lzma_microlzma_encoder(&c->strm, &c->opt);
 	if (r != LZMA_OK) {

@@ -110,3 +110,14 @@ bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 		return false;
 	return save + match_bytes(pr, src, len) < need;
 }
+
+bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
+		      size_t *srclen, size_t dstcap)
+{
+	size_t len = *srclen < dstcap ? *srclen : dstcap;
+
+	if (!imgfs_zprobe_incompressible(pr, src, len))
+		return false;
+	*srclen = len;
+	return true;
+}

@@ -60,6 +60,7 @@ struct zstd_ctx {
 	ZSTD_CCtx *cctx;
 	uint8_t *scratch;
 	size_t scratch_cap;
+	struct imgfs_zprobe probe;
 };
 
 static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -138,6 +139,9 @@ static ssize_t zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 {
 	struct zstd_ctx *c = ctx;
 
+	/* each try of the search below would come back full */
+	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+		return 0;
 	return imgfs_zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst,
 				      dstcap, c->scratch, c->scratch_cap, why);
 }
