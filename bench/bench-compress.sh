@@ -20,7 +20,7 @@
 # of real files only ($BENCH_DIR/compress-layer.tar, made when missing):
 # shared libraries, documentation, manual pages, icons, locales, scripts,
 # about 300 MB. BENCH_QUICK=1 is a smoke run: up to 3,000 entries of at
-# most 2 MiB from the layer, about 12 MB from each top-level directory,
+# most 2 MiB from the layer, about 4 MB from each top-level directory,
 # every case, one run.
 #
 # Every command reads the same tar file and writes an image nobody syncs
@@ -131,7 +131,7 @@ if [ -n "${BENCH_QUICK:-}" ]; then
 	    for m in src:
 	        top = m.name.split("/")[0]
 	        t = per_top.get(top, 0)
-	        if m.size > (2 << 20) or n == 3000 or t > (12 << 20):
+	        if m.size > (2 << 20) or n == 3000 or t > (4 << 20):
 	            continue
 	        n += 1
 	        per_top[top] = t + m.size

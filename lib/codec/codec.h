@@ -153,9 +153,10 @@ bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 				 size_t len);
 
 /*
- * For a destsize function: true, with *@srclen cut to the @dstcap bytes a
- * raw pcluster holds, when those do not compress; the encoder then
- * returns 0 without running.
+ * For a destsize function: true when the @dstcap bytes a raw pcluster
+ * holds do not compress, with *@srclen cut to the first half of them (to
+ * be stored raw; the next call looks at the rest again, with what
+ * follows); the encoder then returns 0 without running.
  */
 bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
 		      size_t *srclen, size_t dstcap);

@@ -130,6 +130,13 @@ bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
 
 	if (!imgfs_zprobe_incompressible(pr, src, len))
 		return false;
-	*srclen = len;
+	/*
+	 * Half of it only: an encoder would have gone on past the window
+	 * into data that compresses right after it, filling the last bytes
+	 * of its output with a lot of input. With half steps, the window
+	 * where such data starts is compressed, and the encoder takes the
+	 * incompressible bytes before it along as it would have.
+	 */
+	*srclen = len > 2 * PROBE_MIN ? len / 2 : len;
 	return true;
 }
