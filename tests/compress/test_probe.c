@@ -33,9 +33,10 @@ static void fill_random(uint8_t *p, size_t n, uint64_t seed)
 /* Words from a small vocabulary: low entropy, many repeats. */
 static void fill_text(uint8_t *p, size_t n, uint64_t seed)
 {
-	static const char *const words[] = { "the ", "image ", "layer ",
+	static const char *const words[] = { "the ",	"image ", "layer ",
 					     "kernel ", "mount ", "block ",
-					     "of ", "and ", "data ", "\n" };
+					     "of ",	"and ",	  "data ",
+					     "\n" };
 	size_t i = 0;
 
 	while (i < n) {
