@@ -1,45 +1,54 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Compression benchmark: mkfs.img with each algorithm against lz4 -9 and
-# xz -6 on the raw tar and against sqfstar (squashfs-tools) with LZ4HC and
-# xz in 128 KiB blocks, all on the same layer.
+# Compression benchmark (issue 12): mkfs.img with 1 and 2 workers against
+# erofs-utils' mkfs.erofs (its default layout, and -Enoinline_data, the
+# block-aligned layout mkfs.img keeps by default) and sqfstar with the
+# matching compressor in 128 KiB blocks, case by case, on the same layer.
 #
-# usage: bench/bench-compress.sh [-n RUNS] [-o "MKFS OPTIONS"]... [TAR]
+# usage: bench/bench-compress.sh [-n RUNS] [-c CASE]... [-r] [TAR]
 #
-# TAR defaults to a layer of real files cached in $BENCH_DIR (default
-# /tmp/imgfs-bench): shared libraries from /usr/lib/x86_64-linux-gnu and
-# documentation, manual pages, icons, locales and scripts from /usr/share,
-# about 300 MB and 30,000 entries. (bench-convert.sh's layer is not reused:
-# half of it is one random MiB repeated, which says little about
-# compression.) For each case the median wall time, CPU time (user +
-# system) and peak RSS over RUNS runs (default 1) are printed with the
-# output size. -o replaces the default mkfs.img cases.
+#   -n RUNS  runs per command; the medians are printed (default 1)
+#   -c CASE  only this case (repeatable): lz4, lz4hc, lz4hc-ztail,
+#            lzma, lzma-128k, lzma-128k-frag, zstd, lz4hc-128k, zstd-128k
+#   -r       the layer of real files (see below) instead of bench-convert's
+#   TAR      any other layer
 #
-# Needs GNU time (/usr/bin/time), lz4, xz-utils, squashfs-tools (sqfstar).
-# Run from a build directory (or set top_builddir, or IMGFS_MKFS).
+# The default layer is bench-convert.sh's ($BENCH_DIR/layer.tar, made by
+# it when missing): 225 MB, 8,043 entries, half of it system files and
+# half generated files whose content is one random MiB repeated (the
+# repeats are too far apart to be found: incompressible). -r uses a layer
+# of real files only ($BENCH_DIR/compress-layer.tar, made when missing):
+# shared libraries, documentation, manual pages, icons, locales, scripts,
+# about 300 MB. BENCH_QUICK=1 is a smoke run: up to 3,000 entries of at
+# most 2 MiB from the layer, about 4 MB from each top-level directory,
+# every case, one run.
+#
+# Every command reads the same tar file and writes an image nobody syncs
+# (mkfs.img runs with --no-fsync, as neither peer syncs). For each row:
+# median wall time, CPU time (user + system), peak RSS, image size; then
+# mkfs.img's time and size against mkfs.erofs's default run and size
+# against its -Enoinline_data image, and the speed-up of 2 workers over 1
+# (the goal is 1.8x or more). The two mkfs.img images of a case must be
+# byte-identical ("same bytes").
+#
+# Needs GNU time (/usr/bin/time), squashfs-tools (sqfstar), erofs-utils
+# 1.9.3 ($EROFS_UTILS_MKFS, default /opt/erofs-utils-1.9.3/bin/mkfs.erofs;
+# rows skipped without it). Run from a build directory (or set
+# top_builddir, or IMGFS_MKFS).
 set -euo pipefail
 
 RUNS=1
-VARIANTS=()
-while getopts "n:o:h" opt; do
+CASES=()
+REAL=
+while getopts "n:c:rh" opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
-	o) VARIANTS+=("$OPTARG") ;;
-	*) sed -n '3,20p' "$0"; exit 2 ;;
+	c) CASES+=("$OPTARG") ;;
+	r) REAL=1 ;;
+	*) sed -n '3,35p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ ${#VARIANTS[@]} -gt 0 ] || VARIANTS=(
-	"-z lz4"
-	"-z lz4hc"
-	"-z lz4hc --ztailpacking"
-	"-z lz4hc --fragments"
-	"-z lzma -C 131072"
-	"-z lzma -C 131072 --ztailpacking"
-	"-z lzma -C 131072 --fragments"
-	"-z deflate -C 131072 --fragments"
-	"-z zstd -C 131072 --fragments"
-)
 
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
@@ -49,9 +58,11 @@ if [ -z "${top_builddir:-}" ]; then
 fi
 BENCH_DIR=${BENCH_DIR:-/tmp/imgfs-bench}
 TIME=/usr/bin/time
-for t in "$TIME" lz4 xz sqfstar; do
+EROFS=${EROFS_UTILS_MKFS:-/opt/erofs-utils-1.9.3/bin/mkfs.erofs}
+[ -x "$EROFS" ] || EROFS=
+for t in "$TIME" sqfstar; do
 	command -v "$t" >/dev/null || {
-		echo "needs $t (Debian packages: time lz4 xz-utils squashfs-tools)" >&2
+		echo "needs $t (Debian packages: time squashfs-tools)" >&2
 		exit 1
 	}
 done
@@ -70,11 +81,13 @@ fi
 
 mkdir -p "$BENCH_DIR"
 OUT=$BENCH_DIR/zout
-trap 'rm -f "$OUT"' EXIT
+OUT1=$BENCH_DIR/zout.1w
+QUICK_TAR=$BENCH_DIR/compress-quick.tar
+trap 'rm -f "$OUT" "$OUT1" "$QUICK_TAR"' EXIT
 
-# make_layer TAR: real files, each subtree up to its budget (MB), in
+# make_real_layer TAR: real files, each subtree up to its budget (MB), in
 # sorted order so that the layer is the same from run to run on a machine.
-make_layer() {
+make_real_layer() {
 	local tar=$1 list=$BENCH_DIR/compress.list dir mb
 	: >"$list"
 	while read -r dir mb; do
@@ -98,33 +111,53 @@ make_layer() {
 }
 
 TAR=${1:-}
-if [ -z "$TAR" ]; then
+if [ -z "$TAR" ] && [ -n "$REAL" ]; then
 	TAR=$BENCH_DIR/compress-layer.tar
 	if [ ! -s "$TAR" ]; then
 		echo "generating $TAR (cached for later runs)..."
-		make_layer "$TAR"
+		make_real_layer "$TAR"
 	fi
+elif [ -z "$TAR" ]; then
+	TAR=$BENCH_DIR/layer.tar
+	[ -s "$TAR" ] || BENCH_LAYER_ONLY=1 BENCH_DIR=$BENCH_DIR \
+		"$here/bench-convert.sh"
+fi
+if [ -n "${BENCH_QUICK:-}" ]; then
+	python3 - "$TAR" "$QUICK_TAR" <<-'EOF'
+	import sys, tarfile
+	with tarfile.open(sys.argv[1]) as src, \
+	     tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
+	    n, per_top = 0, {}
+	    for m in src:
+	        top = m.name.split("/")[0]
+	        t = per_top.get(top, 0)
+	        if m.size > (2 << 20) or n == 3000 or t > (4 << 20):
+	            continue
+	        n += 1
+	        per_top[top] = t + m.size
+	        dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+	EOF
+	TAR=$QUICK_TAR
+	RUNS=1
 fi
 entries=$(tar -tf "$TAR" | wc -l)
 size=$(stat -c %s "$TAR")
 awk -v t="$TAR" -v e="$entries" -v s="$size" -v r="$RUNS" \
 	-v n="$(nproc)" 'BEGIN {
-	printf "layer: %s, %d entries, %.1f MB; %d run(s) each, %d CPUs\n",
+	printf "layer: %s, %d entries, %.1f MB; median of %d run(s); %d CPUs\n",
 		t, e, s / 1e6, r, n }'
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# measure NAME CMD...: run CMD $RUNS times with the layer on standard
-# input and $OUT removed first; print a row, set LAST_SECS and LAST_SIZE.
+# measure CMD...: run CMD $RUNS times ($OUT removed first); set SECS, CPU,
+# RSS (MiB) and BYTES (size of $OUT).
 measure() {
-	local name=$1 i t=$BENCH_DIR/time.out secs=() rss=() cpus=() s r u y c
-	shift
+	local i t=$BENCH_DIR/time.out secs=() rss=() cpus=() s r u y
 	for ((i = 0; i < RUNS; i++)); do
 		rm -f "$OUT"
-		sync
-		"$TIME" -f '%e %M %U %S' -o "$t" "$@" <"$TAR" >/dev/null \
+		"$TIME" -f '%e %M %U %S' -o "$t" "$@" >/dev/null \
 			2>"$BENCH_DIR/err" || {
-			echo "$name failed:" >&2
+			echo "failed: $*" >&2
 			cat "$BENCH_DIR/err" >&2
 			exit 1
 		}
@@ -133,50 +166,84 @@ measure() {
 		rss+=("$r")
 		cpus+=("$(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }')")
 	done
-	s=$(printf '%s\n' "${secs[@]}" | median)
-	r=$(printf '%s\n' "${rss[@]}" | median)
-	c=$(printf '%s\n' "${cpus[@]}" | median)
-	LAST_SECS=$s
-	LAST_SIZE=$(stat -c %s "$OUT")
-	awk -v n="$name" -v s="$s" -v c="$c" -v r="$r" -v o="$LAST_SIZE" \
-		-v z="$size" 'BEGIN {
-		printf "%-38s %8.2f %8.2f %9.1f %10.1f %6.3f\n",
-			n, s, c, r / 1024, o / 1e6, o / z }'
+	SECS=$(printf '%s\n' "${secs[@]}" | median)
+	RSS=$(printf '%s\n' "${rss[@]}" | median | awk '{ print $1 / 1024 }')
+	CPU=$(printf '%s\n' "${cpus[@]}" | median)
+	BYTES=$(stat -c %s "$OUT")
 }
 
-declare -A SECS BYTES
+# row TOOL NOTE: print the last measure
 row() {
-	measure "$@"
-	SECS[$1]=$LAST_SECS
-	BYTES[$1]=$LAST_SIZE
+	awk -v t="$1" -v n="$2" -v s="$SECS" -v c="$CPU" -v r="$RSS" \
+		-v b="$BYTES" 'BEGIN {
+		printf "  %-34s %8.2f %8.2f %8.1f %9.2f  %s\n",
+			t, s, c, r, b / 1e6, n }'
 }
 
-printf '\n%-38s %8s %8s %9s %10s %6s\n' case "wall (s)" "CPU (s)" \
-	"RSS (MiB)" "size (MB)" ratio
-for v in "${VARIANTS[@]}"; do
+# Cases: name, mkfs.img options, mkfs.erofs options, sqfstar compressor.
+CASE_LIST="
+lz4|-z lz4|-zlz4|-comp lz4
+lz4hc|-z lz4hc|-zlz4hc|-comp lz4 -Xhc
+lz4hc-ztail|-z lz4hc --ztailpacking|-zlz4hc -Eztailpacking|-comp lz4 -Xhc
+lzma|-z lzma|-zlzma|-comp xz
+lzma-128k|-z lzma -C 131072|-zlzma -C131072|-comp xz
+lzma-128k-frag|-z lzma -C 131072 --fragments|-zlzma -C131072 -Efragments|-comp xz
+zstd|-z zstd|-zzstd|-comp zstd
+lz4hc-128k|-z lz4hc -C 131072|-zlz4hc -C131072|-comp lz4 -Xhc
+zstd-128k|-z zstd -C 131072|-zzstd -C131072|-comp zstd
+"
+wanted() {
+	local c
+	[ ${#CASES[@]} -eq 0 ] && return 0
+	for c in "${CASES[@]}"; do [ "$c" = "$1" ] && return 0; done
+	return 1
+}
+
+declare -A SQFS_DONE
+FIXED=(-T 1600000000 -U 2c9b3f6e-8a1d-4d55-9f0e-3b7a2f4c1d20)
+printf '\n  %-34s %8s %8s %8s %9s\n' "" "wall (s)" "CPU (s)" "RSS MiB" "size (MB)"
+while IFS='|' read -r name ours theirs sq; do
+	[ -n "$name" ] && wanted "$name" || continue
+	echo "$name"
 	# shellcheck disable=SC2086 # options are words
-	row "mkfs.img $v" "${MKFS[@]}" -q $v "$TAR" "$OUT"
-done
-# shellcheck disable=SC2016 # $1 is the inner shell's
-row "lz4 -9 (tar, 1 thread)" sh -c 'lz4 -9 -q -c >"$1"' sh "$OUT"
-# shellcheck disable=SC2016
-row "xz -6 (tar, 1 thread)" sh -c 'xz -6 -T1 -c >"$1"' sh "$OUT"
-row "sqfstar -comp lz4 -Xhc -b 128K" \
-	sqfstar -quiet -no-progress -comp lz4 -Xhc -b 131072 "$OUT"
-row "sqfstar -comp xz -b 128K" \
-	sqfstar -quiet -no-progress -comp xz -b 131072 "$OUT"
-
-# compare A B: A's wall time and size against B's
-compare() {
-	[ -n "${SECS[$1]:-}" ] && [ -n "${SECS[$2]:-}" ] || return 0
-	awk -v a="$1" -v b="$2" -v sa="${SECS[$1]}" -v sb="${SECS[$2]}" \
-		-v za="${BYTES[$1]}" -v zb="${BYTES[$2]}" 'BEGIN {
-		printf "%s vs %s: %.2fx the speed, %.3fx the size\n",
-			a, b, sb / (sa + 0.001), za / zb }'
-}
-echo
-compare "mkfs.img -z lz4hc" "sqfstar -comp lz4 -Xhc -b 128K"
-compare "mkfs.img -z lz4hc" "lz4 -9 (tar, 1 thread)"
-compare "mkfs.img -z lz4hc --fragments" "sqfstar -comp lz4 -Xhc -b 128K"
-compare "mkfs.img -z lzma -C 131072" "sqfstar -comp xz -b 128K"
-compare "mkfs.img -z lzma -C 131072 --fragments" "sqfstar -comp xz -b 128K"
+	measure "${MKFS[@]}" -q --no-fsync "${FIXED[@]}" $ours --workers=1 \
+		"$TAR" "$OUT"
+	s1=$SECS b1=$BYTES
+	row "mkfs.img $ours, 1 worker" ""
+	mv "$OUT" "$OUT1"
+	# shellcheck disable=SC2086
+	measure "${MKFS[@]}" -q --no-fsync "${FIXED[@]}" $ours --workers=2 \
+		"$TAR" "$OUT"
+	s2=$SECS b2=$BYTES r2=$RSS
+	same=no
+	cmp -s "$OUT" "$OUT1" && same=yes
+	row "mkfs.img $ours, 2 workers" "$(awk -v a="$s1" -v b="$s2" \
+		'BEGIN { printf "%.2fx over 1 worker", a / (b + 0.001) }'), same bytes: $same"
+	rm -f "$OUT1"
+	if [ -n "$EROFS" ]; then
+		# shellcheck disable=SC2086
+		measure "$EROFS" --quiet $theirs --tar=f "$OUT" "$TAR"
+		se=$SECS be=$BYTES
+		row "mkfs.erofs $theirs" ""
+		# shellcheck disable=SC2086
+		measure "$EROFS" --quiet $theirs -Enoinline_data --tar=f \
+			"$OUT" "$TAR"
+		bn=$BYTES
+		row "mkfs.erofs $theirs -Enoinline_data" ""
+		awk -v n="$name" -v s2="$s2" -v se="$se" -v b2="$b2" \
+			-v be="$be" -v bn="$bn" -v r2="$r2" 'BEGIN {
+			printf "  => mkfs.img (2 workers) vs mkfs.erofs: %.2fx its time, %.3fx its -Enoinline_data size, %.3fx its default size; %.0f MiB peak\n",
+				s2 / (se + 0.001), b2 / bn, b2 / be, r2 }'
+	fi
+	if [ -z "${SQFS_DONE[$sq]:-}" ]; then
+		# shellcheck disable=SC2086
+		measure sh -c 'exec sqfstar -quiet -no-progress "$@" <"$0"' \
+			"$TAR" $sq -b 131072 "$OUT"
+		SQFS_DONE[$sq]="$SECS $BYTES"
+		row "sqfstar $sq -b 128K" ""
+	fi
+	read -r sqs sqb <<<"${SQFS_DONE[$sq]}"
+	awk -v s2="$s2" -v b2="$b2" -v ss="$sqs" -v sb="$sqb" -v c="$sq" 'BEGIN {
+		printf "  => mkfs.img (2 workers) vs sqfstar %s: %.2fx its time, %.3fx its size\n",
+			c, s2 / (ss + 0.001), b2 / sb }'
+done <<<"$CASE_LIST"

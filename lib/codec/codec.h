@@ -83,6 +83,8 @@ struct imgfs_zalg {
 	 * fits in @dstcap bytes at @dst. On return *@srclen is the prefix
 	 * length. Returns the stream length (0 when nothing fits) or a
 	 * negative errno; a static description of a failure goes to *@why.
+	 * A return of 0 with *@srclen > 0 means "these bytes do not
+	 * compress, store them raw" (see imgfs_zprobe_incompressible()).
 	 */
 	ssize_t (*destsize)(void *ctx, const uint8_t *src, size_t *srclen,
 			    uint8_t *dst, size_t dstcap, const char **why);
@@ -133,6 +135,31 @@ ssize_t imgfs_zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
 			       const uint8_t *src, size_t *srclen,
 			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
 			       size_t scratch_cap, const char **why);
+
+/*
+ * Whether @len bytes at @src (at most IMGFS_ZPROBE_MAX are looked at) are
+ * not worth an expensive encoder's time: too few repeats and too flat a
+ * byte distribution to save 1/128 of them (lib/codec/probe.c). Short
+ * inputs are never called incompressible. @pr is scratch space of the
+ * calling encoder context.
+ */
+#define IMGFS_ZPROBE_BITS 14
+#define IMGFS_ZPROBE_MAX (1u << 20)
+struct imgfs_zprobe {
+	uint32_t pos[1u << IMGFS_ZPROBE_BITS];
+};
+
+bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
+				 size_t len);
+
+/*
+ * For a destsize function: true when the @dstcap bytes a raw pcluster
+ * holds do not compress, with *@srclen cut to the first half of them (to
+ * be stored raw; the next call looks at the rest again, with what
+ * follows); the encoder then returns 0 without running.
+ */
+bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
+		      size_t *srclen, size_t dstcap);
 
 /* The table holding the decoder of on-disk algorithm @alg, or NULL. */
 const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg);

@@ -36,6 +36,7 @@ struct deflate_ctx {
 	z_stream zs;
 	uint8_t *scratch;
 	size_t scratch_cap;
+	struct imgfs_zprobe probe;
 };
 
 static unsigned int window_bits(uint32_t size)
@@ -141,6 +142,9 @@ static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 {
 	struct deflate_ctx *c = ctx;
 
+	/* each try of the search below would come back full */
+	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+		return 0;
 	if (*srclen > UINT32_MAX / 2)
 		*srclen = UINT32_MAX / 2;
 	return imgfs_zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst,

@@ -145,6 +145,7 @@ const struct imgfs_zalg imgfs_zalg_lz4 = {
 struct lz4hc_ctx {
 	LZ4_streamHC_t *stream;
 	int level;
+	struct imgfs_zprobe probe;
 };
 
 static int lz4hc_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -197,6 +198,9 @@ static ssize_t lz4hc_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 						(int)*srclen;
 	int out;
 
+	/* no matches to find: LZ4HC would search hard and store it raw */
+	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+		return 0;
 	LZ4_initStreamHC(c->stream, sizeof(*c->stream));
 	LZ4_resetStreamHC_fast(c->stream, c->level);
 	out = LZ4_compress_HC_continue_destSize(c->stream, (const char *)src,

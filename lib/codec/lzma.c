@@ -21,6 +21,7 @@
 struct lzma_ctx {
 	lzma_stream strm;
 	lzma_options_lzma opt;
+	struct imgfs_zprobe probe;
 };
 
 static int lzma_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -79,6 +80,13 @@ static ssize_t lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	struct lzma_ctx *c = ctx;
 	lzma_ret r;
 
+	/*
+	 * What a raw pcluster would hold does not compress: LZMA would
+	 * spend as long on it as on text and fill the output with about as
+	 * many bytes as it took. Say so, and the caller stores it raw.
+	 */
+	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+		return 0;
 	/* a fresh encoder per pcluster; allocations are reused */
 	r = lzma_microlzma_encoder(&c->strm, &c->opt);
 	if (r != LZMA_OK) {

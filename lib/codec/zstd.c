@@ -14,6 +14,8 @@
 
 #define ZSTD_WINDOW_MIN (1u << 10)
 #define ZSTD_WINDOW_MAX (1u << 20)
+/* probe for incompressible data only in pclusters smaller than this */
+#define ZSTD_PROBE_BELOW (32u << 10)
 
 static unsigned int ilog2_u32(uint32_t v)
 {
@@ -60,6 +62,7 @@ struct zstd_ctx {
 	ZSTD_CCtx *cctx;
 	uint8_t *scratch;
 	size_t scratch_cap;
+	struct imgfs_zprobe probe;
 };
 
 static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
@@ -138,6 +141,14 @@ static ssize_t zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 {
 	struct zstd_ctx *c = ctx;
 
+	/*
+	 * Each try of the search below would come back full. libzstd
+	 * rejects an incompressible block faster than the probe looks at
+	 * it, but from 32 KiB down its set-up per try costs more.
+	 */
+	if (dstcap < ZSTD_PROBE_BELOW &&
+	    imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+		return 0;
 	return imgfs_zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst,
 				      dstcap, c->scratch, c->scratch_cap, why);
 }

@@ -179,10 +179,17 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 		in2 = in;
 		n = alg->destsize(ctx, data + pos, &in, c1, cfg.pclustersize,
 				  &why);
-		CHECK(n > 0 && (size_t)n <= cfg.pclustersize);
+		CHECK(n >= 0 && (size_t)n <= cfg.pclustersize);
 		CHECK(in > 0 && in <= in2);
-		if (n <= 0 || !in)
+		if (n < 0 || !in)
 			break;
+		if (!n) {
+			/* probed incompressible: a raw pcluster's worth */
+			CHECK(in <= cfg.pclustersize);
+			pos += in;
+			calls++;
+			continue;
+		}
 		CHECK(decode(&cfg, c1, (size_t)n, out, in));
 		CHECK(!memcmp(out, data + pos, in));
 		memset(out, 0, in);
