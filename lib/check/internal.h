@@ -8,6 +8,7 @@
 #include "imgfs/check.h"
 #include "reader/internal.h"
 #include "util/hashtab.h"
+#include "util/workpool.h"
 
 /* What the checker remembers about each inode it reached. */
 struct check_node {
@@ -39,6 +40,9 @@ enum {
 	CHECK_RANGE_DATA, /* data blocks of a flat file */
 	CHECK_RANGE_CHUNK, /* data blocks of a chunk-based file (shareable) */
 	CHECK_RANGE_SHARED_XATTR, /* a shared xattr entry (shareable) */
+	/* a range mapped ahead by a data job that the sequential order never
+	 * reaches (a read failed before it): dropped before sorting */
+	CHECK_RANGE_DEAD,
 };
 
 /* The checker's records, in the order they were met (see nodes.c). */
@@ -56,6 +60,9 @@ struct check_buf {
 };
 
 struct dir_scan;
+struct check_event;
+struct check_job;
+struct imgfs_workpool;
 
 struct check_ctx {
 	struct imgfs_image *img;
@@ -80,11 +87,26 @@ struct check_ctx {
 	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
 	struct check_tar *tar; /* tar-index images: the tar's entries */
+	/*
+	 * Parallel data check (order.c): file contents are read by worker
+	 * threads while the walk goes on; findings and entries met after a
+	 * file whose data is still being read wait in an ordered queue, so
+	 * everything reaches the callbacks in the sequential order.
+	 */
+	unsigned int threads; /* 1: read data in the walking thread */
+	struct imgfs_workpool *pool; /* started at the first data job */
+	struct check_event *ev_head, *ev_tail;
+	size_t nr_events; /* queued events */
+	size_t nr_jobs; /* queued data jobs */
+	bool delivering; /* a job's findings go straight out */
+	int stop; /* the entry callback stopped the walk: its value */
+	bool walking; /* imgfs_walk() is running */
 };
 
 #define CHECK_BUFSZ (1u << 20)
 
-/* report.c: count a finding and hand it to opts.report. */
+/* report.c: count a finding and hand it to opts.report (queued behind
+ * data jobs still running, see order.c). */
 void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
 		  ...) __attribute__((format(printf, 5, 6)));
@@ -145,5 +167,70 @@ static inline bool check_is_tarindex(const struct check_ctx *c)
 
 /* Count the packed inode's storage as file data (amplification). */
 void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
+
+/* report.c: count @p and hand it to opts.report now. */
+void check_deliver_problem(struct check_ctx *c,
+			   const struct imgfs_check_problem *p);
+
+/*
+ * order.c: the ordered queue of findings, entries and data jobs.
+ * check_queue_busy() says whether anything waits (new findings and entries
+ * must then queue too). check_queue_problem()/check_queue_entry() append a
+ * copy; check_queue_job() starts @job on a worker thread and appends it.
+ * check_queue_flush() delivers what is ready from the head (@wait: wait for
+ * every job, emptying the queue); it also waits while the queue is over its
+ * bounds. Returns 0 or a negative errno (c->fatal is set on no memory).
+ */
+static inline bool check_queue_busy(const struct check_ctx *c)
+{
+	return c->ev_head != NULL && !c->delivering;
+}
+void check_queue_problem(struct check_ctx *c,
+			 const struct imgfs_check_problem *p);
+int check_queue_entry(struct check_ctx *c, const struct imgfs_check_entry *e,
+		      struct check_node *n);
+int check_queue_job(struct check_ctx *c, struct check_job *job);
+void check_queue_flush(struct check_ctx *c, bool wait);
+void check_queue_free(struct check_ctx *c);
+/* Call the entry callback with @e (sha256/data_ok taken from @n). */
+int check_call_entry(struct check_ctx *c, struct imgfs_check_entry *e,
+		     struct check_node *n);
+
+/* A mapped extent of a data job, with what mapping it added. */
+struct check_job_ext {
+	struct imgfs_extent ext;
+	size_t range; /* index in c->ranges, SIZE_MAX if none added */
+};
+
+struct check_job {
+	struct imgfs_work work; /* run on a worker of c->pool */
+	struct check_ctx *c; /* the worker only reads img, bufsz, readmap */
+	struct imgfs_inode inode;
+	struct check_node *n;
+	struct check_job_ext *ext; /* every extent mapped, in file order */
+	size_t nr_ext, ext_cap;
+	int map_ret; /* mapping failed after nr_ext extents */
+	struct imgfs_error map_err;
+	bool digest; /* IMGFS_CHECK_F_DIGEST */
+	bool amplified; /* no digest: check_file_amplification() */
+	bool skip_holes; /* the check's hole budget is already spent */
+	/* set by the worker */
+	size_t nr_read; /* extents read without error */
+	int read_ret; /* reading extent nr_read failed */
+	struct imgfs_error read_err;
+	bool have_sha;
+	uint8_t sha256[IMGFS_SHA256_SIZE];
+};
+
+/*
+ * data.c: a regular file's content read on a worker thread. The walk maps
+ * the extents (their ranges are added in order), the worker reads them,
+ * and check_job_finish() replays, in order, what the sequential check does
+ * per extent and after the last one. Workers keep a read buffer in their
+ * local slot, freed by check_job_local_free().
+ */
+void check_job_finish(struct check_ctx *c, struct check_job *job);
+void check_job_free(struct check_job *job);
+void check_job_local_free(void *local);
 
 #endif /* IMGFS_CHECK_INTERNAL_H */

@@ -22,6 +22,7 @@
 
 /* Buffers and a decoder for one decode; pooled in struct imgfs_zstate. */
 struct imgfs_zwork {
+	struct imgfs_zwork *next; /* in the idle list */
 	uint8_t *in;
 	size_t in_cap;
 	uint8_t *out;
@@ -38,6 +39,21 @@ struct imgfs_zwork {
  */
 #define IMGFS_ZCACHE_SLOTS 8
 #define IMGFS_ZCACHE_BYTES (16u << 20)
+
+/*
+ * Work areas kept for reuse: one per thread decoding at the same time, up
+ * to this many (beyond, they are freed after each decode).
+ */
+#define IMGFS_ZWORK_IDLE_MAX 16
+
+/* Pclusters being decoded: a second reader of one waits for the first. */
+#define IMGFS_ZBUSY_SLOTS 16
+
+struct imgfs_zbusy {
+	bool used;
+	uint64_t pos;
+	uint64_t plen;
+};
 
 struct imgfs_zcache {
 	bool valid;
@@ -72,7 +88,10 @@ struct imgfs_zstate {
 	struct imgfs_extent map_ext;
 	struct imgfs_zcache cache[IMGFS_ZCACHE_SLOTS];
 	uint64_t clock;
-	struct imgfs_zwork *idle; /* one pooled work area, or NULL */
+	struct imgfs_zwork *idle; /* pooled work areas (a list), or NULL */
+	unsigned int nr_idle;
+	struct imgfs_zbusy busy[IMGFS_ZBUSY_SLOTS];
+	pthread_cond_t busy_done; /* a busy slot was released */
 	uint64_t decoded; /* pclusters decoded so far (tests) */
 };
 
