@@ -658,6 +658,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	res->image_bytes = img->size;
 	check_superblock(c);
 	check_tarindex_init(c);
+	check_prefetch_packed(c);
 	ret = walk(c);
 	if (ret)
 		goto out;

@@ -256,8 +256,15 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 				return ret;
 			got = (ssize_t)n;
 		} else {
-			got = imgfs_read(c->img, s->inode, ext->logical + done,
-					 s->buf, n, &s->e);
+			/* without a digest the bytes are not needed: shared
+			 * pclusters (packed tails) are decoded once */
+			got = s->md && !s->no_digest ?
+				      imgfs_read(c->img, s->inode,
+						 ext->logical + done, s->buf,
+						 n, &s->e) :
+				      imgfs_read_verify(c->img, s->inode,
+							ext->logical + done,
+							s->buf, n, &s->e);
 			if (got < 0)
 				return (int)got;
 			if ((size_t)got != n)
@@ -657,6 +664,75 @@ static void job_work(struct imgfs_work *work, void **local)
 	if (!job->read_ret && !job->map_ret && s.md && !s.no_digest)
 		job->have_sha = EVP_DigestFinal_ex(s.md, job->sha256, &len);
 	EVP_MD_CTX_free(s.md);
+}
+
+/* ---- the packed inode decoded ahead */
+
+struct check_prefetch {
+	struct imgfs_work work;
+	struct check_ctx *c;
+	uint64_t logical; /* a byte of the pcluster, in the packed inode */
+};
+
+static void prefetch_work(struct imgfs_work *work, void **local)
+{
+	struct check_prefetch *p = (struct check_prefetch *)work;
+	struct check_ctx *c = p->c;
+	struct imgfs_error e = { 0 };
+
+	if (!*local)
+		*local = malloc(c->bufsz);
+	/* one byte decodes the pcluster; errors are the files' to report */
+	if (*local)
+		imgfs_read_verify(c->img, &c->packed, p->logical, *local, 1, &e);
+}
+
+static int prefetch_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct check_ctx *c = arg;
+
+	if (ext->kind != IMGFS_EXTENT_COMPRESSED ||
+	    (ext->flags & IMGFS_EXTENT_F_RAW))
+		return 0;
+	if (IMGFS_VEC_RESERVE(c->prefetch, c->prefetch_cap,
+			      c->nr_prefetch + 1, 64))
+		return -ENOMEM;
+	memset(&c->prefetch[c->nr_prefetch], 0, sizeof(*c->prefetch));
+	c->prefetch[c->nr_prefetch].c = c;
+	c->prefetch[c->nr_prefetch].logical = ext->logical;
+	c->prefetch[c->nr_prefetch].work.run = prefetch_work;
+	c->nr_prefetch++;
+	return 0;
+}
+
+void check_prefetch_packed(struct check_ctx *c)
+{
+	struct imgfs_error e = { 0 };
+
+	if (c->threads < 2 ||
+	    (c->opts.flags & (IMGFS_CHECK_F_DIGEST | IMGFS_CHECK_F_NO_DATA)) ||
+	    !(c->sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_FRAGMENTS) ||
+	    !c->sb->packed_nid ||
+	    imgfs_inode_read(c->img, c->sb->packed_nid, &c->packed, &e) ||
+	    !imgfs_inode_is_reg(&c->packed))
+		return;
+	/* the array is not resized once work is queued from it */
+	if (imgfs_extent_iterate(c->img, &c->packed, prefetch_cb, c, &e) < 0 ||
+	    !c->nr_prefetch || !check_pool(c)) {
+		c->nr_prefetch = 0;
+		return;
+	}
+	for (size_t i = 0; i < c->nr_prefetch; i++)
+		imgfs_workpool_submit(c->pool, &c->prefetch[i].work);
+}
+
+void check_prefetch_free(struct check_ctx *c)
+{
+	for (size_t i = 0; i < c->nr_prefetch; i++)
+		imgfs_workpool_wait(c->pool, &c->prefetch[i].work);
+	free(c->prefetch);
+	c->prefetch = NULL;
+	c->nr_prefetch = 0;
 }
 
 /*

@@ -62,6 +62,7 @@ struct check_buf {
 struct dir_scan;
 struct check_event;
 struct check_job;
+struct check_prefetch;
 struct imgfs_workpool;
 
 struct check_ctx {
@@ -100,6 +101,10 @@ struct check_ctx {
 	size_t nr_jobs; /* queued data jobs */
 	bool delivering; /* a job's findings go straight out */
 	int stop; /* the entry callback stopped the walk: its value */
+	/* packed inode pclusters decoded ahead by the pool (data.c) */
+	struct check_prefetch *prefetch;
+	size_t nr_prefetch, prefetch_cap;
+	struct imgfs_inode packed;
 	bool walking; /* imgfs_walk() is running */
 };
 
@@ -190,6 +195,8 @@ void check_queue_problem(struct check_ctx *c,
 int check_queue_entry(struct check_ctx *c, const struct imgfs_check_entry *e,
 		      struct check_node *n);
 int check_queue_job(struct check_ctx *c, struct check_job *job);
+/* The work pool, started at the first use; NULL on failure (c->fatal). */
+struct imgfs_workpool *check_pool(struct check_ctx *c);
 void check_queue_flush(struct check_ctx *c, bool wait);
 void check_queue_free(struct check_ctx *c);
 /* Call the entry callback with @e (sha256/data_ok taken from @n). */
@@ -230,6 +237,15 @@ struct check_job {
  * local slot, freed by check_job_local_free().
  */
 void check_job_finish(struct check_ctx *c, struct check_job *job);
+/*
+ * Before the walk, with threads and no digest: queue the decoding of every
+ * compressed pcluster of the packed inode (FRAGMENTS), so that the files
+ * whose tails are there find them verified (imgfs_read_verify()) instead
+ * of waiting for one another. Reports nothing: the files' own reads do.
+ * check_prefetch_free() waits for them.
+ */
+void check_prefetch_packed(struct check_ctx *c);
+void check_prefetch_free(struct check_ctx *c);
 void check_job_free(struct check_job *job);
 void check_job_local_free(void *local);
 

@@ -106,6 +106,17 @@ int check_queue_entry(struct check_ctx *c, const struct imgfs_check_entry *e,
 	return 0;
 }
 
+struct imgfs_workpool *check_pool(struct check_ctx *c)
+{
+	if (c->pool)
+		return c->pool;
+	c->pool = imgfs_workpool_create(c->threads, check_job_local_free,
+					c->err);
+	if (!c->pool)
+		c->fatal = c->err->code ? c->err->code : -ENOMEM;
+	return c->pool;
+}
+
 int check_queue_job(struct check_ctx *c, struct check_job *job)
 {
 	struct check_event *ev = calloc(1, sizeof(*ev));
@@ -113,13 +124,9 @@ int check_queue_job(struct check_ctx *c, struct check_job *job)
 	if (!ev)
 		return c->fatal = imgfs_error_set(c->err, -ENOMEM,
 						  "out of memory");
-	if (!c->pool) {
-		c->pool = imgfs_workpool_create(c->threads,
-						check_job_local_free, c->err);
-		if (!c->pool) {
-			free(ev);
-			return c->fatal = c->err->code ? c->err->code : -ENOMEM;
-		}
+	if (!check_pool(c)) {
+		free(ev);
+		return c->fatal;
 	}
 	ev->kind = EVENT_JOB;
 	ev->job = job;
@@ -199,6 +206,7 @@ void check_queue_free(struct check_ctx *c)
 {
 	c->stop = c->stop ? c->stop : 1; /* drop, but wait for the jobs */
 	check_queue_flush(c, true);
+	check_prefetch_free(c);
 	imgfs_workpool_destroy(c->pool);
 	c->pool = NULL;
 }

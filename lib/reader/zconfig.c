@@ -155,6 +155,8 @@ void imgfs_z_image_free(struct imgfs_image *img)
 		zs->idle = w->next;
 		imgfs_zwork_free(w);
 	}
+	imgfs_u64map_free(&zs->verified_at);
+	free(zs->verified);
 	pthread_cond_destroy(&zs->busy_done);
 	pthread_mutex_destroy(&zs->lock);
 	free(zs);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "codec/codec.h"
+#include "util/hashtab.h"
 #include "reader/internal.h"
 
 /* Buffers and a decoder for one decode; pooled in struct imgfs_zstate. */
@@ -53,6 +54,14 @@ struct imgfs_zbusy {
 	bool used;
 	uint64_t pos;
 	uint64_t plen;
+};
+
+/* A pcluster decoded without error (imgfs_read_verify()), keyed by pos. */
+struct imgfs_zverified {
+	uint64_t plen;
+	uint64_t outlen;
+	unsigned int alg;
+	bool partial;
 };
 
 struct imgfs_zcache {
@@ -92,6 +101,9 @@ struct imgfs_zstate {
 	unsigned int nr_idle;
 	struct imgfs_zbusy busy[IMGFS_ZBUSY_SLOTS];
 	pthread_cond_t busy_done; /* a busy slot was released */
+	struct imgfs_u64map verified_at; /* pos -> index in verified */
+	struct imgfs_zverified *verified;
+	size_t nr_verified, verified_cap;
 	uint64_t decoded; /* pclusters decoded so far (tests) */
 };
 

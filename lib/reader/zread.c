@@ -221,6 +221,40 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	return 0;
 }
 
+/* Did @ext decode without error before? Lock held. */
+static bool verified_has(const struct imgfs_zstate *zs,
+			 const struct imgfs_extent *ext)
+{
+	const struct imgfs_zverified *v;
+	uint64_t i;
+
+	if (!imgfs_u64map_get(&zs->verified_at, ext->pos, &i))
+		return false;
+	v = &zs->verified[i];
+	return v->plen == ext->plen && v->outlen == ext->length &&
+	       v->alg == ext->algorithm &&
+	       v->partial == !!(ext->flags & IMGFS_EXTENT_F_PARTIAL);
+}
+
+/* Remember that @ext decoded; no memory only means it may be decoded
+ * again. Lock held. */
+static void verified_add(struct imgfs_zstate *zs,
+			 const struct imgfs_extent *ext)
+{
+	struct imgfs_zverified *v;
+
+	if (imgfs_u64map_get(&zs->verified_at, ext->pos, NULL) ||
+	    IMGFS_VEC_RESERVE(zs->verified, zs->verified_cap,
+			      zs->nr_verified + 1, 256) ||
+	    imgfs_u64map_add(&zs->verified_at, ext->pos, zs->nr_verified) != 1)
+		return;
+	v = &zs->verified[zs->nr_verified++];
+	v->plen = ext->plen;
+	v->outlen = ext->length;
+	v->alg = ext->algorithm;
+	v->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
+}
+
 /* The busy slot of the pcluster at @ext->pos, or NULL. Lock held. */
 static struct imgfs_zbusy *busy_find(struct imgfs_zstate *zs,
 				     const struct imgfs_extent *ext)
@@ -233,19 +267,22 @@ static struct imgfs_zbusy *busy_find(struct imgfs_zstate *zs,
 }
 
 /*
- * Find @ext in the cache (copying @n bytes at @offset into @buf), waiting
- * while another reader decodes it. Else mark it busy (when a slot is free)
+ * Find @ext in the cache (copying @n bytes at @offset into @buf), or with
+ * @verify among the pclusters verified, waiting while another reader
+ * decodes it. Else mark it busy (when a slot is free)
  * and return 0: the caller decodes it. Lock held.
  */
 static bool cache_get_or_claim(struct imgfs_zstate *zs,
 			       const struct imgfs_extent *ext,
-			       uint64_t offset, void *buf, size_t n,
+			       uint64_t offset, void *buf, size_t n, bool verify,
 			       struct imgfs_zbusy **claimed)
 {
 	struct imgfs_zcache *c;
 
 	*claimed = NULL;
 	for (;;) {
+		if (verify && verified_has(zs, ext))
+			return true;
 		c = cache_find(zs, ext);
 		if (c) {
 			c->used = ++zs->clock;
@@ -280,7 +317,8 @@ static void busy_release(struct imgfs_zstate *zs, struct imgfs_zbusy *b)
 static ssize_t read_decoded(struct imgfs_image *img,
 			    const struct imgfs_inode *inode,
 			    const struct imgfs_extent *ext, uint64_t offset,
-			    void *buf, size_t n, struct imgfs_error *err)
+			    void *buf, size_t n, bool verify,
+			    struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = img->zpriv;
 	struct imgfs_zbusy *claimed;
@@ -291,7 +329,7 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	int ret;
 
 	pthread_mutex_lock(&zs->lock);
-	if (cache_get_or_claim(zs, ext, offset, buf, n, &claimed)) {
+	if (cache_get_or_claim(zs, ext, offset, buf, n, verify, &claimed)) {
 		pthread_mutex_unlock(&zs->lock);
 		return (ssize_t)n;
 	}
@@ -329,6 +367,8 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	c->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
 	c->used = ++zs->clock;
 	zs->decoded++;
+	if (verify)
+		verified_add(zs, ext);
 	work_put_locked(zs, w);
 	busy_release(zs, claimed);
 	pthread_mutex_unlock(&zs->lock);
@@ -375,7 +415,7 @@ static ssize_t read_raw(struct imgfs_image *img,
 
 ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
-		     size_t len, struct imgfs_error *err)
+		     size_t len, bool verify, struct imgfs_error *err)
 {
 	uint64_t avail;
 	size_t n;
@@ -394,5 +434,5 @@ ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 				       (unsigned long long)inode->nid, ext->kind);
 	if (ext->flags & IMGFS_EXTENT_F_RAW)
 		return read_raw(img, inode, ext, offset, buf, n, err);
-	return read_decoded(img, inode, ext, offset, buf, n, err);
+	return read_decoded(img, inode, ext, offset, buf, n, verify, err);
 }
