@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # fsck.img's full check (every file's data read and decompressed) with 1
-# and 2 threads, against erofs-utils 1.9.3's fsck.erofs --extract (the only
-# way it decompresses everything) and fsck.erofs alone, on images of one
-# layer: lzma 128 KiB clusters with --fragments, lz4hc, and uncompressed.
+# and 2 threads, against erofs-utils 1.9.3's fsck.erofs --extract (without
+# a directory: its full check, decompressing everything; plain fsck.erofs
+# reads no file data, and --extract=DIR fails on every --fragments image in
+# 1.9.3), on images of one layer: lzma 128 KiB clusters with --fragments,
+# lz4hc, and uncompressed.
 #
-# usage: bench/bench-fsck.sh [-n RUNS] [-t "THREAD COUNTS"] [TAR]
+# usage: bench/bench-fsck.sh [-n RUNS] [-t "THREAD COUNTS"] [-p] [TAR]
 #
 # TAR defaults to $BENCH_DIR/layer.tar (BENCH_DIR: /tmp/imgfs-bench); the
 # images are built once into $BENCH_DIR/fsck/. Images are read from the
 # page cache (read once before timing). For each case the median wall time,
 # CPU time (user + system) and peak RSS of RUNS runs (default 3) are
 # printed, with the speed-up of each thread count over one thread.
-# fsck.erofs --extract writes into a directory under $BENCH_DIR/fsck that
-# is removed after each run (its time includes writing the files).
+# On a shared machine, -p (root) runs the timed commands in their own
+# scheduling group at nice -20, so that other users' load does not hide
+# what a second thread gives.
 #
 # Needs GNU time (/usr/bin/time), erofs-utils 1.9.3 in
 # /opt/erofs-utils-1.9.3/bin (or FSCK_EROFS).
@@ -21,11 +24,13 @@ set -euo pipefail
 
 RUNS=3
 THREADS="1 2"
-while getopts "n:t:h" opt; do
+PRIO=
+while getopts "n:t:ph" opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
 	t) THREADS=$OPTARG ;;
-	*) sed -n '3,19p' "$0"; exit 2 ;;
+	p) PRIO=1 ;;
+	*) sed -n '3,21p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -57,7 +62,14 @@ HAVE_EROFS=1
 	HAVE_EROFS=
 }
 mkdir -p "$D"
-trap 'rm -rf "$D/x" "$D/times"' EXIT
+trap 'rm -f "$D/times" "$D/t1"' EXIT
+if [ -n "$PRIO" ] && [ -z "${BENCH_FSCK_PRIO:-}" ]; then
+	[ "$(id -u)" = 0 ] || die "-p needs root"
+	# a new session is a new autogroup; raise its weight, then rerun
+	export BENCH_FSCK_PRIO=1
+	exec setsid -w bash -c 'echo -20 >/proc/self/autogroup && exec bash "$0" "$@"' \
+		"$0" -n "$RUNS" -t "$THREADS" -p "$TAR"
+fi
 
 CASES=("lzma-128k-fragments:-z lzma -C 131072 --fragments"
 	"lz4hc:-z lz4hc"
@@ -81,7 +93,6 @@ col() { awk -v c="$1" '{ print $c }' "$D/times" | sort -n |
 measure() {
 	: >"$D/times"
 	for _ in $(seq "$RUNS"); do
-		rm -rf "$D/x"
 		LD_LIBRARY_PATH=$LIBS "$TIME" -f '%e %U %S %M' -o "$D/t1" \
 			"$@" >/dev/null 2>&1 || [ $? -eq 4 ] ||
 			die "failed: $*"
@@ -109,10 +120,8 @@ for c in "${CASES[@]}"; do
 			"$(awk -v a="$one" -v b="$wall" 'BEGIN { print a / b }')"
 	done
 	[ -n "$HAVE_EROFS" ] || continue
-	measure "$FSCK_EROFS" "--extract=$D/x" "$img"
-	printf '| %s | fsck.erofs 1.9.3 --extract | %s | %s | %d | |\n' \
-		"$name" "$(col 1)" "$(col 2)" $(($(col 3) / 1024))
-	measure "$FSCK_EROFS" "$img"
-	printf '| %s | fsck.erofs 1.9.3 (no --extract) | %s | %s | %d | |\n' \
-		"$name" "$(col 1)" "$(col 2)" $(($(col 3) / 1024))
+	measure "$FSCK_EROFS" --extract "$img"
+	printf '| %s | fsck.erofs 1.9.3 --extract | %s | %s | %d | %.2fx |\n' \
+		"$name" "$(col 1)" "$(col 2)" $(($(col 3) / 1024)) \
+		"$(awk -v a="$one" -v b="$(col 1)" 'BEGIN { print a / b }')"
 done
