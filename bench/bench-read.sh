@@ -160,8 +160,13 @@ do_umount() {
 	fi
 }
 
+# Rows go to standard error as they are measured (a long run shows
+# progress and keeps what it measured), and into the table at the end.
 ROWS=()
-row() { ROWS+=("$(printf '| %s | %s | %s | %s | %s | %s | %s |' "$@")"); }
+row() {
+	ROWS+=("$(printf '| %s | %s | %s | %s | %s | %s | %s |' "$@")")
+	echo "bench-read: ${ROWS[-1]}" >&2
+}
 
 # One unpack command, RUNS times: the median.
 time_unpack() { # SETUP-CMD CMD...

@@ -122,7 +122,7 @@ struct imgfs_check_options {
 	unsigned int threads;
 };
 
-/* More threads than this are not started (each holds a 1 MiB buffer). */
+/* More threads than this are not started (each holds a 64 KiB buffer). */
 #define IMGFS_CHECK_THREADS_MAX 64u
 
 struct imgfs_check_result {

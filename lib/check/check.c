@@ -677,6 +677,8 @@ int imgfs_check_image(struct imgfs_image *img,
 						  c->hidden_inodes));
 out:
 	check_queue_free(c);
+	check_prefetch_free(c);
+	imgfs_workpool_destroy(c->pool);
 	check_nodes_free(c);
 	free(c->rpath.s);
 	free(c->lpath.s);

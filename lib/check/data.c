@@ -313,25 +313,33 @@ static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
 {
 	struct check_ctx *c = s->c;
 	unsigned int bits = c->img->blkszbits;
-	uint64_t off = 0;
+	uint64_t off = 0, from, blk;
 	int ret;
 
 	ret = readmap_alloc(c, &s->e);
 	if (ret)
 		return ret;
 	while (off < ext->length) {
-		uint64_t blk = (ext->pos + off) >> bits;
-		uint64_t end = ((blk + 1) << bits) - ext->pos;
-
-		if (end > ext->length)
-			end = ext->length;
-		if (!block_read(c, blk)) {
-			ret = read_pieces(s, ext, off, end);
-			if (ret)
-				return ret;
-			block_set_read(c, blk);
+		/* skip blocks read already, then read the run of unread ones
+		 * in one go (one block per call costs a system call each) */
+		blk = (ext->pos + off) >> bits;
+		if (block_read(c, blk)) {
+			off = ((blk + 1) << bits) - ext->pos;
+			continue;
 		}
-		off = end;
+		from = off;
+		while (off < ext->length && !block_read(c, blk)) {
+			off = ((blk + 1) << bits) - ext->pos;
+			blk++;
+		}
+		if (off > ext->length)
+			off = ext->length;
+		ret = read_pieces(s, ext, from, off);
+		if (ret)
+			return ret;
+		for (blk = (ext->pos + from) >> bits;
+		     blk <= (ext->pos + off - 1) >> bits; blk++)
+			block_set_read(c, blk);
 	}
 	return 0;
 }
@@ -557,7 +565,16 @@ static int check_file_amplification(struct check_ctx *c,
 
 /* ---- data jobs: a regular file's content read on a worker thread */
 
-static void job_work(struct imgfs_work *work, void **local);
+static void job_run(struct check_job *job, void **local);
+static void job_finish(struct check_ctx *c, struct check_job *job);
+static void job_free(struct check_job *job);
+
+static const struct check_job_ops job_ops = {
+	.run = job_run,
+	.finish = job_finish,
+	.free = job_free,
+};
+
 
 static int job_map_cb(void *arg, const struct imgfs_extent *ext)
 {
@@ -587,6 +604,7 @@ static void submit_job(struct check_ctx *c, const struct imgfs_inode *inode,
 		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
 		return;
 	}
+	job->ops = &job_ops;
 	job->c = c;
 	job->inode = *inode;
 	job->n = n;
@@ -594,19 +612,13 @@ static void submit_job(struct check_ctx *c, const struct imgfs_inode *inode,
 	job->amplified = s->amplified;
 	/* spent already: any hole of this file would spend it again */
 	job->skip_holes = c->hole_hashed > HOLE_DIGEST_TOTAL;
-	job->work.run = job_work;
 	job->map_ret = imgfs_extent_iterate(c->img, inode, job_map_cb, job,
 					    &job->map_err);
 	if (check_queue_job(c, job))
-		check_job_free(job);
+		job_free(job);
 }
 
-void check_job_local_free(void *local)
-{
-	free(local);
-}
-
-void check_job_free(struct check_job *job)
+static void job_free(struct check_job *job)
 {
 	if (!job)
 		return;
@@ -628,9 +640,8 @@ static void job_read(struct check_job *job, struct data_scan *s)
 	}
 }
 
-static void job_work(struct imgfs_work *work, void **local)
+static void job_run(struct check_job *job, void **local)
 {
-	struct check_job *job = (struct check_job *)work;
 	struct check_ctx *c = job->c;
 	struct data_scan s = {
 		.c = c,
@@ -740,7 +751,7 @@ void check_prefetch_free(struct check_ctx *c)
  * for the extents the sequential check reaches (up to the first that
  * fails to read); ranges mapped beyond it are dropped.
  */
-void check_job_finish(struct check_ctx *c, struct check_job *job)
+static void job_finish(struct check_ctx *c, struct check_job *job)
 {
 	size_t upto = job->read_ret ? job->nr_read + 1 : job->nr_ext;
 	const struct imgfs_inode *inode = &job->inode;

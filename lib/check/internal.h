@@ -96,6 +96,7 @@ struct check_ctx {
 	 */
 	unsigned int threads; /* 1: read data in the walking thread */
 	struct imgfs_workpool *pool; /* started at the first data job */
+	struct check_batch *batch; /* jobs not handed to the pool yet */
 	struct check_event *ev_head, *ev_tail;
 	size_t nr_events; /* queued events */
 	size_t nr_jobs; /* queued data jobs */
@@ -108,7 +109,7 @@ struct check_ctx {
 	bool walking; /* imgfs_walk() is running */
 };
 
-#define CHECK_BUFSZ (1u << 20)
+#define CHECK_BUFSZ (1u << 16)
 
 /* report.c: count a finding and hand it to opts.report (queued behind
  * data jobs still running, see order.c). */
@@ -173,7 +174,7 @@ static inline bool check_is_tarindex(const struct check_ctx *c)
 /* Count the packed inode's storage as file data (amplification). */
 void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
 
-/* report.c: count @p and hand it to opts.report now. */
+/* order.c: count @p and hand it to opts.report now. */
 void check_deliver_problem(struct check_ctx *c,
 			   const struct imgfs_check_problem *p);
 
@@ -198,6 +199,8 @@ int check_queue_job(struct check_ctx *c, struct check_job *job);
 /* The work pool, started at the first use; NULL on failure (c->fatal). */
 struct imgfs_workpool *check_pool(struct check_ctx *c);
 void check_queue_flush(struct check_ctx *c, bool wait);
+/* Drop what is queued (waiting for the jobs running); the caller then
+ * waits for the prefetch and destroys the pool. */
 void check_queue_free(struct check_ctx *c);
 /* Call the entry callback with @e (sha256/data_ok taken from @n). */
 int check_call_entry(struct check_ctx *c, struct imgfs_check_entry *e,
@@ -209,8 +212,17 @@ struct check_job_ext {
 	size_t range; /* index in c->ranges, SIZE_MAX if none added */
 };
 
+/* What the queue calls on a job (data.c's; the queue knows no more). */
+struct check_job_ops {
+	void (*run)(struct check_job *job, void **local); /* on a worker */
+	void (*finish)(struct check_ctx *c, struct check_job *job);
+	void (*free)(struct check_job *job);
+};
+
 struct check_job {
-	struct imgfs_work work; /* run on a worker of c->pool */
+	const struct check_job_ops *ops;
+	struct check_job *next; /* in its batch */
+	struct check_batch *batch;
 	struct check_ctx *c; /* the worker only reads img, bufsz, readmap */
 	struct imgfs_inode inode;
 	struct check_node *n;
@@ -230,13 +242,25 @@ struct check_job {
 };
 
 /*
- * data.c: a regular file's content read on a worker thread. The walk maps
- * the extents (their ranges are added in order), the worker reads them,
- * and check_job_finish() replays, in order, what the sequential check does
- * per extent and after the last one. Workers keep a read buffer in their
- * local slot, freed by check_job_local_free().
+ * Jobs go to the pool in batches (order.c): small files cost less than a
+ * hand-over between threads each. A batch runs its jobs in order.
  */
-void check_job_finish(struct check_ctx *c, struct check_job *job);
+struct check_batch {
+	struct imgfs_work work;
+	struct check_job *head, *tail;
+	size_t jobs; /* not finished yet */
+	uint64_t bytes; /* file bytes of its jobs */
+	bool submitted;
+};
+
+/*
+ * data.c: a regular file's content is read on a worker thread (its job's
+ * ops): the walk maps the extents (their ranges are added in order), the
+ * worker reads them, and the finish replays, in order, what the
+ * sequential check does per extent and after the last one. Workers keep a
+ * read buffer of c->bufsz bytes in their local slot (freed by the pool).
+ */
+
 /*
  * Before the walk, with threads and no digest: queue the decoding of every
  * compressed pcluster of the packed inode (FRAGMENTS), so that the files
@@ -246,7 +270,5 @@ void check_job_finish(struct check_ctx *c, struct check_job *job);
  */
 void check_prefetch_packed(struct check_ctx *c);
 void check_prefetch_free(struct check_ctx *c);
-void check_job_free(struct check_job *job);
-void check_job_local_free(void *local);
 
 #endif /* IMGFS_CHECK_INTERNAL_H */

@@ -21,6 +21,9 @@
 /* Jobs and events queued before the walk waits for the oldest job. */
 #define QUEUE_JOBS_MAX 256u
 #define QUEUE_EVENTS_MAX 16384u
+/* A batch goes to the pool when it holds this many files or bytes. */
+#define BATCH_JOBS 32u
+#define BATCH_BYTES (512u << 10)
 
 enum event_kind {
 	EVENT_PROBLEM,
@@ -56,6 +59,19 @@ static struct check_event *event_new(struct check_ctx *c, enum event_kind kind,
 	*ca = a ? memcpy(ev->strings, a, la) : NULL;
 	*cb = b ? memcpy(ev->strings + la, b, lb) : NULL;
 	return ev;
+}
+
+void check_deliver_problem(struct check_ctx *c,
+			   const struct imgfs_check_problem *p)
+{
+	if (p->severity == IMGFS_CHECK_ERROR)
+		c->res->errors++;
+	else if (p->severity == IMGFS_CHECK_WARNING)
+		c->res->warnings++;
+	else
+		c->res->notes++;
+	if (c->opts.report)
+		c->opts.report(c->opts.report_arg, p);
 }
 
 static void event_append(struct check_ctx *c, struct check_event *ev)
@@ -110,30 +126,76 @@ struct imgfs_workpool *check_pool(struct check_ctx *c)
 {
 	if (c->pool)
 		return c->pool;
-	c->pool = imgfs_workpool_create(c->threads, check_job_local_free,
-					c->err);
+	c->pool = imgfs_workpool_create(c->threads, free, c->err);
 	if (!c->pool)
 		c->fatal = c->err->code ? c->err->code : -ENOMEM;
 	return c->pool;
 }
 
+static void batch_work(struct imgfs_work *work, void **local)
+{
+	struct check_batch *b = (struct check_batch *)work;
+
+	for (struct check_job *job = b->head; job; job = job->next)
+		job->ops->run(job, local);
+}
+
+static void batch_submit(struct check_ctx *c, struct check_batch *b)
+{
+	if (b->submitted)
+		return;
+	b->submitted = true;
+	if (c->batch == b)
+		c->batch = NULL;
+	imgfs_workpool_submit(c->pool, &b->work);
+}
+
 int check_queue_job(struct check_ctx *c, struct check_job *job)
 {
 	struct check_event *ev = calloc(1, sizeof(*ev));
+	struct check_batch *b = c->batch;
 
-	if (!ev)
+	if (!ev || (!b && !(b = calloc(1, sizeof(*b))))) {
+		free(ev);
 		return c->fatal = imgfs_error_set(c->err, -ENOMEM,
 						  "out of memory");
+	}
 	if (!check_pool(c)) {
+		if (b != c->batch)
+			free(b);
 		free(ev);
 		return c->fatal;
 	}
+	if (!c->batch) {
+		b->work.run = batch_work;
+		c->batch = b;
+	}
+	if (b->tail)
+		b->tail->next = job;
+	else
+		b->head = job;
+	b->tail = job;
+	b->jobs++;
+	b->bytes += job->inode.size;
+	job->batch = b;
 	ev->kind = EVENT_JOB;
 	ev->job = job;
-	imgfs_workpool_submit(c->pool, &job->work);
 	event_append(c, ev);
+	if (b->jobs >= BATCH_JOBS || b->bytes >= BATCH_BYTES)
+		batch_submit(c, b);
 	check_queue_flush(c, false);
 	return 0;
+}
+
+/* A job was delivered (or dropped): free it, and its batch after the
+ * batch's last. */
+static void job_done(struct check_job *job)
+{
+	struct check_batch *b = job->batch;
+
+	job->ops->free(job);
+	if (!--b->jobs)
+		free(b);
 }
 
 int check_call_entry(struct check_ctx *c, struct imgfs_check_entry *e,
@@ -164,13 +226,14 @@ static void deliver(struct check_ctx *c, struct check_event *ev)
 			check_call_entry(c, &ev->e, ev->n);
 		break;
 	case EVENT_JOB:
-		imgfs_workpool_wait(c->pool, &ev->job->work);
+		batch_submit(c, ev->job->batch);
+		imgfs_workpool_wait(c->pool, &ev->job->batch->work);
 		if (!c->stop) {
 			c->delivering = true;
-			check_job_finish(c, ev->job);
+			ev->job->ops->finish(c, ev->job);
 			c->delivering = false;
 		}
-		check_job_free(ev->job);
+		job_done(ev->job);
 		break;
 	}
 }
@@ -188,7 +251,8 @@ void check_queue_flush(struct check_ctx *c, bool wait)
 		return; /* a job being finished reports straight out */
 	while ((ev = c->ev_head)) {
 		if (ev->kind == EVENT_JOB && !wait && !over_bounds(c) &&
-		    !imgfs_workpool_done(c->pool, &ev->job->work))
+		    (!ev->job->batch->submitted ||
+		     !imgfs_workpool_done(c->pool, &ev->job->batch->work)))
 			break;
 		c->ev_head = ev->next;
 		if (!c->ev_head)
@@ -206,7 +270,4 @@ void check_queue_free(struct check_ctx *c)
 {
 	c->stop = c->stop ? c->stop : 1; /* drop, but wait for the jobs */
 	check_queue_flush(c, true);
-	check_prefetch_free(c);
-	imgfs_workpool_destroy(c->pool);
-	c->pool = NULL;
 }

@@ -24,19 +24,6 @@ const char *imgfs_check_area_name(enum imgfs_check_area a)
 		       "?";
 }
 
-void check_deliver_problem(struct check_ctx *c,
-			   const struct imgfs_check_problem *p)
-{
-	if (p->severity == IMGFS_CHECK_ERROR)
-		c->res->errors++;
-	else if (p->severity == IMGFS_CHECK_WARNING)
-		c->res->warnings++;
-	else
-		c->res->notes++;
-	if (c->opts.report)
-		c->opts.report(c->opts.report_arg, p);
-}
-
 void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
 		  ...)
