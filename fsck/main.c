@@ -47,6 +47,7 @@ struct fsck_opts {
 	uint8_t roothash[IMGFS_VERITY_DIGEST_SIZE];
 	const char *sidecar; /* NULL: IMAGE.dmverity if it exists */
 	bool fsverity_digest;
+	unsigned int threads; /* 0: one per online CPU */
 };
 
 /* What the dm-verity step found, for the summary and the JSON report. */
@@ -87,6 +88,7 @@ enum {
 	OPT_VERITY_ROOTHASH,
 	OPT_VERITY_SIDECAR,
 	OPT_FSVERITY_DIGEST,
+	OPT_THREADS,
 };
 
 static const struct option long_opts[] = {
@@ -115,6 +117,7 @@ static const struct option long_opts[] = {
 	{ "verity-roothash", required_argument, NULL, OPT_VERITY_ROOTHASH },
 	{ "verity-sidecar", required_argument, NULL, OPT_VERITY_SIDECAR },
 	{ "fsverity-digest", no_argument, NULL, OPT_FSVERITY_DIGEST },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -132,6 +135,9 @@ static void usage(FILE *f)
 		"                       root (./PATH): 'sha256sum -c' checks them\n"
 		"                       in a tree extracted with --extract\n"
 		"      --no-data        do not read file data\n"
+		"      --threads=N      threads reading and decompressing file data,\n"
+		"                       1 to %u (default: online CPUs); the report\n"
+		"                       is the same whatever N\n"
 		"      --extract=DIR    write the tree into DIR\n"
 		"      --overwrite      allow --extract into a non-empty DIR\n"
 		"      --extract-limit=SIZE  write at most SIZE bytes of file data\n"
@@ -163,7 +169,8 @@ static void usage(FILE *f)
 		"      --extract failed)\n"
 		"  16  usage error\n"
 		"\nThe summary goes to standard error; digests, listings and --json\n"
-		"to standard output.\n");
+		"to standard output.\n",
+		IMGFS_CHECK_THREADS_MAX);
 }
 
 /*
@@ -243,6 +250,21 @@ static int parse_size(const char *arg, const char *opt, uint64_t *out)
 				   opt, arg);
 	}
 	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_threads(const char *arg, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || !v ||
+	    v > IMGFS_CHECK_THREADS_MAX)
+		return usage_error("invalid value for --threads: '%s' (the range is 1 to %u)",
+				   arg, IMGFS_CHECK_THREADS_MAX);
+	*out = (unsigned int)v;
 	return 0;
 }
 
@@ -342,6 +364,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			break;
 		case OPT_FSVERITY_DIGEST:
 			o->fsverity_digest = true;
+			break;
+		case OPT_THREADS:
+			ret = parse_threads(optarg, &o->threads);
 			break;
 		case ':':
 			return usage_error("option '%s' needs an argument",
@@ -1040,6 +1065,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 	copts.report_arg = out;
 	copts.entry = entry_cb;
 	copts.entry_arg = &r;
+	copts.threads = o->threads;
 	if (o->extract_dir) {
 		r.x = fsck_extract_new(o->extract_dir, o->overwrite,
 				       o->extract_limit, img, err);

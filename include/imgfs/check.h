@@ -108,7 +108,22 @@ struct imgfs_check_options {
 	void *report_arg;
 	imgfs_check_entry_fn entry; /* may be NULL */
 	void *entry_arg;
+	/*
+	 * Threads reading and decompressing file data (0: one per online
+	 * CPU, at most IMGFS_CHECK_THREADS_MAX; 1: all in the calling
+	 * thread). Whatever the count, findings and entries reach the
+	 * callbacks in the same order, always from the calling thread, and
+	 * the result is the same; the walk runs ahead of the reads by a
+	 * bounded number of files and findings, not by one per thread.
+	 * Exception: when the entry callback stops the walk, the counts in
+	 * the result may include a few entries the walk met after the one
+	 * that stopped it (their findings are dropped).
+	 */
+	unsigned int threads;
 };
+
+/* More threads than this are not started (each holds a 64 KiB buffer). */
+#define IMGFS_CHECK_THREADS_MAX 64u
 
 struct imgfs_check_result {
 	uint64_t errors;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check/internal.h"
 #include "imgfs/walk.h"
@@ -343,15 +344,13 @@ static int check_dot_entry(struct check_ctx *c, struct dir_scan *s,
 	return 0;
 }
 
-static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e)
+/* Now, or queued behind data still being read (order.c). */
+static int call_entry(struct check_ctx *c, struct imgfs_check_entry *e,
+		      struct check_node *n)
 {
-	int ret = c->opts.entry(c->opts.entry_arg, e);
-
-	if (ret) {
-		c->res->stopped = true;
-		return ret < 0 ? ret : 1;
-	}
-	return 0;
+	if (check_queue_busy(c))
+		return check_queue_entry(c, e, n);
+	return check_call_entry(c, e, n);
 }
 
 /* The first path of an inode: the root (@w NULL), or met by the walk. */
@@ -361,8 +360,6 @@ static int emit_entry(struct check_ctx *c, const struct imgfs_walk_entry *w,
 	struct imgfs_check_entry e = {
 		.path = w ? w->path : "/",
 		.inode = inode,
-		.sha256 = n->have_digest ? n->sha256 : NULL,
-		.data_ok = n->data_ok,
 		.parent_nid = w ? w->parent_nid : n->nid,
 		.serial = w ? w->serial : 0,
 		.parent_serial = w ? w->parent_serial : 0,
@@ -371,7 +368,7 @@ static int emit_entry(struct check_ctx *c, const struct imgfs_walk_entry *w,
 
 	if (!c->opts.entry)
 		return 0;
-	return call_entry(c, &e);
+	return call_entry(c, &e, n);
 }
 
 /* A second or later path to a non-directory inode (hard link). */
@@ -382,8 +379,6 @@ static int emit_link(struct check_ctx *c, const struct imgfs_walk_entry *w,
 		.path = w->path,
 		.inode = w->inode,
 		.link_to = check_node_path_buf(c, n->nid, &c->lpath),
-		.sha256 = n->have_digest ? n->sha256 : NULL,
-		.data_ok = n->data_ok,
 		.parent_nid = w->parent_nid,
 		.serial = IMGFS_WALK_NO_SERIAL,
 		.parent_serial = w->parent_serial,
@@ -391,7 +386,7 @@ static int emit_link(struct check_ctx *c, const struct imgfs_walk_entry *w,
 		.link_name = n->name,
 	};
 
-	return call_entry(c, &e);
+	return call_entry(c, &e, n);
 }
 
 /* First (or later) reference to a non-directory inode. */
@@ -451,6 +446,8 @@ static int walk_entry(void *arg, const struct imgfs_walk_entry *w)
 	struct check_node *n;
 	bool is_new;
 
+	if (c->stop)
+		return c->stop; /* an entry delivered late stopped the walk */
 	check_order(c, s, de);
 	if (de->file_type >= IMGFS_FT_MAX)
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DIR, s->nid,
@@ -579,8 +576,14 @@ static int walk(struct check_ctx *c)
 	c->scan = calloc(1, sizeof(*c->scan));
 	if (!ret && !c->scan)
 		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	if (!ret)
+	if (!ret) {
+		c->walking = true;
 		ret = imgfs_walk(c->img, root.nid, "/", &o, c->err);
+		check_queue_flush(c, true);
+		c->walking = false;
+		if (!ret && c->stop < 0)
+			ret = c->stop;
+	}
 	free(c->scan);
 	c->scan = NULL;
 	return ret < 0 ? ret : 0;
@@ -611,6 +614,19 @@ static void check_links(struct check_ctx *c)
 	}
 }
 
+/* Threads reading file data: 0 asks for one per online CPU. */
+static unsigned int check_threads(const struct imgfs_check_options *o)
+{
+	long n = o->threads;
+
+	if (!n)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > IMGFS_CHECK_THREADS_MAX ? IMGFS_CHECK_THREADS_MAX :
+					     (unsigned int)n;
+}
+
 int imgfs_check_image(struct imgfs_image *img,
 		      const struct imgfs_check_options *opts,
 		      struct imgfs_check_result *res, struct imgfs_error *err)
@@ -630,6 +646,7 @@ int imgfs_check_image(struct imgfs_image *img,
 		memcpy(&c->opts, opts,
 		       opts->struct_size < sizeof(c->opts) ? opts->struct_size :
 							     sizeof(c->opts));
+	c->threads = check_threads(&c->opts);
 	/* no file can hold more plain bytes than the image */
 	c->bufsz = img->size < CHECK_BUFSZ ? (size_t)img->size + 1 :
 					     CHECK_BUFSZ;
@@ -641,6 +658,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	res->image_bytes = img->size;
 	check_superblock(c);
 	check_tarindex_init(c);
+	check_prefetch_packed(c);
 	ret = walk(c);
 	if (ret)
 		goto out;
@@ -658,6 +676,9 @@ int imgfs_check_image(struct imgfs_image *img,
 			     (unsigned long long)(res->inodes +
 						  c->hidden_inodes));
 out:
+	check_queue_free(c);
+	check_prefetch_free(c);
+	imgfs_workpool_destroy(c->pool);
 	check_nodes_free(c);
 	free(c->rpath.s);
 	free(c->lpath.s);

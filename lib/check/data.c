@@ -149,11 +149,23 @@ static void report_amplification(struct check_ctx *c)
 		     IMGFS_CHECK_AMPLIFICATION_MAX);
 }
 
+/* Drop the ranges data jobs mapped past a read error. */
+static void drop_dead_ranges(struct check_ctx *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nr_ranges; i++)
+		if (c->ranges[i].kind != CHECK_RANGE_DEAD)
+			c->ranges[n++] = c->ranges[i];
+	c->nr_ranges = n;
+}
+
 void check_ranges(struct check_ctx *c)
 {
 	uint64_t shared = 0, bad = 0;
 	size_t i, cur = 0;
 
+	drop_dead_ranges(c);
 	qsort(c->ranges, c->nr_ranges, sizeof(*c->ranges), range_cmp);
 	report_amplification(c);
 	if (c->nr_ranges < 2)
@@ -188,25 +200,36 @@ struct data_scan {
 	uint64_t hole_bytes;
 	bool no_digest;
 	bool amplified; /* no digest: see check_file_amplification */
+	/* zeros hashed by the whole check, NULL on a worker (counted when
+	 * its job is finished, in order) */
+	uint64_t *hole_total;
+	bool skip_holes; /* a worker's: the whole check's budget is spent */
+	uint8_t *buf; /* read buffer of the calling thread */
+	size_t bufsz;
 	struct imgfs_error e;
 };
 
+/* Count @len zeros of a hole against the budgets: false when over. */
+static bool hole_budget(uint64_t *file, uint64_t *total, uint64_t len)
+{
+	*file += len;
+	if (total)
+		*total += len;
+	return *file <= HOLE_DIGEST_MAX &&
+	       (!total || *total <= HOLE_DIGEST_TOTAL);
+}
+
 static int hash_zeros(struct data_scan *s, uint64_t len)
 {
-	struct check_ctx *c = s->c;
-
-	s->hole_bytes += len;
-	c->hole_hashed += len;
-	if (s->hole_bytes > HOLE_DIGEST_MAX ||
-	    c->hole_hashed > HOLE_DIGEST_TOTAL) {
+	if (s->skip_holes || !hole_budget(&s->hole_bytes, s->hole_total, len)) {
 		s->no_digest = true;
 		return 0;
 	}
-	memset(c->buf, 0, len < c->bufsz ? len : c->bufsz);
+	memset(s->buf, 0, len < s->bufsz ? len : s->bufsz);
 	while (len) {
-		size_t n = len < c->bufsz ? (size_t)len : c->bufsz;
+		size_t n = len < s->bufsz ? (size_t)len : s->bufsz;
 
-		EVP_DigestUpdate(s->md, c->buf, n);
+		EVP_DigestUpdate(s->md, s->buf, n);
 		len -= n;
 	}
 	return 0;
@@ -220,12 +243,12 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 
 	while (done < to) {
 		uint64_t left = to - done;
-		size_t n = left < c->bufsz ? (size_t)left : c->bufsz;
+		size_t n = left < s->bufsz ? (size_t)left : s->bufsz;
 		ssize_t got;
 
 		if (ext->kind == IMGFS_EXTENT_PLAIN ||
 		    ext->kind == IMGFS_EXTENT_INLINE) {
-			int ret = imgfs_img_read(c->img, c->buf, n,
+			int ret = imgfs_img_read(c->img, s->buf, n,
 						 ext->pos + done, "file data",
 						 s->inode->nid, &s->e);
 
@@ -233,8 +256,15 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 				return ret;
 			got = (ssize_t)n;
 		} else {
-			got = imgfs_read(c->img, s->inode, ext->logical + done,
-					 c->buf, n, &s->e);
+			/* without a digest the bytes are not needed: shared
+			 * pclusters (packed tails) are decoded once */
+			got = s->md && !s->no_digest ?
+				      imgfs_read(c->img, s->inode,
+						 ext->logical + done, s->buf,
+						 n, &s->e) :
+				      imgfs_read_verify(c->img, s->inode,
+							ext->logical + done,
+							s->buf, n, &s->e);
 			if (got < 0)
 				return (int)got;
 			if ((size_t)got != n)
@@ -243,15 +273,35 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 						       (unsigned long long)(ext->logical + done));
 		}
 		if (s->md && !s->no_digest)
-			EVP_DigestUpdate(s->md, c->buf, (size_t)got);
+			EVP_DigestUpdate(s->md, s->buf, (size_t)got);
 		done += (uint64_t)got;
 	}
 	return 0;
 }
 
+/* The read map is shared by the worker threads: bits are set atomically
+ * (a block two threads read at once is only read twice). */
 static bool block_read(const struct check_ctx *c, uint64_t blk)
 {
-	return c->readmap[blk >> 3] & (1u << (blk & 7));
+	return __atomic_load_n(&c->readmap[blk >> 3], __ATOMIC_RELAXED) &
+	       (1u << (blk & 7));
+}
+
+static void block_set_read(struct check_ctx *c, uint64_t blk)
+{
+	__atomic_fetch_or(&c->readmap[blk >> 3], (uint8_t)(1u << (blk & 7)),
+			  __ATOMIC_RELAXED);
+}
+
+/* Made before any worker starts, as it is shared. */
+static int readmap_alloc(struct check_ctx *c, struct imgfs_error *e)
+{
+	if (c->readmap)
+		return 0;
+	c->readmap = calloc(((c->img->size >> c->img->blkszbits) >> 3) + 1, 1);
+	if (!c->readmap)
+		return imgfs_error_set(e, -ENOMEM, "out of memory");
+	return 0;
 }
 
 /*
@@ -263,27 +313,33 @@ static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
 {
 	struct check_ctx *c = s->c;
 	unsigned int bits = c->img->blkszbits;
-	uint64_t off = 0;
+	uint64_t off = 0, from, blk;
 	int ret;
 
-	if (!c->readmap) {
-		c->readmap = calloc(((c->img->size >> bits) >> 3) + 1, 1);
-		if (!c->readmap)
-			return imgfs_error_set(&s->e, -ENOMEM, "out of memory");
-	}
+	ret = readmap_alloc(c, &s->e);
+	if (ret)
+		return ret;
 	while (off < ext->length) {
-		uint64_t blk = (ext->pos + off) >> bits;
-		uint64_t end = ((blk + 1) << bits) - ext->pos;
-
-		if (end > ext->length)
-			end = ext->length;
-		if (!block_read(c, blk)) {
-			ret = read_pieces(s, ext, off, end);
-			if (ret)
-				return ret;
-			c->readmap[blk >> 3] |= (uint8_t)(1u << (blk & 7));
+		/* skip blocks read already, then read the run of unread ones
+		 * in one go (one block per call costs a system call each) */
+		blk = (ext->pos + off) >> bits;
+		if (block_read(c, blk)) {
+			off = ((blk + 1) << bits) - ext->pos;
+			continue;
 		}
-		off = end;
+		from = off;
+		while (off < ext->length && !block_read(c, blk)) {
+			off = ((blk + 1) << bits) - ext->pos;
+			blk++;
+		}
+		if (off > ext->length)
+			off = ext->length;
+		ret = read_pieces(s, ext, from, off);
+		if (ret)
+			return ret;
+		for (blk = (ext->pos + from) >> bits;
+		     blk <= (ext->pos + off - 1) >> bits; blk++)
+			block_set_read(c, blk);
 	}
 	return 0;
 }
@@ -298,34 +354,45 @@ static int read_extent(struct data_scan *s, const struct imgfs_extent *ext)
 	return read_pieces(s, ext, 0, ext->length);
 }
 
-static int extent_cb(void *arg, const struct imgfs_extent *ext)
+/*
+ * What the check notes about an extent besides its range, in file order:
+ * counts, storage past the end of the image, tar-index bounds.
+ */
+static void extent_note(struct check_ctx *c, bool reg, uint64_t nid,
+			const struct imgfs_extent *ext)
 {
-	struct data_scan *s = arg;
-	struct check_ctx *c = s->c;
-	uint64_t nid = s->inode->nid, end;
-
-	if (s->reg && ext->kind != IMGFS_EXTENT_HOLE)
+	if (reg && ext->kind != IMGFS_EXTENT_HOLE)
 		c->res->logical_bytes += ext->length;
-	if (s->reg && ext->kind == IMGFS_EXTENT_INLINE)
+	if (reg && ext->kind == IMGFS_EXTENT_INLINE)
 		c->inline_bytes += ext->length;
+	if (ext->kind != IMGFS_EXTENT_PLAIN &&
+	    ext->kind != IMGFS_EXTENT_COMPRESSED)
+		return;
+	if (ext->pos + ext->plen > c->img->size)
+		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA, nid,
+			     "last block of bytes %llu..%llu extends past the end of the image",
+			     (unsigned long long)ext->logical,
+			     (unsigned long long)(ext->logical + ext->length));
+	if (ext->device)
+		check_tarindex_extent(c, nid, ext);
+}
+
+/* The range of the image an extent owns: its index, or SIZE_MAX. */
+static size_t extent_range(struct check_ctx *c, uint64_t nid,
+			   const struct imgfs_extent *ext)
+{
+	size_t at = c->nr_ranges;
+	uint64_t end;
+
 	switch (ext->kind) {
 	case IMGFS_EXTENT_PLAIN:
 	case IMGFS_EXTENT_COMPRESSED:
 		end = ext->pos + ext->plen;
-		if (end > c->img->size) {
-			check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_DATA,
-				     nid,
-				     "last block of bytes %llu..%llu extends past the end of the image",
-				     (unsigned long long)ext->logical,
-				     (unsigned long long)(ext->logical +
-							  ext->length));
+		if (end > c->img->size)
 			end = c->img->size;
-		}
 		check_add_range(c, ext->pos, end - ext->pos, nid,
 				(ext->flags & IMGFS_EXTENT_F_SHARED) ?
 					CHECK_RANGE_CHUNK : CHECK_RANGE_DATA);
-		if (ext->device)
-			check_tarindex_extent(c, nid, ext);
 		break;
 	case IMGFS_EXTENT_INLINE:
 		check_add_range(c, ext->pos, ext->length, nid,
@@ -334,6 +401,16 @@ static int extent_cb(void *arg, const struct imgfs_extent *ext)
 	default:
 		break;
 	}
+	return c->nr_ranges > at ? at : SIZE_MAX;
+}
+
+static int extent_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct data_scan *s = arg;
+	struct check_ctx *c = s->c;
+
+	extent_note(c, s->reg, s->inode->nid, ext);
+	extent_range(c, s->inode->nid, ext);
 	return s->read ? read_extent(s, ext) : 0;
 }
 
@@ -486,10 +563,242 @@ static int check_file_amplification(struct check_ctx *c,
 	return 0;
 }
 
+/* ---- data jobs: a regular file's content read on a worker thread */
+
+static void job_run(struct check_job *job, void **local);
+static void job_finish(struct check_ctx *c, struct check_job *job);
+static void job_free(struct check_job *job);
+
+static const struct check_job_ops job_ops = {
+	.run = job_run,
+	.finish = job_finish,
+	.free = job_free,
+};
+
+
+static int job_map_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct check_job *job = arg;
+	struct check_job_ext *e;
+
+	if (IMGFS_VEC_RESERVE(job->ext, job->ext_cap, job->nr_ext + 1, 16))
+		return imgfs_error_set(&job->map_err, -ENOMEM, "out of memory");
+	e = &job->ext[job->nr_ext++];
+	e->ext = *ext;
+	e->range = extent_range(job->c, job->inode.nid, ext);
+	return 0;
+}
+
+/*
+ * Map @inode now (its ranges go in at their place in the walk's order) and
+ * hand the reading to a worker.
+ */
+static void submit_job(struct check_ctx *c, const struct imgfs_inode *inode,
+		       struct check_node *n, const struct data_scan *s)
+{
+	struct check_job *job = calloc(1, sizeof(*job));
+	struct imgfs_error e = { 0 };
+
+	if (!job || readmap_alloc(c, &e)) {
+		free(job);
+		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return;
+	}
+	job->ops = &job_ops;
+	job->c = c;
+	job->inode = *inode;
+	job->n = n;
+	job->digest = c->opts.flags & IMGFS_CHECK_F_DIGEST;
+	job->amplified = s->amplified;
+	/* spent already: any hole of this file would spend it again */
+	job->skip_holes = c->hole_hashed > HOLE_DIGEST_TOTAL;
+	job->map_ret = imgfs_extent_iterate(c->img, inode, job_map_cb, job,
+					    &job->map_err);
+	if (check_queue_job(c, job))
+		job_free(job);
+}
+
+static void job_free(struct check_job *job)
+{
+	if (!job)
+		return;
+	free(job->ext);
+	free(job);
+}
+
+static void job_read(struct check_job *job, struct data_scan *s)
+{
+	for (size_t i = 0; i < job->nr_ext; i++) {
+		int ret = read_extent(s, &job->ext[i].ext);
+
+		if (ret) {
+			job->read_ret = ret;
+			job->read_err = s->e;
+			return;
+		}
+		job->nr_read++;
+	}
+}
+
+static void job_run(struct check_job *job, void **local)
+{
+	struct check_ctx *c = job->c;
+	struct data_scan s = {
+		.c = c,
+		.inode = &job->inode,
+		.reg = true,
+		.read = true,
+		.no_digest = job->amplified,
+		.amplified = job->amplified,
+		.skip_holes = job->skip_holes,
+		.bufsz = c->bufsz,
+	};
+	unsigned int len = 0;
+
+	if (!*local)
+		*local = malloc(c->bufsz);
+	s.buf = *local;
+	if (job->digest) {
+		s.md = EVP_MD_CTX_new();
+		if (s.md && !EVP_DigestInit_ex(s.md, EVP_sha256(), NULL)) {
+			EVP_MD_CTX_free(s.md);
+			s.md = NULL;
+		}
+	}
+	if (!s.buf || (job->digest && !s.md)) {
+		job->read_ret = imgfs_error_set(&job->read_err, -ENOMEM,
+						"out of memory");
+		EVP_MD_CTX_free(s.md);
+		return;
+	}
+	job_read(job, &s);
+	if (!job->read_ret && !job->map_ret && s.md && !s.no_digest)
+		job->have_sha = EVP_DigestFinal_ex(s.md, job->sha256, &len);
+	EVP_MD_CTX_free(s.md);
+}
+
+/* ---- the packed inode decoded ahead */
+
+struct check_prefetch {
+	struct imgfs_work work;
+	struct check_ctx *c;
+	uint64_t logical; /* a byte of the pcluster, in the packed inode */
+};
+
+static void prefetch_work(struct imgfs_work *work, void **local)
+{
+	struct check_prefetch *p = (struct check_prefetch *)work;
+	struct check_ctx *c = p->c;
+	struct imgfs_error e = { 0 };
+
+	if (!*local)
+		*local = malloc(c->bufsz);
+	/* one byte decodes the pcluster; errors are the files' to report */
+	if (*local)
+		imgfs_read_verify(c->img, &c->packed, p->logical, *local, 1, &e);
+}
+
+static int prefetch_cb(void *arg, const struct imgfs_extent *ext)
+{
+	struct check_ctx *c = arg;
+
+	if (ext->kind != IMGFS_EXTENT_COMPRESSED ||
+	    (ext->flags & IMGFS_EXTENT_F_RAW))
+		return 0;
+	if (IMGFS_VEC_RESERVE(c->prefetch, c->prefetch_cap,
+			      c->nr_prefetch + 1, 64))
+		return -ENOMEM;
+	memset(&c->prefetch[c->nr_prefetch], 0, sizeof(*c->prefetch));
+	c->prefetch[c->nr_prefetch].c = c;
+	c->prefetch[c->nr_prefetch].logical = ext->logical;
+	c->prefetch[c->nr_prefetch].work.run = prefetch_work;
+	c->nr_prefetch++;
+	return 0;
+}
+
+void check_prefetch_packed(struct check_ctx *c)
+{
+	struct imgfs_error e = { 0 };
+
+	if (c->threads < 2 ||
+	    (c->opts.flags & (IMGFS_CHECK_F_DIGEST | IMGFS_CHECK_F_NO_DATA)) ||
+	    !(c->sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_FRAGMENTS) ||
+	    !c->sb->packed_nid ||
+	    imgfs_inode_read(c->img, c->sb->packed_nid, &c->packed, &e) ||
+	    !imgfs_inode_is_reg(&c->packed))
+		return;
+	/* the array is not resized once work is queued from it */
+	if (imgfs_extent_iterate(c->img, &c->packed, prefetch_cb, c, &e) < 0 ||
+	    !c->nr_prefetch || !check_pool(c)) {
+		c->nr_prefetch = 0;
+		return;
+	}
+	for (size_t i = 0; i < c->nr_prefetch; i++)
+		imgfs_workpool_submit(c->pool, &c->prefetch[i].work);
+}
+
+void check_prefetch_free(struct check_ctx *c)
+{
+	for (size_t i = 0; i < c->nr_prefetch; i++)
+		imgfs_workpool_wait(c->pool, &c->prefetch[i].work);
+	free(c->prefetch);
+	c->prefetch = NULL;
+	c->nr_prefetch = 0;
+}
+
+/*
+ * In walk order: what extent_cb() and check_data() do around the reads,
+ * for the extents the sequential check reaches (up to the first that
+ * fails to read); ranges mapped beyond it are dropped.
+ */
+static void job_finish(struct check_ctx *c, struct check_job *job)
+{
+	size_t upto = job->read_ret ? job->nr_read + 1 : job->nr_ext;
+	const struct imgfs_inode *inode = &job->inode;
+	bool no_digest = job->amplified;
+	uint64_t holes = 0;
+
+	for (size_t i = 0; i < job->nr_ext; i++) {
+		const struct imgfs_extent *ext = &job->ext[i].ext;
+
+		if (i >= upto) {
+			if (job->ext[i].range != SIZE_MAX)
+				c->ranges[job->ext[i].range].kind =
+					CHECK_RANGE_DEAD;
+			continue;
+		}
+		extent_note(c, true, inode->nid, ext);
+		if (ext->kind == IMGFS_EXTENT_HOLE && job->digest &&
+		    !no_digest &&
+		    !hole_budget(&holes, &c->hole_hashed, ext->length))
+			no_digest = true;
+	}
+	if (job->read_ret || job->map_ret < 0) {
+		report_data_error(c, inode, job->read_ret ? job->read_ret :
+							    job->map_ret,
+				  job->read_ret ? &job->read_err :
+						  &job->map_err);
+		return;
+	}
+	c->res->data_bytes += inode->size;
+	if (job->digest) {
+		job->n->have_digest = !no_digest && job->have_sha;
+		memcpy(job->n->sha256, job->sha256, IMGFS_SHA256_SIZE);
+		if (no_digest && !job->amplified)
+			check_report(c, IMGFS_CHECK_NOTE, IMGFS_CHECK_DATA,
+				     inode->nid,
+				     "digest not computed: sparse areas exceed %llu bytes",
+				     HOLE_DIGEST_MAX);
+	}
+	job->n->data_ok = true;
+}
+
 void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n)
 {
-	struct data_scan s = { .c = c, .inode = inode };
+	struct data_scan s = { .c = c, .inode = inode, .buf = c->buf,
+			       .bufsz = c->bufsz,
+			       .hole_total = &c->hole_hashed };
 	bool reg = imgfs_inode_is_reg(inode);
 	int ret;
 
@@ -503,6 +812,10 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		ret = check_file_amplification(c, inode, &s);
 		if (ret)
 			return;
+	}
+	if (s.read && c->threads > 1) {
+		submit_job(c, inode, n, &s);
+		return;
 	}
 	if (s.read && (c->opts.flags & IMGFS_CHECK_F_DIGEST)) {
 		s.md = EVP_MD_CTX_new();

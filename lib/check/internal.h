@@ -8,6 +8,7 @@
 #include "imgfs/check.h"
 #include "reader/internal.h"
 #include "util/hashtab.h"
+#include "util/workpool.h"
 
 /* What the checker remembers about each inode it reached. */
 struct check_node {
@@ -39,6 +40,9 @@ enum {
 	CHECK_RANGE_DATA, /* data blocks of a flat file */
 	CHECK_RANGE_CHUNK, /* data blocks of a chunk-based file (shareable) */
 	CHECK_RANGE_SHARED_XATTR, /* a shared xattr entry (shareable) */
+	/* a range mapped ahead by a data job that the sequential order never
+	 * reaches (a read failed before it): dropped before sorting */
+	CHECK_RANGE_DEAD,
 };
 
 /* The checker's records, in the order they were met (see nodes.c). */
@@ -56,6 +60,10 @@ struct check_buf {
 };
 
 struct dir_scan;
+struct check_event;
+struct check_job;
+struct check_prefetch;
+struct imgfs_workpool;
 
 struct check_ctx {
 	struct imgfs_image *img;
@@ -80,11 +88,31 @@ struct check_ctx {
 	char nid_path[32]; /* "<nid N>" when no path can be built */
 	int fatal; /* operational failure seen (negative errno) */
 	struct check_tar *tar; /* tar-index images: the tar's entries */
+	/*
+	 * Parallel data check (order.c): file contents are read by worker
+	 * threads while the walk goes on; findings and entries met after a
+	 * file whose data is still being read wait in an ordered queue, so
+	 * everything reaches the callbacks in the sequential order.
+	 */
+	unsigned int threads; /* 1: read data in the walking thread */
+	struct imgfs_workpool *pool; /* started at the first data job */
+	struct check_batch *batch; /* jobs not handed to the pool yet */
+	struct check_event *ev_head, *ev_tail;
+	size_t nr_events; /* queued events */
+	size_t nr_jobs; /* queued data jobs */
+	bool delivering; /* a job's findings go straight out */
+	int stop; /* the entry callback stopped the walk: its value */
+	/* packed inode pclusters decoded ahead by the pool (data.c) */
+	struct check_prefetch *prefetch;
+	size_t nr_prefetch, prefetch_cap;
+	struct imgfs_inode packed;
+	bool walking; /* imgfs_walk() is running */
 };
 
-#define CHECK_BUFSZ (1u << 20)
+#define CHECK_BUFSZ (1u << 16)
 
-/* report.c: count a finding and hand it to opts.report. */
+/* report.c: count a finding and hand it to opts.report (queued behind
+ * data jobs still running, see order.c). */
 void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 		  enum imgfs_check_area area, uint64_t nid, const char *fmt,
 		  ...) __attribute__((format(printf, 5, 6)));
@@ -145,5 +173,102 @@ static inline bool check_is_tarindex(const struct check_ctx *c)
 
 /* Count the packed inode's storage as file data (amplification). */
 void check_packed_storage(struct check_ctx *c, const struct imgfs_inode *in);
+
+/* order.c: count @p and hand it to opts.report now. */
+void check_deliver_problem(struct check_ctx *c,
+			   const struct imgfs_check_problem *p);
+
+/*
+ * order.c: the ordered queue of findings, entries and data jobs.
+ * check_queue_busy() says whether anything waits (new findings and entries
+ * must then queue too). check_queue_problem()/check_queue_entry() append a
+ * copy; check_queue_job() starts @job on a worker thread and appends it.
+ * check_queue_flush() delivers what is ready from the head (@wait: wait for
+ * every job, emptying the queue); it also waits while the queue is over its
+ * bounds. Returns 0 or a negative errno (c->fatal is set on no memory).
+ */
+static inline bool check_queue_busy(const struct check_ctx *c)
+{
+	return c->ev_head != NULL && !c->delivering;
+}
+void check_queue_problem(struct check_ctx *c,
+			 const struct imgfs_check_problem *p);
+int check_queue_entry(struct check_ctx *c, const struct imgfs_check_entry *e,
+		      struct check_node *n);
+int check_queue_job(struct check_ctx *c, struct check_job *job);
+/* The work pool, started at the first use; NULL on failure (c->fatal). */
+struct imgfs_workpool *check_pool(struct check_ctx *c);
+void check_queue_flush(struct check_ctx *c, bool wait);
+/* Drop what is queued (waiting for the jobs running); the caller then
+ * waits for the prefetch and destroys the pool. */
+void check_queue_free(struct check_ctx *c);
+/* Call the entry callback with @e (sha256/data_ok taken from @n). */
+int check_call_entry(struct check_ctx *c, struct imgfs_check_entry *e,
+		     struct check_node *n);
+
+/* A mapped extent of a data job, with what mapping it added. */
+struct check_job_ext {
+	struct imgfs_extent ext;
+	size_t range; /* index in c->ranges, SIZE_MAX if none added */
+};
+
+/* What the queue calls on a job (data.c's; the queue knows no more). */
+struct check_job_ops {
+	void (*run)(struct check_job *job, void **local); /* on a worker */
+	void (*finish)(struct check_ctx *c, struct check_job *job);
+	void (*free)(struct check_job *job);
+};
+
+struct check_job {
+	const struct check_job_ops *ops;
+	struct check_job *next; /* in its batch */
+	struct check_batch *batch;
+	struct check_ctx *c; /* the worker only reads img, bufsz, readmap */
+	struct imgfs_inode inode;
+	struct check_node *n;
+	struct check_job_ext *ext; /* every extent mapped, in file order */
+	size_t nr_ext, ext_cap;
+	int map_ret; /* mapping failed after nr_ext extents */
+	struct imgfs_error map_err;
+	bool digest; /* IMGFS_CHECK_F_DIGEST */
+	bool amplified; /* no digest: check_file_amplification() */
+	bool skip_holes; /* the check's hole budget is already spent */
+	/* set by the worker */
+	size_t nr_read; /* extents read without error */
+	int read_ret; /* reading extent nr_read failed */
+	struct imgfs_error read_err;
+	bool have_sha;
+	uint8_t sha256[IMGFS_SHA256_SIZE];
+};
+
+/*
+ * Jobs go to the pool in batches (order.c): small files cost less than a
+ * hand-over between threads each. A batch runs its jobs in order.
+ */
+struct check_batch {
+	struct imgfs_work work;
+	struct check_job *head, *tail;
+	size_t jobs; /* not finished yet */
+	uint64_t bytes; /* file bytes of its jobs */
+	bool submitted;
+};
+
+/*
+ * data.c: a regular file's content is read on a worker thread (its job's
+ * ops): the walk maps the extents (their ranges are added in order), the
+ * worker reads them, and the finish replays, in order, what the
+ * sequential check does per extent and after the last one. Workers keep a
+ * read buffer of c->bufsz bytes in their local slot (freed by the pool).
+ */
+
+/*
+ * Before the walk, with threads and no digest: queue the decoding of every
+ * compressed pcluster of the packed inode (FRAGMENTS), so that the files
+ * whose tails are there find them verified (imgfs_read_verify()) instead
+ * of waiting for one another. Reports nothing: the files' own reads do.
+ * check_prefetch_free() waits for them.
+ */
+void check_prefetch_packed(struct check_ctx *c);
+void check_prefetch_free(struct check_ctx *c);
 
 #endif /* IMGFS_CHECK_INTERNAL_H */

@@ -33,19 +33,17 @@ void check_report(struct check_ctx *c, enum imgfs_check_severity sev,
 	char msg[1024];
 	va_list ap;
 
-	if (sev == IMGFS_CHECK_ERROR)
-		c->res->errors++;
-	else if (sev == IMGFS_CHECK_WARNING)
-		c->res->warnings++;
-	else
-		c->res->notes++;
-	if (!c->opts.report)
-		return;
+	if (c->stop && c->walking)
+		return; /* met after the entry that stopped the walk */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	p.msg = msg;
+	/* the path as it is now: queued findings keep it */
 	if (nid != IMGFS_CHECK_NO_NID && check_node_find(c, nid))
 		p.path = check_node_path_buf(c, nid, &c->rpath);
-	c->opts.report(c->opts.report_arg, &p);
+	if (check_queue_busy(c))
+		check_queue_problem(c, &p);
+	else
+		check_deliver_problem(c, &p);
 }

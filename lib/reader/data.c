@@ -279,10 +279,16 @@ int imgfs_extent_iterate(struct imgfs_image *img,
  * (docs/format.md §9.11), read like any file's through imgfs_read(); one
  * level deep only, as the packed inode may not point into itself.
  */
+static ssize_t read_range(struct imgfs_image *img,
+			  const struct imgfs_inode *inode, uint64_t offset,
+			  void *buf, size_t len, bool verify,
+			  struct imgfs_error *err);
+
 static ssize_t read_fragment(struct imgfs_image *img,
 			     const struct imgfs_inode *inode,
 			     const struct imgfs_extent *ext, uint64_t offset,
-			     void *buf, size_t n, struct imgfs_error *err)
+			     void *buf, size_t n, bool verify,
+			     struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = img->zpriv;
 	ssize_t got;
@@ -291,8 +297,8 @@ static ssize_t read_fragment(struct imgfs_image *img,
 		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: fragment without a usable packed inode",
 				       (unsigned long long)inode->nid);
-	got = imgfs_read(img, &zs->packed, ext->pos + (offset - ext->logical),
-			 buf, n, err);
+	got = read_range(img, &zs->packed, ext->pos + (offset - ext->logical),
+			 buf, n, verify, err);
 	if (got < 0)
 		return got;
 	if ((size_t)got != n)
@@ -309,7 +315,8 @@ static ssize_t read_fragment(struct imgfs_image *img,
 static ssize_t read_extent(struct imgfs_image *img,
 			   const struct imgfs_inode *inode,
 			   const struct imgfs_extent *ext, uint64_t offset,
-			   void *buf, size_t len, struct imgfs_error *err)
+			   void *buf, size_t len, bool verify,
+			   struct imgfs_error *err)
 {
 	uint64_t avail = ext->logical + ext->length - offset;
 	size_t n = avail < len ? (size_t)avail : len;
@@ -326,15 +333,18 @@ static ssize_t read_extent(struct imgfs_image *img,
 				     "file data", inode->nid, err);
 		return ret ? ret : (ssize_t)n;
 	case IMGFS_EXTENT_FRAGMENT:
-		return read_fragment(img, inode, ext, offset, buf, n, err);
+		return read_fragment(img, inode, ext, offset, buf, n, verify,
+				     err);
 	default:
-		return imgfs_z_read(img, inode, ext, offset, buf, n, err);
+		return imgfs_z_read(img, inode, ext, offset, buf, n, verify,
+				    err);
 	}
 }
 
-ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
-		   uint64_t offset, void *buf, size_t len,
-		   struct imgfs_error *err)
+static ssize_t read_range(struct imgfs_image *img,
+			  const struct imgfs_inode *inode, uint64_t offset,
+			  void *buf, size_t len, bool verify,
+			  struct imgfs_error *err)
 {
 	uint8_t *p = buf;
 	size_t done = 0;
@@ -360,7 +370,7 @@ ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 					       (unsigned long long)inode->nid,
 					       (unsigned long long)(offset + done));
 		n = read_extent(img, inode, &ext, offset + done, p + done,
-				len - done, err);
+				len - done, verify, err);
 		if (n < 0)
 			return n;
 		if (n == 0)
@@ -371,6 +381,20 @@ ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
+		   uint64_t offset, void *buf, size_t len,
+		   struct imgfs_error *err)
+{
+	return read_range(img, inode, offset, buf, len, false, err);
+}
+
+ssize_t imgfs_read_verify(struct imgfs_image *img,
+			  const struct imgfs_inode *inode, uint64_t offset,
+			  void *buf, size_t len, struct imgfs_error *err)
+{
+	return read_range(img, inode, offset, buf, len, true, err);
 }
 
 ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,

@@ -70,7 +70,8 @@ static inline uint64_t imgfs_shared_xattr_pos(const struct imgfs_image *img,
  * imgfs_z_image_free() at close. imgfs_z_map() maps @offset of a compressed
  * inode like imgfs_map(). imgfs_z_read() copies the file bytes
  * [@offset, @offset + @len) that lie inside @ext (returned by imgfs_z_map())
- * into @buf and returns how many it copied, or a negative errno.
+ * into @buf and returns how many it copied, or a negative errno; with
+ * @verify, see imgfs_read_verify().
  */
 int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err);
 void imgfs_z_image_free(struct imgfs_image *img);
@@ -79,6 +80,19 @@ int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		struct imgfs_error *err);
 ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
-		     size_t len, struct imgfs_error *err);
+		     size_t len, bool verify, struct imgfs_error *err);
+
+/*
+ * imgfs_read() for a checker that needs to know whether the bytes can be
+ * read, not what they are: the result and errors are the same, but @buf
+ * holds garbage where data was compressed, and a pcluster that decoded
+ * without error once (with the same size, algorithm and flags) is not
+ * decoded again: tails packed together (fragments) cost one decode each,
+ * whatever the order the files are read in. Memory: one small record per
+ * pcluster verified.
+ */
+ssize_t imgfs_read_verify(struct imgfs_image *img,
+			  const struct imgfs_inode *inode, uint64_t offset,
+			  void *buf, size_t len, struct imgfs_error *err);
 
 #endif /* IMGFS_READER_INTERNAL_H */

@@ -129,6 +129,12 @@ int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err)
 		free(zs);
 		return imgfs_error_set(err, -ENOMEM, "cannot create a mutex");
 	}
+	if (pthread_cond_init(&zs->busy_done, NULL)) {
+		pthread_mutex_destroy(&zs->lock);
+		free(zs);
+		return imgfs_error_set(err, -ENOMEM,
+				       "cannot create a condition variable");
+	}
 	img->zpriv = zs;
 	parse_cfgs(img, zs);
 	load_packed(img, zs);
@@ -143,7 +149,15 @@ void imgfs_z_image_free(struct imgfs_image *img)
 		return;
 	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
 		imgfs_zcache_free(&zs->cache[i]);
-	imgfs_zwork_free(zs->idle);
+	while (zs->idle) {
+		struct imgfs_zwork *w = zs->idle;
+
+		zs->idle = w->next;
+		imgfs_zwork_free(w);
+	}
+	imgfs_u64map_free(&zs->verified_at);
+	free(zs->verified);
+	pthread_cond_destroy(&zs->busy_done);
 	pthread_mutex_destroy(&zs->lock);
 	free(zs);
 	img->zpriv = NULL;

@@ -18,10 +18,12 @@
 #include <stdint.h>
 
 #include "codec/codec.h"
+#include "util/hashtab.h"
 #include "reader/internal.h"
 
 /* Buffers and a decoder for one decode; pooled in struct imgfs_zstate. */
 struct imgfs_zwork {
+	struct imgfs_zwork *next; /* in the idle list */
 	uint8_t *in;
 	size_t in_cap;
 	uint8_t *out;
@@ -38,6 +40,29 @@ struct imgfs_zwork {
  */
 #define IMGFS_ZCACHE_SLOTS 8
 #define IMGFS_ZCACHE_BYTES (16u << 20)
+
+/*
+ * Work areas kept for reuse: one per thread decoding at the same time, up
+ * to this many (beyond, they are freed after each decode).
+ */
+#define IMGFS_ZWORK_IDLE_MAX 16
+
+/* Pclusters being decoded: a second reader of one waits for the first. */
+#define IMGFS_ZBUSY_SLOTS 16
+
+struct imgfs_zbusy {
+	bool used;
+	uint64_t pos;
+	uint64_t plen;
+};
+
+/* A pcluster decoded without error (imgfs_read_verify()), keyed by pos. */
+struct imgfs_zverified {
+	uint64_t plen;
+	uint64_t outlen;
+	unsigned int alg;
+	bool partial;
+};
 
 struct imgfs_zcache {
 	bool valid;
@@ -72,7 +97,13 @@ struct imgfs_zstate {
 	struct imgfs_extent map_ext;
 	struct imgfs_zcache cache[IMGFS_ZCACHE_SLOTS];
 	uint64_t clock;
-	struct imgfs_zwork *idle; /* one pooled work area, or NULL */
+	struct imgfs_zwork *idle; /* pooled work areas (a list), or NULL */
+	unsigned int nr_idle;
+	struct imgfs_zbusy busy[IMGFS_ZBUSY_SLOTS];
+	pthread_cond_t busy_done; /* a busy slot was released */
+	struct imgfs_u64map verified_at; /* pos -> index in verified */
+	struct imgfs_zverified *verified;
+	size_t nr_verified, verified_cap;
 	uint64_t decoded; /* pclusters decoded so far (tests) */
 };
 

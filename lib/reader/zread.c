@@ -7,7 +7,9 @@
  * Decoded pclusters go through a small LRU cache in the image handle, so a
  * file read sequentially in small pieces decodes each pcluster once. The
  * cache is filled outside the lock: concurrent readers of one handle decode
- * in parallel, each with its own buffers (one set is pooled for reuse).
+ * in parallel, each with its own buffers (pooled for reuse); a reader that
+ * needs a pcluster another one is decoding waits for it rather than
+ * decoding it again (tails packed together are wanted by many files).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -110,7 +112,10 @@ static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
 
 	pthread_mutex_lock(&zs->lock);
 	w = zs->idle;
-	zs->idle = NULL;
+	if (w) {
+		zs->idle = w->next;
+		zs->nr_idle--;
+	}
 	pthread_mutex_unlock(&zs->lock);
 	if (w)
 		return w;
@@ -125,10 +130,13 @@ static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
 /* Return @w to the pool (caller holds the lock). */
 static void work_put_locked(struct imgfs_zstate *zs, struct imgfs_zwork *w)
 {
-	if (!zs->idle)
-		zs->idle = w;
-	else
+	if (zs->nr_idle >= IMGFS_ZWORK_IDLE_MAX) {
 		imgfs_zwork_free(w);
+		return;
+	}
+	w->next = zs->idle;
+	zs->idle = w;
+	zs->nr_idle++;
 }
 
 static void work_put(struct imgfs_zstate *zs, struct imgfs_zwork *w)
@@ -213,12 +221,107 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	return 0;
 }
 
+/* Did @ext decode without error before? Lock held. */
+static bool verified_has(const struct imgfs_zstate *zs,
+			 const struct imgfs_extent *ext)
+{
+	const struct imgfs_zverified *v;
+	uint64_t i;
+
+	if (!imgfs_u64map_get(&zs->verified_at, ext->pos, &i))
+		return false;
+	v = &zs->verified[i];
+	return v->plen == ext->plen && v->outlen == ext->length &&
+	       v->alg == ext->algorithm &&
+	       v->partial == !!(ext->flags & IMGFS_EXTENT_F_PARTIAL);
+}
+
+/* Remember that @ext decoded; no memory only means it may be decoded
+ * again. Lock held. */
+static void verified_add(struct imgfs_zstate *zs,
+			 const struct imgfs_extent *ext)
+{
+	struct imgfs_zverified *v;
+
+	if (imgfs_u64map_get(&zs->verified_at, ext->pos, NULL) ||
+	    IMGFS_VEC_RESERVE(zs->verified, zs->verified_cap,
+			      zs->nr_verified + 1, 256) ||
+	    imgfs_u64map_add(&zs->verified_at, ext->pos, zs->nr_verified) != 1)
+		return;
+	v = &zs->verified[zs->nr_verified++];
+	v->plen = ext->plen;
+	v->outlen = ext->length;
+	v->alg = ext->algorithm;
+	v->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
+}
+
+/* The busy slot of the pcluster at @ext->pos, or NULL. Lock held. */
+static struct imgfs_zbusy *busy_find(struct imgfs_zstate *zs,
+				     const struct imgfs_extent *ext)
+{
+	for (unsigned int i = 0; i < IMGFS_ZBUSY_SLOTS; i++)
+		if (zs->busy[i].used && zs->busy[i].pos == ext->pos &&
+		    zs->busy[i].plen == ext->plen)
+			return &zs->busy[i];
+	return NULL;
+}
+
+/*
+ * Find @ext in the cache (copying @n bytes at @offset into @buf), or with
+ * @verify among the pclusters verified, waiting while another reader
+ * decodes it. Else mark it busy (when a slot is free)
+ * and return 0: the caller decodes it. Lock held.
+ */
+static bool cache_get_or_claim(struct imgfs_zstate *zs,
+			       const struct imgfs_extent *ext,
+			       uint64_t offset, void *buf, size_t n, bool verify,
+			       struct imgfs_zbusy **claimed)
+{
+	struct imgfs_zcache *c;
+
+	*claimed = NULL;
+	for (;;) {
+		if (verify && verified_has(zs, ext))
+			return true;
+		c = cache_find(zs, ext);
+		if (c) {
+			c->used = ++zs->clock;
+			memcpy(buf, c->buf + (offset - ext->logical), n);
+			return true;
+		}
+		if (!busy_find(zs, ext))
+			break;
+		pthread_cond_wait(&zs->busy_done, &zs->lock);
+	}
+	for (unsigned int i = 0; i < IMGFS_ZBUSY_SLOTS; i++) {
+		if (zs->busy[i].used)
+			continue;
+		zs->busy[i].used = true;
+		zs->busy[i].pos = ext->pos;
+		zs->busy[i].plen = ext->plen;
+		*claimed = &zs->busy[i];
+		break;
+	}
+	return false;
+}
+
+/* The decode of a claimed pcluster ended (published or failed). */
+static void busy_release(struct imgfs_zstate *zs, struct imgfs_zbusy *b)
+{
+	if (!b)
+		return;
+	b->used = false;
+	pthread_cond_broadcast(&zs->busy_done);
+}
+
 static ssize_t read_decoded(struct imgfs_image *img,
 			    const struct imgfs_inode *inode,
 			    const struct imgfs_extent *ext, uint64_t offset,
-			    void *buf, size_t n, struct imgfs_error *err)
+			    void *buf, size_t n, bool verify,
+			    struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = img->zpriv;
+	struct imgfs_zbusy *claimed;
 	struct imgfs_zcache *c;
 	struct imgfs_zwork *w;
 	uint8_t *tmp;
@@ -226,22 +329,21 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	int ret;
 
 	pthread_mutex_lock(&zs->lock);
-	c = cache_find(zs, ext);
-	if (c) {
-		c->used = ++zs->clock;
-		memcpy(buf, c->buf + (offset - ext->logical), n);
+	if (cache_get_or_claim(zs, ext, offset, buf, n, verify, &claimed)) {
 		pthread_mutex_unlock(&zs->lock);
 		return (ssize_t)n;
 	}
 	pthread_mutex_unlock(&zs->lock);
 
 	w = work_get(zs);
-	if (!w)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	if (!w) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
 	ret = decode(img, zs, w, inode, ext, err);
 	if (ret) {
 		work_put(zs, w);
-		return ret;
+		goto fail;
 	}
 	memcpy(buf, w->out + (offset - ext->logical), n);
 
@@ -265,9 +367,17 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	c->partial = ext->flags & IMGFS_EXTENT_F_PARTIAL;
 	c->used = ++zs->clock;
 	zs->decoded++;
+	if (verify)
+		verified_add(zs, ext);
 	work_put_locked(zs, w);
+	busy_release(zs, claimed);
 	pthread_mutex_unlock(&zs->lock);
 	return (ssize_t)n;
+fail:
+	pthread_mutex_lock(&zs->lock);
+	busy_release(zs, claimed);
+	pthread_mutex_unlock(&zs->lock);
+	return ret;
 }
 
 /*
@@ -305,7 +415,7 @@ static ssize_t read_raw(struct imgfs_image *img,
 
 ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
-		     size_t len, struct imgfs_error *err)
+		     size_t len, bool verify, struct imgfs_error *err)
 {
 	uint64_t avail;
 	size_t n;
@@ -324,5 +434,5 @@ ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 				       (unsigned long long)inode->nid, ext->kind);
 	if (ext->flags & IMGFS_EXTENT_F_RAW)
 		return read_raw(img, inode, ext, offset, buf, n, err);
-	return read_decoded(img, inode, ext, offset, buf, n, err);
+	return read_decoded(img, inode, ext, offset, buf, n, verify, err);
 }
