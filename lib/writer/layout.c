@@ -294,8 +294,9 @@ static bool tail_fits(const struct imgfs_node *inode, uint64_t pos,
 	return !inode->tail_len || (tail_start % bs) + inode->tail_len <= bs;
 }
 
-static int place(struct imgfs_writer *w, struct layout *l,
-		 struct imgfs_error *err)
+/* First fit in walk order: the layout of uncompressed images. */
+static int place_in_order(struct imgfs_writer *w, struct layout *l,
+			  struct imgfs_error *err)
 {
 	uint64_t pos = l->meta_start + 32;
 
@@ -322,9 +323,146 @@ static int place(struct imgfs_writer *w, struct layout *l,
 		if (inode->xattr_isize)
 			l->any_xattrs = true;
 	}
+	l->meta_end = pos;
+	return 0;
+}
+
+/*
+ * Meta blocks with room left, by how many free 32-byte slots each has at
+ * its end: the best fit for an inode is the fullest block it fits in.
+ */
+struct meta_bins {
+	uint64_t **blk; /* [free slots]: block start offsets, a stack */
+	size_t *nr, *cap;
+	uint32_t nslots; /* slots per block */
+};
+
+static int bins_push(struct meta_bins *b, uint32_t free_slots, uint64_t blk)
+{
+	if (!free_slots || free_slots >= b->nslots)
+		return 0;
+	if (IMGFS_VEC_RESERVE(b->blk[free_slots], b->cap[free_slots],
+			      b->nr[free_slots] + 1, 64))
+		return -ENOMEM;
+	b->blk[free_slots][b->nr[free_slots]++] = blk;
+	return 0;
+}
+
+static void bins_free(struct meta_bins *b)
+{
+	for (uint32_t i = 0; b->blk && i < b->nslots; i++)
+		free(b->blk[i]);
+	free(b->blk);
+	free(b->nr);
+	free(b->cap);
+}
+
+/* Put @inode at @pos; the stream's last block is [*cur, *cur + *fill). */
+static void put_at(struct layout *l, struct imgfs_node *inode, size_t i,
+		   uint64_t pos)
+{
+	inode->nid = (pos - l->meta_start) >> IMGFS_ISLOTBITS;
+	inode->ino = (uint32_t)(i + 1);
+	if (inode->xattr_isize)
+		l->any_xattrs = true;
+}
+
+/*
+ * Inodes with their inline tails are packed best fit into the meta
+ * blocks, as a tail never crosses a block: placed in walk order, every
+ * tail too large for the rest of a block would leave that rest empty.
+ * An inode larger than a block goes at the end, as in walk order.
+ */
+static int place_packed(struct imgfs_writer *w, struct layout *l,
+			struct imgfs_error *err)
+{
+	struct meta_bins b = { .nslots = w->bs >> IMGFS_ISLOTBITS };
+	uint64_t cur = l->meta_start; /* the last block in use */
+	uint64_t fill = 32; /* NID 0 stays unused */
+	int ret = -ENOMEM;
+
+	b.blk = calloc(b.nslots, sizeof(*b.blk));
+	b.nr = calloc(b.nslots, sizeof(*b.nr));
+	b.cap = calloc(b.nslots, sizeof(*b.cap));
+	if (!b.blk || !b.nr || !b.cap)
+		goto out;
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+		uint64_t need = align_up(inode_span(inode, 0), 32);
+		uint32_t k = 0, slots = (uint32_t)(need >> IMGFS_ISLOTBITS);
+		uint64_t pos;
+
+		if (need <= w->bs) {
+			for (k = slots; k < b.nslots && !b.nr[k]; k++)
+				;
+			if (fill + need <= w->bs &&
+			    (k == b.nslots || w->bs - fill <= (uint64_t)k << IMGFS_ISLOTBITS)) {
+				put_at(l, inode, i, cur + fill);
+				fill += need;
+				continue;
+			}
+			if (k < b.nslots) {
+				uint64_t blk = b.blk[k][--b.nr[k]];
+
+				pos = blk + w->bs - ((uint64_t)k << IMGFS_ISLOTBITS);
+				put_at(l, inode, i, pos);
+				if (bins_push(&b, k - slots, blk))
+					goto out;
+				continue;
+			}
+			/* a new block; the last one keeps its room for later */
+			if (bins_push(&b, (uint32_t)((w->bs - fill) >> IMGFS_ISLOTBITS),
+				      cur))
+				goto out;
+			cur += w->bs;
+			put_at(l, inode, i, cur);
+			fill = need;
+			continue;
+		}
+		pos = cur + fill;
+		if (!tail_fits(inode, pos, w->bs)) {
+			uint64_t next = cur + w->bs;
+
+			if (tail_fits(inode, next, w->bs)) {
+				if (bins_push(&b, (uint32_t)((w->bs - fill) >>
+							     IMGFS_ISLOTBITS),
+					      cur))
+					goto out;
+				pos = next;
+			} else if (inode->tail) {
+				ret = imgfs_error_set(err, -EINVAL,
+						      "internal: inline tail of inode %zu cannot be placed",
+						      i);
+				goto out;
+			} else {
+				uninline(w, inode);
+			}
+		}
+		put_at(l, inode, i, pos);
+		pos = align_up(pos + inode_span(inode, pos), 32);
+		cur = pos & ~(uint64_t)(w->bs - 1);
+		fill = pos - cur;
+	}
+	l->meta_end = cur + fill;
+	ret = 0;
+out:
+	bins_free(&b);
+	if (ret == -ENOMEM)
+		ret = imgfs_error_set(err, ret, "out of memory");
+	return ret;
+}
+
+static int place(struct imgfs_writer *w, struct layout *l,
+		 struct imgfs_error *err)
+{
+	/* uncompressed images keep their bytes from before packing */
+	int ret = w->compressor ? place_packed(w, l, err) :
+				  place_in_order(w, l, err);
+
+	if (ret)
+		return ret;
 	if (w->tree.root->inode->nid > UINT16_MAX)
 		return imgfs_error_set(err, -EFBIG, "root NID too large");
-	l->meta_end = pos;
 	return 0;
 }
 
@@ -426,6 +564,37 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 	return ret;
 }
 
+static int by_nid(const void *a, const void *b)
+{
+	const struct imgfs_node *x = *(struct imgfs_node *const *)a;
+	const struct imgfs_node *y = *(struct imgfs_node *const *)b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/* Inodes are written in address order, which packing may not keep. */
+static int emit_inodes(struct imgfs_writer *w, struct layout *l,
+		       struct imgfs_error *err)
+{
+	struct imgfs_node **by_addr;
+	int ret = 0;
+
+	if (!w->compressor) {
+		for (size_t i = 0; i < l->nr && !ret; i++)
+			ret = emit_inode(w, l, l->order[i], err);
+		return ret;
+	}
+	by_addr = malloc(l->nr * sizeof(*by_addr));
+	if (!by_addr)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	memcpy(by_addr, l->order, l->nr * sizeof(*by_addr));
+	qsort(by_addr, l->nr, sizeof(*by_addr), by_nid);
+	for (size_t i = 0; i < l->nr && !ret; i++)
+		ret = emit_inode(w, l, by_addr[i], err);
+	free(by_addr);
+	return ret;
+}
+
 static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 		       struct imgfs_error *err)
 {
@@ -513,8 +682,8 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		ret = place(w, &l, err);
 	if (!ret)
 		ret = allocate_blocks(w, &l, err);
-	for (size_t i = 0; i < l.nr && !ret; i++)
-		ret = emit_inode(w, &l, l.order[i], err);
+	if (!ret)
+		ret = emit_inodes(w, &l, err);
 	if (!ret)
 		ret = emit_blocks(w, &l, err);
 	if (ret)
