@@ -6,8 +6,9 @@
 # 1..256 are refused with a message and leave no image; so are options
 # that do nothing in the chosen mode (-C, --ztailpacking, --fragments,
 # --workers without -z, --inline-data with --tar-index or --fragments,
-# --ztailpacking with --fragments), which the drop-in mode accepts with a
-# warning, as mkfs.erofs accepts them; plain LZ4 with
+# --ztailpacking with --fragments, --allow-missing-end with a directory);
+# the drop-in mode accepts those mkfs.erofs has with a warning, as
+# mkfs.erofs accepts them; plain LZ4 with
 # one-block pclusters keeps the original
 # superblock form (u1 = LZ4 distance, no COMPR_CFGS), everything else
 # writes the algorithm bitmap and its configuration record; ZERO_PADDING
@@ -146,6 +147,19 @@ useless 'inline-data.*no effect on a tar-index image' --tar-index --inline-data
 useless 'ztailpacking.*no effect without compression' --tar-index --ztailpacking
 useless 'inline-data.*no effect with fragments' -z lz4 --fragments --inline-data
 useless 'ztailpacking.*no effect with fragments' -z lz4 --fragments --ztailpacking
+# a directory source has no end-of-archive marker to miss
+mkdir -p "$WORK/srcdir" && echo x >"$WORK/srcdir/f"
+rm -f "$WORK/dir.img"
+mkfs_img -q --allow-missing-end "$WORK/srcdir" "$WORK/dir.img" 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e "$WORK/dir.img" ] &&
+	grep -q '^mkfs.img: --allow-missing-end has no effect with a directory' \
+		"$WORK/err" && grep -q '^usage: mkfs.img ' "$WORK/err"; then
+	ok "usage error: --allow-missing-end with a directory ($(head -n 1 "$WORK/err"))"
+else
+	cat "$WORK/err"
+	fail "--allow-missing-end with a directory: exit $rc"
+fi
 check "-z lz4 --inline-data --ztailpacking accepted" \
 	mkfs_img -q -z lz4 --inline-data --ztailpacking "$WORK/small.tar" \
 	"$WORK/ok.img"
