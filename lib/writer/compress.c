@@ -605,7 +605,7 @@ static int commit_job(struct imgfs_writer *w, struct imgfs_compressor *c,
 {
 	struct zfile *f = j->file;
 	uint64_t blk = imgfs_blkout_blk(&w->out);
-	uint64_t nblk = j->out_len >> j->p->bits;
+	uint64_t nblk;
 	int ret;
 
 	if (raw_tail_fixup(f, j))

@@ -357,7 +357,7 @@ static void bins_free(struct meta_bins *b)
 	free(b->cap);
 }
 
-/* Put @inode at @pos; the stream's last block is [*cur, *cur + *fill). */
+/* Give @inode, the @i-th of the walk, the NID of byte offset @pos. */
 static void put_at(struct layout *l, struct imgfs_node *inode, size_t i,
 		   uint64_t pos)
 {
@@ -365,6 +365,55 @@ static void put_at(struct layout *l, struct imgfs_node *inode, size_t i,
 	inode->ino = (uint32_t)(i + 1);
 	if (inode->xattr_isize)
 		l->any_xattrs = true;
+}
+
+/* The meta blocks being filled: the last one, and the others with room. */
+struct meta_fill {
+	struct meta_bins bins;
+	uint32_t bs;
+	uint64_t cur; /* start of the last block in use */
+	uint64_t fill; /* bytes used in it */
+};
+
+/* Leave the last block for a new one after it; its room stays usable. */
+static int next_block(struct meta_fill *m)
+{
+	if (bins_push(&m->bins, (uint32_t)((m->bs - m->fill) >> IMGFS_ISLOTBITS),
+		      m->cur))
+		return -ENOMEM;
+	m->cur += m->bs;
+	m->fill = 0;
+	return 0;
+}
+
+/*
+ * Where an inode of @need bytes (a multiple of 32, at most a block) goes:
+ * the fullest block it fits in, the last one included, else a new one.
+ */
+static int fit(struct meta_fill *m, uint64_t need, uint64_t *pos)
+{
+	uint32_t slots = (uint32_t)(need >> IMGFS_ISLOTBITS), k;
+	uint64_t room, blk;
+
+	for (k = slots; k < m->bins.nslots && !m->bins.nr[k]; k++)
+		;
+	room = (uint64_t)k << IMGFS_ISLOTBITS;
+	if (m->fill + need <= m->bs &&
+	    (k == m->bins.nslots || m->bs - m->fill <= room)) {
+		*pos = m->cur + m->fill;
+		m->fill += need;
+		return 0;
+	}
+	if (k < m->bins.nslots) {
+		blk = m->bins.blk[k][--m->bins.nr[k]];
+		*pos = blk + m->bs - room;
+		return bins_push(&m->bins, k - slots, blk);
+	}
+	if (next_block(m))
+		return -ENOMEM;
+	*pos = m->cur;
+	m->fill = need;
+	return 0;
 }
 
 /*
@@ -376,59 +425,36 @@ static void put_at(struct layout *l, struct imgfs_node *inode, size_t i,
 static int place_packed(struct imgfs_writer *w, struct layout *l,
 			struct imgfs_error *err)
 {
-	struct meta_bins b = { .nslots = w->bs >> IMGFS_ISLOTBITS };
-	uint64_t cur = l->meta_start; /* the last block in use */
-	uint64_t fill = 32; /* NID 0 stays unused */
+	struct meta_fill m = {
+		.bins.nslots = w->bs >> IMGFS_ISLOTBITS,
+		.bs = w->bs,
+		.cur = l->meta_start,
+		.fill = 32, /* NID 0 stays unused */
+	};
+	struct meta_bins *b = &m.bins;
 	int ret = -ENOMEM;
 
-	b.blk = calloc(b.nslots, sizeof(*b.blk));
-	b.nr = calloc(b.nslots, sizeof(*b.nr));
-	b.cap = calloc(b.nslots, sizeof(*b.cap));
-	if (!b.blk || !b.nr || !b.cap)
+	b->blk = calloc(b->nslots, sizeof(*b->blk));
+	b->nr = calloc(b->nslots, sizeof(*b->nr));
+	b->cap = calloc(b->nslots, sizeof(*b->cap));
+	if (!b->blk || !b->nr || !b->cap)
 		goto out;
 	for (size_t i = 0; i < l->nr; i++) {
 		struct imgfs_node *inode = l->order[i];
 		uint64_t need = align_up(inode_span(inode, 0), 32);
-		uint32_t k = 0, slots = (uint32_t)(need >> IMGFS_ISLOTBITS);
-		uint64_t pos;
+		uint64_t pos = m.cur + m.fill;
 
 		if (need <= w->bs) {
-			for (k = slots; k < b.nslots && !b.nr[k]; k++)
-				;
-			if (fill + need <= w->bs &&
-			    (k == b.nslots || w->bs - fill <= (uint64_t)k << IMGFS_ISLOTBITS)) {
-				put_at(l, inode, i, cur + fill);
-				fill += need;
-				continue;
-			}
-			if (k < b.nslots) {
-				uint64_t blk = b.blk[k][--b.nr[k]];
-
-				pos = blk + w->bs - ((uint64_t)k << IMGFS_ISLOTBITS);
-				put_at(l, inode, i, pos);
-				if (bins_push(&b, k - slots, blk))
-					goto out;
-				continue;
-			}
-			/* a new block; the last one keeps its room for later */
-			if (bins_push(&b, (uint32_t)((w->bs - fill) >> IMGFS_ISLOTBITS),
-				      cur))
+			if (fit(&m, need, &pos))
 				goto out;
-			cur += w->bs;
-			put_at(l, inode, i, cur);
-			fill = need;
+			put_at(l, inode, i, pos);
 			continue;
 		}
-		pos = cur + fill;
 		if (!tail_fits(inode, pos, w->bs)) {
-			uint64_t next = cur + w->bs;
-
-			if (tail_fits(inode, next, w->bs)) {
-				if (bins_push(&b, (uint32_t)((w->bs - fill) >>
-							     IMGFS_ISLOTBITS),
-					      cur))
+			if (tail_fits(inode, m.cur + w->bs, w->bs)) {
+				if (next_block(&m))
 					goto out;
-				pos = next;
+				pos = m.cur;
 			} else if (inode->tail) {
 				ret = imgfs_error_set(err, -EINVAL,
 						      "internal: inline tail of inode %zu cannot be placed",
@@ -440,13 +466,13 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 		}
 		put_at(l, inode, i, pos);
 		pos = align_up(pos + inode_span(inode, pos), 32);
-		cur = pos & ~(uint64_t)(w->bs - 1);
-		fill = pos - cur;
+		m.cur = pos & ~(uint64_t)(w->bs - 1);
+		m.fill = pos - m.cur;
 	}
-	l->meta_end = cur + fill;
+	l->meta_end = m.cur + m.fill;
 	ret = 0;
 out:
-	bins_free(&b);
+	bins_free(b);
 	if (ret == -ENOMEM)
 		ret = imgfs_error_set(err, ret, "out of memory");
 	return ret;
