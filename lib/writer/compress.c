@@ -53,6 +53,7 @@
 #define SEG_PCLUSTERS 32
 #define JOBS_PER_WORKER 1024 /* small files are small jobs */
 #define FRAG_PCLUSTERS 4 /* file ends up to this many raw pclusters */
+#define LZ4_WINDOW_MIN (65536 + 64) /* input offered to fast LZ4 at least */
 
 /* Settings the workers read; never written after creation. */
 struct zparams {
@@ -320,6 +321,13 @@ static ssize_t fill_pcluster(struct zjob *j, struct zworker *wk,
 	const struct zparams *p = j->p;
 	size_t win = p->alg->windowed ? 2 * *est : avail;
 	ssize_t clen;
+
+	/*
+	 * Fast LZ4 hashes an input under 64 KiB in a smaller table and finds
+	 * worse matches (lz4hc does not, and would index it all for nothing)
+	 */
+	if (p->cfg.kind == IMGFS_COMPRESS_LZ4 && win < LZ4_WINDOW_MIN)
+		win = LZ4_WINDOW_MIN;
 
 	for (;;) {
 		*in = win < avail ? win : avail;
