@@ -103,6 +103,7 @@ struct cli_state {
 	bool aufs;
 	bool have_time;
 	enum time_mode time_mode;
+	bool inline_given; /* -Einline_data or -Enoinline_data */
 };
 
 static void usage(void)
@@ -281,7 +282,8 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 
 /* One -E option: NAME, ^NAME (cleared) or NAME=VALUE. */
 static int parse_extended_one(const char *tok, size_t len,
-			      struct imgfs_mkfs_options *o)
+			      struct imgfs_mkfs_options *o,
+			      struct cli_state *st)
 {
 	const char *eq = memchr(tok, '=', len);
 	size_t klen = eq ? (size_t)(eq - tok) : len;
@@ -299,8 +301,10 @@ static int parse_extended_one(const char *tok, size_t len,
 				 (int)len, tok);
 	if (IS("noinline_data") && !clear) {
 		o->inline_data = false;
+		st->inline_given = true;
 	} else if (IS("inline_data")) {
 		o->inline_data = !clear;
+		st->inline_given = true;
 	} else if (IS("ztailpacking")) {
 		o->ztailpacking = !clear;
 	} else if (IS("fragments") && !eq) {
@@ -315,7 +319,8 @@ static int parse_extended_one(const char *tok, size_t len,
 	return 0;
 }
 
-static int parse_extended(const char *arg, struct imgfs_mkfs_options *o)
+static int parse_extended(const char *arg, struct imgfs_mkfs_options *o,
+			  struct cli_state *st)
 {
 	const char *tok = arg;
 
@@ -323,7 +328,7 @@ static int parse_extended(const char *arg, struct imgfs_mkfs_options *o)
 		const char *comma = strchr(tok, ',');
 		size_t len = comma ? (size_t)(comma - tok) : strlen(tok);
 
-		if (len && parse_extended_one(tok, len, o))
+		if (len && parse_extended_one(tok, len, o, st))
 			return -1;
 		tok += len + (comma ? 1 : 0);
 	}
@@ -438,7 +443,7 @@ static int parse_short(struct mkfs_args *a, struct cli_state *st, int c,
 		a->quiet = v == 0;
 		return 0;
 	case 'E':
-		return parse_extended(arg, o);
+		return parse_extended(arg, o, st);
 	case 'L':
 		if (strlen(arg) > 15)
 			return cli_error("invalid volume label (at most 15 bytes)");
@@ -580,6 +585,16 @@ int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a)
 		o->whiteouts = IMGFS_WHITEOUT_OVERLAY;
 	if (parse_operands(argc, argv, a, &st))
 		goto bad;
+	/*
+	 * Inline data is only mkfs.erofs's default where it can do nothing
+	 * (a tar index, fragments): no warning for what was not asked.
+	 * Options given that do nothing are accepted, as mkfs.erofs does,
+	 * with a warning from the library (imgfs_mkfs_options_unused()).
+	 */
+	if (!st.inline_given &&
+	    (o->tar_index ||
+	     (o->fragments && o->compress != IMGFS_COMPRESS_NONE)))
+		o->inline_data = false;
 	return 0;
 bad:
 	fprintf(stderr, "Try '%s --help' for more information.\n",

@@ -485,6 +485,7 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 {
 	struct imgfs_error err;
 	char *argv0 = argv[0];
+	struct stat sb;
 	int64_t sde;
 	int c;
 
@@ -544,6 +545,14 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 		fprintf(stderr,
 			"mkfs.img: --tar-index images use 512-byte blocks (tar data lies on 512-byte boundaries): -b %u does not apply\n",
 			1u << a->opts.blkszbits);
+		return -1;
+	}
+	/* a directory has no end-of-archive marker to miss */
+	if (a->opts.allow_missing_end && strcmp(a->source, "-") &&
+	    !stat(a->source, &sb) && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr,
+			"mkfs.img: --allow-missing-end has no effect with a directory source (%s): it applies to tar streams\n",
+			a->source);
 		return -1;
 	}
 	if (a->opts.tar_index == IMGFS_TAR_INDEX_ONLY && a->verify) {

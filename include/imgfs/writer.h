@@ -205,13 +205,27 @@ void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);
 
 /*
  * Check @opts as imgfs_writer_create() would, and more strictly: also a
- * pcluster size given without compression. For front ends, to report a
- * bad option value before any work; the message states the valid range.
- * Returns 0 or a negative errno with @err set.
+ * pcluster size given without compression, and any option that has no
+ * effect with the others (imgfs_mkfs_options_unused()). For front ends,
+ * to report a bad option value before any work; the message states the
+ * valid range, or why the option does nothing. Returns 0 or a negative
+ * errno with @err set.
  */
 IMGFS_API
 int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *opts,
 			     struct imgfs_error *err);
+
+/*
+ * Options set in @opts that have no effect with the others: -C,
+ * ztailpacking, fragments or workers without compression, inline data on
+ * a tar-index image or with fragments, ztailpacking with fragments. Each
+ * one is reported to @report (when not NULL) in one sentence naming it
+ * and saying why; returns how many there are. imgfs_mkfs_options_check()
+ * refuses them; imgfs_writer_create() reports them through opts->warn.
+ */
+IMGFS_API
+unsigned int imgfs_mkfs_options_unused(const struct imgfs_mkfs_options *opts,
+				       imgfs_warn_fn report, void *arg);
 
 /*
  * Create a writer that will write the image to @fd (a regular file open for

@@ -53,6 +53,7 @@
 #define SEG_PCLUSTERS 32
 #define JOBS_PER_WORKER 1024 /* small files are small jobs */
 #define FRAG_PCLUSTERS 4 /* file ends up to this many raw pclusters */
+#define LZ4_WINDOW_MIN (65536 + 64) /* input offered to fast LZ4 at least */
 
 /* Settings the workers read; never written after creation. */
 struct zparams {
@@ -72,7 +73,9 @@ struct zfile {
 	uint64_t blocks;
 	uint8_t *tail; /* inline tail (ztailpacking) */
 	uint32_t tail_len;
-	uint32_t tail_room; /* bytes an inline tail may take */
+	uint32_t tail_room; /* inline tail of a compressed file (ztailpacking) */
+	uint32_t flat_room; /* inline tail of a file stored raw (inline data) */
+	bool any_z; /* a compressed pcluster was committed */
 	unsigned int pending; /* queued jobs */
 	bool aborted;
 	bool frag; /* its end goes to the packed inode */
@@ -101,7 +104,8 @@ struct zjob {
 	size_t len, filled;
 	bool last; /* holds the end of the file */
 	bool frag; /* its end goes to the packed inode */
-	uint32_t tail_room;
+	uint32_t tail_room; /* the file's, in its last job */
+	uint32_t flat_room; /* likewise */
 	/* results, written by the worker */
 	int err;
 	const char *why;
@@ -141,6 +145,7 @@ struct imgfs_compressor {
 	unsigned int encoders; /* contexts that may exist at once */
 	bool big;
 	bool ztailpacking;
+	bool inline_data; /* raw file tails inline (FLAT_INLINE) */
 	bool used_inline;
 	size_t seg_size;
 	size_t max_bytes; /* segment bytes queued at most */
@@ -317,6 +322,13 @@ static ssize_t fill_pcluster(struct zjob *j, struct zworker *wk,
 	size_t win = p->alg->windowed ? 2 * *est : avail;
 	ssize_t clen;
 
+	/*
+	 * Fast LZ4 hashes an input under 64 KiB in a smaller table and finds
+	 * worse matches (lz4hc does not, and would index it all for nothing)
+	 */
+	if (p->cfg.kind == IMGFS_COMPRESS_LZ4 && win < LZ4_WINDOW_MIN)
+		win = LZ4_WINDOW_MIN;
+
 	for (;;) {
 		*in = win < avail ? win : avail;
 		clen = p->alg->destsize(wk->ctx, src, in, wk->buf, p->pcluster,
@@ -399,13 +411,28 @@ static int compress_segment(struct zjob *j, struct zworker *wk)
 	int ret;
 
 	ret = emit_compressed(j, wk, &any);
-	if (ret || !any || j->frag)
+	if (ret || j->frag)
 		return ret;
-	cost = j->out_len + j->tail_len;
-	if (!j->off && j->last)
-		cost += imgfs_zmap_compact_size_max(div_up(j->len, j->p->bs));
-	if (cost < raw_cost(j))
+	/*
+	 * A whole file stored raw is flat: its tail room is the flat one.
+	 * A later segment leaves that to commit time (raw_tail_fixup()).
+	 */
+	if (j->off) {
+		if (!any)
+			return 0;
+	} else if (!any && j->tail_room == j->flat_room) {
 		return 0;
+	} else {
+		j->tail_room = j->flat_room;
+	}
+	if (any) {
+		cost = j->out_len + j->tail_len;
+		if (!j->off && j->last)
+			cost += imgfs_zmap_compact_size_max(
+				div_up(j->len, j->p->bs));
+		if (cost < raw_cost(j))
+			return 0;
+	}
 	job_reset_results(j);
 	return emit_raw(j, 0, j->len);
 }
@@ -536,18 +563,67 @@ static int packed_append(struct imgfs_compressor *c, const uint8_t *p,
 	return 0;
 }
 
+/*
+ * The last job of a file stored in several jobs could not know whether
+ * the earlier ones stored it raw throughout, making it flat: if so, its
+ * last partial block goes inline when the flat room allows, and back to
+ * a block when it does not, as one job would have placed it.
+ */
+static int raw_tail_fixup(struct zfile *f, struct zjob *j)
+{
+	uint32_t bs = j->p->bs;
+	size_t rem = (size_t)((j->off + j->len) & (bs - 1));
+	struct imgfs_zext *x;
+
+	if (!j->last || !j->off || f->any_z || !rem || !j->n_ext ||
+	    j->has_frag)
+		return 0;
+	for (size_t i = 0; i < j->n_ext; i++)
+		if (!j->ext[i].plain)
+			return 0;
+	x = &j->ext[j->n_ext - 1];
+	if (x->lstart != j->off + j->len - rem)
+		return 0;
+	if (j->tail && j->tail_len > f->flat_room) {
+		if (out_reserve(j, bs))
+			return -ENOMEM;
+		memcpy(j->out + j->out_len, j->tail, rem);
+		memset(j->out + j->out_len + rem, 0, bs - rem);
+		x->pblk = (uint32_t)(j->out_len >> j->p->bits);
+		x->nblk = 1;
+		j->out_len += bs;
+		free(j->tail);
+		j->tail = NULL;
+		j->tail_len = 0;
+	} else if (!j->tail && rem <= f->flat_room && x->nblk == 1) {
+		j->tail = malloc(rem);
+		if (!j->tail)
+			return -ENOMEM;
+		memcpy(j->tail, j->in + j->len - rem, rem);
+		j->tail_len = (uint32_t)rem;
+		x->nblk = 0;
+		j->out_len -= bs;
+	}
+	return 0;
+}
+
 /* Write a finished job's blocks and give its extents their addresses. */
 static int commit_job(struct imgfs_writer *w, struct imgfs_compressor *c,
 		      struct zjob *j, struct imgfs_error *err)
 {
 	struct zfile *f = j->file;
 	uint64_t blk = imgfs_blkout_blk(&w->out);
-	uint64_t nblk = j->out_len >> j->p->bits;
+	uint64_t nblk;
 	int ret;
 
+	if (raw_tail_fixup(f, j))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	nblk = j->out_len >> j->p->bits;
 	if (blk + nblk >= IMGFS_NULL_ADDR)
 		return imgfs_error_set(err, -EFBIG,
 				       "%s: image exceeds 2^32 blocks", f->path);
+	for (size_t i = 0; i < j->n_ext; i++)
+		f->any_z |= !j->ext[i].plain;
 	if (file_add_exts(f, j, blk))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (j->out_len) {
@@ -898,6 +974,7 @@ static int submit_job(struct feeder *fd, struct imgfs_error *err)
 	fd->cur = NULL;
 	j->last = fd->pos == fd->f->inode->size;
 	j->tail_room = j->last ? fd->f->tail_room : 0;
+	j->flat_room = j->last ? fd->f->flat_room : 0;
 	/* fragment offsets are 32-bit in compact maps: stay below 4 GiB */
 	if (j->last && fd->f->frag &&
 	    c->frag_reserved + j->len < UINT32_MAX) {
@@ -1059,7 +1136,8 @@ struct imgfs_compress_stream {
 };
 
 int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-			 const char *path, struct imgfs_compress_stream **out,
+			 const char *path, uint32_t inline_room,
+			 struct imgfs_compress_stream **out,
 			 struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
@@ -1080,7 +1158,11 @@ int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	s->fd.f->inode = inode;
 	s->size = inode->size;
 	s->fd.f->frag = c->fragments;
-	s->fd.f->tail_room = c->fragments ? 0 : tail_room(c, inode);
+	if (!c->fragments) {
+		s->fd.f->tail_room = tail_room(c, inode);
+		/* a flat file has no map: all of @inline_room is there */
+		s->fd.f->flat_room = c->inline_data ? inline_room : 0;
+	}
 	*out = s;
 	return 0;
 }
@@ -1277,6 +1359,7 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 	}
 	c->big = c->p.pcluster > c->p.bs;
 	c->ztailpacking = opts->ztailpacking;
+	c->inline_data = opts->inline_data;
 	c->fragments = opts->fragments;
 	cpus = usable_cpus();
 	c->workers = opts->workers;

@@ -58,7 +58,8 @@ struct imgfs_compress_stream;
  * goes to the packed inode. @inode must stay alive until the flush.
  */
 int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-			 const char *path, struct imgfs_compress_stream **s,
+			 const char *path, uint32_t inline_room,
+			 struct imgfs_compress_stream **s,
 			 struct imgfs_error *err);
 
 /* The next @len bytes of the file; @buf NULL stands for zeros. */

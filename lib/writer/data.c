@@ -394,7 +394,8 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	}
 	if (w->compressor) {
 		s->kind = STREAM_COMPRESS;
-		return imgfs_compress_begin(w, inode, s->path, &s->zs, err);
+		return imgfs_compress_begin(w, inode, s->path, inline_room,
+					    &s->zs, err);
 	}
 	return begin_flat(w, s, inline_room, err);
 }

@@ -294,8 +294,9 @@ static bool tail_fits(const struct imgfs_node *inode, uint64_t pos,
 	return !inode->tail_len || (tail_start % bs) + inode->tail_len <= bs;
 }
 
-static int place(struct imgfs_writer *w, struct layout *l,
-		 struct imgfs_error *err)
+/* First fit in walk order: the layout of uncompressed images. */
+static int place_in_order(struct imgfs_writer *w, struct layout *l,
+			  struct imgfs_error *err)
 {
 	uint64_t pos = l->meta_start + 32;
 
@@ -322,9 +323,172 @@ static int place(struct imgfs_writer *w, struct layout *l,
 		if (inode->xattr_isize)
 			l->any_xattrs = true;
 	}
+	l->meta_end = pos;
+	return 0;
+}
+
+/*
+ * Meta blocks with room left, by how many free 32-byte slots each has at
+ * its end: the best fit for an inode is the fullest block it fits in.
+ */
+struct meta_bins {
+	uint64_t **blk; /* [free slots]: block start offsets, a stack */
+	size_t *nr, *cap;
+	uint32_t nslots; /* slots per block */
+};
+
+static int bins_push(struct meta_bins *b, uint32_t free_slots, uint64_t blk)
+{
+	if (!free_slots || free_slots >= b->nslots)
+		return 0;
+	if (IMGFS_VEC_RESERVE(b->blk[free_slots], b->cap[free_slots],
+			      b->nr[free_slots] + 1, 64))
+		return -ENOMEM;
+	b->blk[free_slots][b->nr[free_slots]++] = blk;
+	return 0;
+}
+
+static void bins_free(struct meta_bins *b)
+{
+	for (uint32_t i = 0; b->blk && i < b->nslots; i++)
+		free(b->blk[i]);
+	free(b->blk);
+	free(b->nr);
+	free(b->cap);
+}
+
+/* Give @inode, the @i-th of the walk, the NID of byte offset @pos. */
+static void put_at(struct layout *l, struct imgfs_node *inode, size_t i,
+		   uint64_t pos)
+{
+	inode->nid = (pos - l->meta_start) >> IMGFS_ISLOTBITS;
+	inode->ino = (uint32_t)(i + 1);
+	if (inode->xattr_isize)
+		l->any_xattrs = true;
+}
+
+/* The meta blocks being filled: the last one, and the others with room. */
+struct meta_fill {
+	struct meta_bins bins;
+	uint32_t bs;
+	uint64_t cur; /* start of the last block in use */
+	uint64_t fill; /* bytes used in it */
+};
+
+/* Leave the last block for a new one after it; its room stays usable. */
+static int next_block(struct meta_fill *m)
+{
+	if (bins_push(&m->bins, (uint32_t)((m->bs - m->fill) >> IMGFS_ISLOTBITS),
+		      m->cur))
+		return -ENOMEM;
+	m->cur += m->bs;
+	m->fill = 0;
+	return 0;
+}
+
+/*
+ * Where an inode of @need bytes (a multiple of 32, at most a block) goes:
+ * the fullest block it fits in, the last one included, else a new one.
+ */
+static int fit(struct meta_fill *m, uint64_t need, uint64_t *pos)
+{
+	uint32_t slots = (uint32_t)(need >> IMGFS_ISLOTBITS), k;
+	uint64_t room, blk;
+
+	for (k = slots; k < m->bins.nslots && !m->bins.nr[k]; k++)
+		;
+	room = (uint64_t)k << IMGFS_ISLOTBITS;
+	if (m->fill + need <= m->bs &&
+	    (k == m->bins.nslots || m->bs - m->fill <= room)) {
+		*pos = m->cur + m->fill;
+		m->fill += need;
+		return 0;
+	}
+	if (k < m->bins.nslots) {
+		blk = m->bins.blk[k][--m->bins.nr[k]];
+		*pos = blk + m->bs - room;
+		return bins_push(&m->bins, k - slots, blk);
+	}
+	if (next_block(m))
+		return -ENOMEM;
+	*pos = m->cur;
+	m->fill = need;
+	return 0;
+}
+
+/*
+ * Inodes with their inline tails are packed best fit into the meta
+ * blocks, as a tail never crosses a block: placed in walk order, every
+ * tail too large for the rest of a block would leave that rest empty.
+ * An inode larger than a block goes at the end, as in walk order.
+ */
+static int place_packed(struct imgfs_writer *w, struct layout *l,
+			struct imgfs_error *err)
+{
+	struct meta_fill m = {
+		.bins.nslots = w->bs >> IMGFS_ISLOTBITS,
+		.bs = w->bs,
+		.cur = l->meta_start,
+		.fill = 32, /* NID 0 stays unused */
+	};
+	struct meta_bins *b = &m.bins;
+	int ret = -ENOMEM;
+
+	b->blk = calloc(b->nslots, sizeof(*b->blk));
+	b->nr = calloc(b->nslots, sizeof(*b->nr));
+	b->cap = calloc(b->nslots, sizeof(*b->cap));
+	if (!b->blk || !b->nr || !b->cap)
+		goto out;
+	for (size_t i = 0; i < l->nr; i++) {
+		struct imgfs_node *inode = l->order[i];
+		uint64_t need = align_up(inode_span(inode, 0), 32);
+		uint64_t pos = m.cur + m.fill;
+
+		if (need <= w->bs) {
+			if (fit(&m, need, &pos))
+				goto out;
+			put_at(l, inode, i, pos);
+			continue;
+		}
+		if (!tail_fits(inode, pos, w->bs)) {
+			if (tail_fits(inode, m.cur + w->bs, w->bs)) {
+				if (next_block(&m))
+					goto out;
+				pos = m.cur;
+			} else if (inode->tail) {
+				ret = imgfs_error_set(err, -EINVAL,
+						      "internal: inline tail of inode %zu cannot be placed",
+						      i);
+				goto out;
+			} else {
+				uninline(w, inode);
+			}
+		}
+		put_at(l, inode, i, pos);
+		pos = align_up(pos + inode_span(inode, pos), 32);
+		m.cur = pos & ~(uint64_t)(w->bs - 1);
+		m.fill = pos - m.cur;
+	}
+	l->meta_end = m.cur + m.fill;
+	ret = 0;
+out:
+	bins_free(b);
+	if (ret == -ENOMEM)
+		ret = imgfs_error_set(err, ret, "out of memory");
+	return ret;
+}
+
+static int place(struct imgfs_writer *w, struct layout *l,
+		 struct imgfs_error *err)
+{
+	/* uncompressed images keep their bytes from before packing */
+	int ret = w->compressor ? place_packed(w, l, err) :
+				  place_in_order(w, l, err);
+
+	if (ret)
+		return ret;
 	if (w->tree.root->inode->nid > UINT16_MAX)
 		return imgfs_error_set(err, -EFBIG, "root NID too large");
-	l->meta_end = pos;
 	return 0;
 }
 
@@ -426,6 +590,37 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 	return ret;
 }
 
+static int by_nid(const void *a, const void *b)
+{
+	const struct imgfs_node *x = *(struct imgfs_node *const *)a;
+	const struct imgfs_node *y = *(struct imgfs_node *const *)b;
+
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+/* Inodes are written in address order, which packing may not keep. */
+static int emit_inodes(struct imgfs_writer *w, struct layout *l,
+		       struct imgfs_error *err)
+{
+	struct imgfs_node **by_addr;
+	int ret = 0;
+
+	if (!w->compressor) {
+		for (size_t i = 0; i < l->nr && !ret; i++)
+			ret = emit_inode(w, l, l->order[i], err);
+		return ret;
+	}
+	by_addr = malloc(l->nr * sizeof(*by_addr));
+	if (!by_addr)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	memcpy(by_addr, l->order, l->nr * sizeof(*by_addr));
+	qsort(by_addr, l->nr, sizeof(*by_addr), by_nid);
+	for (size_t i = 0; i < l->nr && !ret; i++)
+		ret = emit_inode(w, l, by_addr[i], err);
+	free(by_addr);
+	return ret;
+}
+
 static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 		       struct imgfs_error *err)
 {
@@ -513,8 +708,8 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		ret = place(w, &l, err);
 	if (!ret)
 		ret = allocate_blocks(w, &l, err);
-	for (size_t i = 0; i < l.nr && !ret; i++)
-		ret = emit_inode(w, &l, l.order[i], err);
+	if (!ret)
+		ret = emit_inodes(w, &l, err);
 	if (!ret)
 		ret = emit_blocks(w, &l, err);
 	if (ret)

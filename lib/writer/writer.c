@@ -73,6 +73,49 @@ static int check_options(const struct imgfs_mkfs_options *o,
 	return 0;
 }
 
+/* The first message, for imgfs_mkfs_options_check()'s error. */
+static void keep_first(const char *msg, void *arg)
+{
+	struct imgfs_error *err = arg;
+
+	if (!err->code)
+		imgfs_error_set(err, -EINVAL, "%s", msg);
+}
+
+unsigned int imgfs_mkfs_options_unused(const struct imgfs_mkfs_options *o,
+				       imgfs_warn_fn report, void *arg)
+{
+	bool z = o->compress != IMGFS_COMPRESS_NONE;
+	unsigned int n = 0;
+
+#define UNUSED(cond, msg)                    \
+	do {                                 \
+		if (cond) {                  \
+			n++;                 \
+			if (report)          \
+				report(msg, arg); \
+		}                            \
+	} while (0)
+	/* compression is refused there: say why its options do nothing */
+	UNUSED(o->tar_index && o->inline_data,
+	       "inline data (--inline-data, -Einline_data) has no effect on a tar-index image: file data stays in the tar");
+	UNUSED(!z && o->pcluster_size,
+	       "a physical cluster size (-C) has no effect without compression (-z)");
+	UNUSED(!z && o->ztailpacking,
+	       "tail packing (--ztailpacking, -Eztailpacking) has no effect without compression (-z)");
+	UNUSED(!z && o->fragments,
+	       "fragments (--fragments, -Efragments) have no effect without compression (-z)");
+	UNUSED(!z && o->workers,
+	       "compression workers (--workers) have no effect without compression (-z)");
+	/* every file's end goes to the packed inode: none is left to inline */
+	UNUSED(z && o->fragments && o->inline_data,
+	       "inline data (--inline-data, -Einline_data) has no effect with fragments (--fragments, -Efragments): file ends go to the packed inode");
+	UNUSED(z && o->fragments && o->ztailpacking,
+	       "tail packing (--ztailpacking, -Eztailpacking) has no effect with fragments (--fragments, -Efragments): file ends go to the packed inode");
+#undef UNUSED
+	return n;
+}
+
 int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *o,
 			     struct imgfs_error *err)
 {
@@ -85,15 +128,18 @@ int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *o,
 	if (ret)
 		return ret;
 	if (o->compress != IMGFS_COMPRESS_NONE)
-		return imgfs_compress_check_options(o, bits, err);
+		ret = imgfs_compress_check_options(o, bits, err);
 	/* the writer ignores it without compression: still a mistake */
-	if (o->pcluster_size &&
-	    (o->pcluster_size < bs || o->pcluster_size % bs ||
-	     o->pcluster_size > (1u << 20)))
+	else if (o->pcluster_size &&
+		 (o->pcluster_size < bs || o->pcluster_size % bs ||
+		  o->pcluster_size > (1u << 20)))
 		return imgfs_error_set(err, -EINVAL,
 				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
 				       o->pcluster_size, bs);
-	return 0;
+	if (ret)
+		return ret;
+	imgfs_mkfs_options_unused(o, keep_first, err);
+	return err->code;
 }
 
 static int exclude(struct imgfs_writer *w, const struct stat *st,
@@ -131,6 +177,9 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 
 	if (check_options(opts, err))
 		return NULL;
+	/* front ends refuse these (imgfs_mkfs_options_check()) or warn */
+	if (opts->warn)
+		imgfs_mkfs_options_unused(opts, opts->warn, opts->warn_arg);
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		imgfs_error_set(err, -ENOMEM, "out of memory");

@@ -3,7 +3,12 @@
 # Compression options and what they put in the superblock
 # (docs/format.md §3.5):
 # bad levels, dictionary and pcluster sizes and worker counts outside
-# 1..256 are refused with a message and leave no image; plain LZ4 with
+# 1..256 are refused with a message and leave no image; so are options
+# that do nothing in the chosen mode (-C, --ztailpacking, --fragments,
+# --workers without -z, --inline-data with --tar-index or --fragments,
+# --ztailpacking with --fragments, --allow-missing-end with a directory);
+# the drop-in mode accepts those mkfs.erofs has with a warning, as
+# mkfs.erofs accepts them; plain LZ4 with
 # one-block pclusters keeps the original
 # superblock form (u1 = LZ4 distance, no COMPR_CFGS), everything else
 # writes the algorithm bitmap and its configuration record; ZERO_PADDING
@@ -114,6 +119,102 @@ fi
 # --verify reads every compressed file back before the image is kept.
 check "--verify accepts a compressed image" mkfs_img -q --verify \
 	-z lzma -C 65536 --ztailpacking "$WORK/small.tar" "$WORK/v.img"
+
+# Options that do nothing in the chosen mode: a usage error (exit 2,
+# the message, the usage and Try lines), and no image.
+# useless MESSAGE-PATTERN OPTIONS...
+useless() {
+	local pat=$1 img=$WORK/useless.img rc
+	shift
+	rm -f "$img"
+	mkfs_img "$@" "$WORK/small.tar" "$img" 2>"$WORK/err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ ! -e "$img" ] &&
+		grep -qE "^mkfs.img: .*$pat" "$WORK/err" &&
+		grep -q '^usage: mkfs.img ' "$WORK/err" &&
+		grep -q "^Try 'mkfs.img --help'" "$WORK/err"; then
+		ok "usage error: $* ($(head -n 1 "$WORK/err"))"
+	else
+		cat "$WORK/err"
+		fail "$*: exit $rc, image left: $([ -e "$img" ] && echo yes || echo no)"
+	fi
+}
+useless '-C.*no effect without compression' -C 65536
+useless 'ztailpacking.*no effect without compression' --ztailpacking
+useless 'fragments.*no effect without compression' --fragments
+useless 'workers.*no effect without compression' --workers=2
+useless 'inline-data.*no effect on a tar-index image' --tar-index --inline-data
+useless 'ztailpacking.*no effect without compression' --tar-index --ztailpacking
+useless 'inline-data.*no effect with fragments' -z lz4 --fragments --inline-data
+useless 'ztailpacking.*no effect with fragments' -z lz4 --fragments --ztailpacking
+# a directory source has no end-of-archive marker to miss
+mkdir -p "$WORK/srcdir" && echo x >"$WORK/srcdir/f"
+rm -f "$WORK/dir.img"
+mkfs_img -q --allow-missing-end "$WORK/srcdir" "$WORK/dir.img" 2>"$WORK/err"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e "$WORK/dir.img" ] &&
+	grep -q '^mkfs.img: --allow-missing-end has no effect with a directory' \
+		"$WORK/err" && grep -q '^usage: mkfs.img ' "$WORK/err"; then
+	ok "usage error: --allow-missing-end with a directory ($(head -n 1 "$WORK/err"))"
+else
+	cat "$WORK/err"
+	fail "--allow-missing-end with a directory: exit $rc"
+fi
+check "-z lz4 --inline-data --ztailpacking accepted" \
+	mkfs_img -q -z lz4 --inline-data --ztailpacking "$WORK/small.tar" \
+	"$WORK/ok.img"
+
+# Drop-in mode: mkfs.erofs accepts such options silently, so do we, with
+# a warning (none with --quiet); the image is the one without them.
+. "$top_srcdir/tests/containerd/common.sh"
+dropin_setup
+fixed=(-T 1600000000 -U 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)
+# warned MESSAGE-PATTERN [OPTIONS...] -- [OPTIONS OF THE SAME IMAGE...]
+warned() {
+	local pat=$1 opts=() same=()
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	same=("$@")
+	if dropin "${fixed[@]}" "${opts[@]}" --tar=f "$WORK/w.img" \
+		"$WORK/small.tar" >/dev/null 2>"$WORK/err" &&
+		grep -qE "^mkfs.erofs: warning: .*$pat" "$WORK/err"; then
+		ok "drop-in ${opts[*]}: $(head -n 1 "$WORK/err")"
+	else
+		cat "$WORK/err"
+		fail "drop-in ${opts[*]}: no warning ($pat)"
+	fi
+	if dropin --quiet "${fixed[@]}" "${opts[@]}" --tar=f "$WORK/q.img" \
+		"$WORK/small.tar" 2>"$WORK/err" && [ ! -s "$WORK/err" ]; then
+		ok "drop-in --quiet ${opts[*]}: silent"
+	else
+		cat "$WORK/err"
+		fail "drop-in --quiet ${opts[*]}: not silent"
+	fi
+	dropin --quiet "${fixed[@]}" "${same[@]}" --tar=f "$WORK/s.img" \
+		"$WORK/small.tar" &&
+		check "drop-in ${opts[*]}: the image of '${same[*]}'" \
+			cmp -s "$WORK/w.img" "$WORK/s.img"
+}
+warned 'no effect without compression' -Eztailpacking --
+warned 'no effect without compression' -C65536 --
+warned 'no effect without compression' -Efragments --
+warned 'no effect without compression' --workers=2 --
+warned 'no effect with fragments' -zlz4 -Efragments -Eztailpacking -- \
+	-zlz4 -Efragments
+warned 'no effect with fragments' -zlz4 -Efragments -Einline_data -- \
+	-zlz4 -Efragments
+# inline data is mkfs.erofs's default: nothing to say where it does nothing
+for o in "-zlz4 -Efragments --tar=f" "--tar=i"; do
+	# shellcheck disable=SC2086
+	if dropin $o "$WORK/d.img" "$WORK/small.tar" >/dev/null \
+		2>"$WORK/err" && ! grep -q warning "$WORK/err"; then
+		ok "drop-in $o: no warning for the default inline data"
+	else
+		cat "$WORK/err"
+		fail "drop-in $o: warned for the default inline data"
+	fi
+done
 
 # A layer cut short inside a file: an error, and no image.
 head -c 300000 "$WORK/small.tar" >"$WORK/cut.tar"

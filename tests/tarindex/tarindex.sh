@@ -77,7 +77,7 @@ for s in basic xattrs whiteouts tree-pax \
 	index_and_compare "$WORK/$s.tar"
 done
 # options that apply to the metadata still apply
-index_and_compare "$WORK/basic.tar" --inline-data -x 1 "${FIXED[@]}"
+index_and_compare "$WORK/basic.tar" -x 1 "${FIXED[@]}"
 index_and_compare "$WORK/whiteouts.tar" --keep-whiteouts
 
 # The sparse file's holes are holes: the index is small.
