@@ -77,6 +77,24 @@ int fsck_compare_run(struct fsck_compare *c, const char *tar,
 		     struct imgfs_error *err);
 void fsck_compare_free(struct fsck_compare *c);
 
+/* JSON reports (fsck/json.c): each helper exits with
+ * FSCK_EXIT_OPERATIONAL when json-c runs out of memory. */
+struct json_object;
+void fsck_json_oom(void) __attribute__((noreturn));
+struct json_object *fsck_json_checked(struct json_object *v);
+/* @v must not be NULL: a NULL from a json-c constructor is out of memory */
+void fsck_json_set(struct json_object *o, const char *key,
+		   struct json_object *v);
+void fsck_json_set_null(struct json_object *o, const char *key);
+void fsck_json_set_u64(struct json_object *o, const char *key, uint64_t v);
+/* A byte string from the image or the command line (imgfs/json.h);
+ * NULL gives JSON null. */
+void fsck_json_set_bytes(struct json_object *o, const char *key,
+			 const char *s);
+/* The counts of imgfs_check_image()'s result, as an object. */
+struct json_object *
+fsck_json_check_stats(const struct imgfs_check_result *res);
+
 /* --oci=DIR (fsck/oci.c): a whole OCI image layout, its own options. */
 bool fsck_oci_requested(int argc, char **argv);
 int fsck_oci_main(int argc, char **argv);

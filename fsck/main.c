@@ -420,52 +420,13 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 #define RECORD_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define DOCUMENT_FLAGS (RECORD_FLAGS | JSON_C_TO_STRING_PRETTY)
 
-/* json-c fails only when out of memory: the report cannot be written. */
-static void __attribute__((noreturn)) out_of_memory(void)
-{
-	fputs("fsck.img: out of memory\n", stderr);
-	exit(FSCK_EXIT_OPERATIONAL);
-}
-
-static struct json_object *checked(struct json_object *v)
-{
-	if (!v)
-		out_of_memory();
-	return v;
-}
-
-static void set(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (json_object_object_add(o, key, checked(v)))
-		out_of_memory();
-}
-
-/* A key that does not apply: present, null, as in dump.img's document. */
-static void set_null(struct json_object *o, const char *key)
-{
-	if (json_object_object_add(o, key, NULL))
-		out_of_memory();
-}
-
-static void set_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	set(o, key, json_object_new_uint64(v));
-}
-
-/* A byte string from the image or the command line (imgfs/json.h). */
-static void set_bytes(struct json_object *o, const char *key, const char *s)
-{
-	if (imgfs_json_add_str(o, key, s))
-		out_of_memory();
-}
-
 /* Serialize @rec as one line of @f, and drop it. */
 static void put_record(FILE *f, bool *first, struct json_object *rec)
 {
 	const char *s = json_object_to_json_string_ext(rec, RECORD_FLAGS);
 
 	if (!s)
-		out_of_memory();
+		fsck_json_oom();
 	fputs(s, f);
 	fputc('\n', f);
 	*first = false;
@@ -477,17 +438,17 @@ static void report_cb(void *arg, const struct imgfs_check_problem *p)
 	struct fsck_out *out = arg;
 
 	if (out->json) {
-		struct json_object *rec = checked(json_object_new_object());
+		struct json_object *rec = fsck_json_checked(json_object_new_object());
 
-		set(rec, "severity", json_object_new_string(
+		fsck_json_set(rec, "severity", json_object_new_string(
 				imgfs_check_severity_name(p->severity)));
-		set(rec, "area", json_object_new_string(
+		fsck_json_set(rec, "area", json_object_new_string(
 				imgfs_check_area_name(p->area)));
 		if (p->nid != IMGFS_CHECK_NO_NID)
-			set_u64(rec, "nid", p->nid);
+			fsck_json_set_u64(rec, "nid", p->nid);
 		if (p->path)
-			set_bytes(rec, "path", p->path);
-		set_bytes(rec, "message", p->msg);
+			fsck_json_set_bytes(rec, "path", p->path);
+		fsck_json_set_bytes(rec, "message", p->msg);
 		put_record(out->problems, &out->problems_first, rec);
 		return;
 	}
@@ -519,11 +480,11 @@ void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 	va_end(ap);
 	out->differences++;
 	if (out->json) {
-		struct json_object *rec = checked(json_object_new_object());
+		struct json_object *rec = fsck_json_checked(json_object_new_object());
 
-		set_bytes(rec, "path", path);
-		set(rec, "kind", json_object_new_string(kind));
-		set_bytes(rec, "message", msg);
+		fsck_json_set_bytes(rec, "path", path);
+		fsck_json_set(rec, "kind", json_object_new_string(kind));
+		fsck_json_set_bytes(rec, "message", msg);
 		put_record(out->diffs, &out->diffs_first, rec);
 		return;
 	}
@@ -577,17 +538,17 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 	for (i = 0; e->sha256 && i < IMGFS_SHA256_SIZE; i++)
 		sprintf(hex + 2 * i, "%02x", e->sha256[i]);
 	if (out->json) {
-		struct json_object *rec = checked(json_object_new_object());
+		struct json_object *rec = fsck_json_checked(json_object_new_object());
 
-		set_bytes(rec, "path", e->path);
-		set_u64(rec, "nid", e->inode->nid);
-		set(rec, "type",
+		fsck_json_set_bytes(rec, "path", e->path);
+		fsck_json_set_u64(rec, "nid", e->inode->nid);
+		fsck_json_set(rec, "type",
 		    json_object_new_string(type_name(e->inode->mode)));
-		set_u64(rec, "size", e->inode->size);
+		fsck_json_set_u64(rec, "size", e->inode->size);
 		if (e->link_to)
-			set_bytes(rec, "link_to", e->link_to);
+			fsck_json_set_bytes(rec, "link_to", e->link_to);
 		if (e->sha256)
-			set(rec, "sha256", json_object_new_string(hex));
+			fsck_json_set(rec, "sha256", json_object_new_string(hex));
 		put_record(out->files, &out->files_first, rec);
 		return;
 	}
@@ -679,61 +640,43 @@ static void set_records(struct json_object *doc, const char *key, FILE *f,
 			char *const *buf, const size_t *len,
 			struct record_lines *r)
 {
-	struct json_object *arr = checked(json_object_new_array());
+	struct json_object *arr = fsck_json_checked(json_object_new_array());
 
 	/* the stream's buffer and length are current after a flush */
 	if (fflush(f))
-		out_of_memory();
+		fsck_json_oom();
 	r->buf = *buf ? *buf : "";
 	r->len = *buf ? *len : 0;
 	json_object_set_serializer(arr, records_to_json, r, NULL);
-	set(doc, key, arr);
-}
-
-static struct json_object *json_stats(const struct imgfs_check_result *res)
-{
-	struct json_object *st = checked(json_object_new_object());
-
-	set_u64(st, "inodes", res->inodes);
-	set_u64(st, "directories", res->dirs);
-	set_u64(st, "regular", res->regular);
-	set_u64(st, "symlinks", res->symlinks);
-	set_u64(st, "specials", res->specials);
-	set_u64(st, "hardlinks", res->hardlinks);
-	set_u64(st, "xattrs", res->xattrs);
-	set_u64(st, "data_bytes", res->data_bytes);
-	set_u64(st, "image_bytes", res->image_bytes);
-	set_u64(st, "logical_bytes", res->logical_bytes);
-	set_u64(st, "physical_bytes", res->physical_bytes);
-	return st;
+	fsck_json_set(doc, key, arr);
 }
 
 /* "superblock": the fields dump.img shows under the same names */
 static struct json_object *json_superblock(const struct imgfs_sb_info *sb)
 {
-	struct json_object *d = checked(json_object_new_object());
+	struct json_object *d = fsck_json_checked(json_object_new_object());
 
-	set_u64(d, "block_size", sb->blksz);
-	set_u64(d, "feature_compat", sb->feature_compat);
-	set_u64(d, "feature_incompat", sb->feature_incompat);
+	fsck_json_set_u64(d, "block_size", sb->blksz);
+	fsck_json_set_u64(d, "feature_compat", sb->feature_compat);
+	fsck_json_set_u64(d, "feature_incompat", sb->feature_incompat);
 	return d;
 }
 
 /* "dm_verity": what was found after the image, when a tree is there */
 static struct json_object *json_verity(const struct fsck_verity *v)
 {
-	struct json_object *d = checked(json_object_new_object());
+	struct json_object *d = fsck_json_checked(json_object_new_object());
 
-	set_u64(d, "hash_offset", v->hash_offset);
-	set(d, "verified", json_object_new_boolean(v->ok));
+	fsck_json_set_u64(d, "hash_offset", v->hash_offset);
+	fsck_json_set(d, "verified", json_object_new_boolean(v->ok));
 	if (v->ok) {
-		set(d, "root_hash",
+		fsck_json_set(d, "root_hash",
 		    json_object_new_string(v->chk.info.root_hex));
-		set_u64(d, "data_block_size", v->chk.info.data_block_size);
-		set_u64(d, "data_blocks", v->chk.info.data_blocks);
+		fsck_json_set_u64(d, "data_block_size", v->chk.info.data_block_size);
+		fsck_json_set_u64(d, "data_blocks", v->chk.info.data_blocks);
 	}
 	if (v->root_from)
-		set(d, "root_hash_from", json_object_new_string(v->root_from));
+		fsck_json_set(d, "root_hash_from", json_object_new_string(v->root_from));
 	return d;
 }
 
@@ -743,48 +686,48 @@ static void print_json(struct fsck_out *out, const struct fsck_opts *o,
 		       const struct fsck_verity *v, const char *fatal,
 		       uint64_t extracted, int code)
 {
-	struct json_object *doc = checked(json_object_new_object());
+	struct json_object *doc = fsck_json_checked(json_object_new_object());
 	struct record_lines problems, files, diffs;
 	const char *text;
 
-	set_u64(doc, "schema_version", FSCK_SCHEMA_VERSION);
-	set_bytes(doc, "image", o->image);
+	fsck_json_set_u64(doc, "schema_version", FSCK_SCHEMA_VERSION);
+	fsck_json_set_bytes(doc, "image", o->image);
 	if (sb)
-		set(doc, "superblock", json_superblock(sb));
+		fsck_json_set(doc, "superblock", json_superblock(sb));
 	else
-		set_null(doc, "superblock");
-	set_u64(doc, "errors", res->errors);
-	set_u64(doc, "warnings", res->warnings);
-	set_u64(doc, "notes", res->notes);
-	set(doc, "stats", json_stats(res));
+		fsck_json_set_null(doc, "superblock");
+	fsck_json_set_u64(doc, "errors", res->errors);
+	fsck_json_set_u64(doc, "warnings", res->warnings);
+	fsck_json_set_u64(doc, "notes", res->notes);
+	fsck_json_set(doc, "stats", fsck_json_check_stats(res));
 	set_records(doc, "problems", out->problems, &out->problems_buf,
 		    &out->problems_len, &problems);
 	if (out->verbose || o->digest)
 		set_records(doc, "files", out->files, &out->files_buf,
 			    &out->files_len, &files);
 	else
-		set_null(doc, "files");
+		fsck_json_set_null(doc, "files");
 	if (o->compare_tar)
 		set_records(doc, "differences", out->diffs, &out->diffs_buf,
 			    &out->diffs_len, &diffs);
 	else
-		set_null(doc, "differences");
+		fsck_json_set_null(doc, "differences");
 	if (o->extract_dir)
-		set_u64(doc, "extracted", extracted);
+		fsck_json_set_u64(doc, "extracted", extracted);
 	else
-		set_null(doc, "extracted");
+		fsck_json_set_null(doc, "extracted");
 	if (v->present)
-		set(doc, "dm_verity", json_verity(v));
+		fsck_json_set(doc, "dm_verity", json_verity(v));
 	else
-		set_null(doc, "dm_verity");
+		fsck_json_set_null(doc, "dm_verity");
 	if (fatal)
-		set_bytes(doc, "fatal", fatal);
+		fsck_json_set_bytes(doc, "fatal", fatal);
 	else
-		set_null(doc, "fatal");
-	set(doc, "exit_code", json_object_new_int(code));
+		fsck_json_set_null(doc, "fatal");
+	fsck_json_set(doc, "exit_code", json_object_new_int(code));
 	text = json_object_to_json_string_ext(doc, DOCUMENT_FLAGS);
 	if (!text)
-		out_of_memory();
+		fsck_json_oom();
 	puts(text);
 	json_object_put(doc);
 	fclose(out->problems);

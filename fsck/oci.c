@@ -93,53 +93,21 @@ oci_usage_error(const char *fmt, ...)
 	return FSCK_EXIT_USAGE;
 }
 
-static void oom(void)
-{
-	fputs("fsck.img: out of memory\n", stderr);
-	exit(FSCK_EXIT_OPERATIONAL);
-}
-
-static struct json_object *checked(struct json_object *v)
-{
-	if (!v)
-		oom();
-	return v;
-}
-
-static void set(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (json_object_object_add(o, key, v))
-		oom();
-}
-
-static void set_str(struct json_object *o, const char *key, const char *s)
-{
-	if (!s)
-		set(o, key, NULL);
-	else if (imgfs_json_add_str(o, key, s))
-		oom();
-}
-
-static void set_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	set(o, key, checked(json_object_new_uint64(v)));
-}
-
 static void finding_cb(void *arg, const struct imgfs_oci_finding *f)
 {
 	struct oci_out *out = arg;
 	const char *sev = imgfs_check_severity_name(f->severity);
 
 	if (out->json) {
-		struct json_object *rec = checked(json_object_new_object());
+		struct json_object *rec = fsck_json_checked(json_object_new_object());
 
-		set(rec, "severity", checked(json_object_new_string(sev)));
-		set_str(rec, "blob", f->blob);
-		set_str(rec, "media_type", f->media_type);
-		set_str(rec, "where", f->where);
-		set_str(rec, "message", f->msg);
+		fsck_json_set(rec, "severity", fsck_json_checked(json_object_new_string(sev)));
+		fsck_json_set_bytes(rec, "blob", f->blob);
+		fsck_json_set_bytes(rec, "media_type", f->media_type);
+		fsck_json_set_bytes(rec, "where", f->where);
+		fsck_json_set_bytes(rec, "message", f->msg);
 		if (json_object_array_add(out->problems, rec))
-			oom();
+			fsck_json_oom();
 		return;
 	}
 	if (out->quiet && f->severity != IMGFS_CHECK_ERROR)
@@ -155,20 +123,13 @@ static void finding_cb(void *arg, const struct imgfs_oci_finding *f)
 	putchar('\n');
 }
 
+/* A layer's image check: its counts, errors and warnings. */
 static struct json_object *json_check(const struct imgfs_check_result *r)
 {
-	struct json_object *o = checked(json_object_new_object());
+	struct json_object *o = fsck_json_check_stats(r);
 
-	set_u64(o, "errors", r->errors);
-	set_u64(o, "warnings", r->warnings);
-	set_u64(o, "inodes", r->inodes);
-	set_u64(o, "directories", r->dirs);
-	set_u64(o, "regular", r->regular);
-	set_u64(o, "symlinks", r->symlinks);
-	set_u64(o, "specials", r->specials);
-	set_u64(o, "hardlinks", r->hardlinks);
-	set_u64(o, "data_bytes", r->data_bytes);
-	set_u64(o, "image_bytes", r->image_bytes);
+	fsck_json_set_u64(o, "errors", r->errors);
+	fsck_json_set_u64(o, "warnings", r->warnings);
 	return o;
 }
 
@@ -195,70 +156,73 @@ static void blob_cb(void *arg, const struct imgfs_oci_blob_result *b)
 		putchar('\n');
 		return;
 	}
-	rec = checked(json_object_new_object());
-	set_str(rec, "digest", b->digest);
-	set_str(rec, "media_type", b->media_type);
-	set(rec, "role",
-	    checked(json_object_new_string(imgfs_oci_blob_role_name(b->role))));
-	set_u64(rec, "size", b->size);
-	set_str(rec, "referenced_by", b->where);
-	set(rec, "present", checked(json_object_new_boolean(b->present)));
-	set(rec, "verified", checked(json_object_new_boolean(b->verified)));
-	set_str(rec, "diff_id", b->diff_id);
-	set(rec, "check", b->erofs ? json_check(&b->check) : NULL);
-	if (b->dm_verity)
-		set(rec, "dm_verity_verified",
-		    checked(json_object_new_boolean(b->dm_verity_ok)));
+	rec = fsck_json_checked(json_object_new_object());
+	fsck_json_set_bytes(rec, "digest", b->digest);
+	fsck_json_set_bytes(rec, "media_type", b->media_type);
+	fsck_json_set(rec, "role",
+	    fsck_json_checked(json_object_new_string(imgfs_oci_blob_role_name(b->role))));
+	fsck_json_set_u64(rec, "size", b->size);
+	fsck_json_set_bytes(rec, "referenced_by", b->where);
+	fsck_json_set(rec, "present", fsck_json_checked(json_object_new_boolean(b->present)));
+	fsck_json_set(rec, "verified", fsck_json_checked(json_object_new_boolean(b->verified)));
+	fsck_json_set_bytes(rec, "diff_id", b->diff_id);
+	if (b->erofs)
+		fsck_json_set(rec, "check", json_check(&b->check));
 	else
-		set(rec, "dm_verity_verified", NULL);
+		fsck_json_set_null(rec, "check");
+	if (b->dm_verity)
+		fsck_json_set(rec, "dm_verity_verified",
+		    fsck_json_checked(json_object_new_boolean(b->dm_verity_ok)));
+	else
+		fsck_json_set_null(rec, "dm_verity_verified");
 	if (b->compared) {
-		cmp = checked(json_object_new_object());
-		set_str(cmp, "source", b->source);
-		set_u64(cmp, "differences", b->compare.differences);
-		set_u64(cmp, "archive_entries", b->compare.archive_entries);
-		set_u64(cmp, "image_entries", b->compare.image_entries);
-		set(rec, "compare", cmp);
+		cmp = fsck_json_checked(json_object_new_object());
+		fsck_json_set_bytes(cmp, "source", b->source);
+		fsck_json_set_u64(cmp, "differences", b->compare.differences);
+		fsck_json_set_u64(cmp, "archive_entries", b->compare.archive_entries);
+		fsck_json_set_u64(cmp, "image_entries", b->compare.image_entries);
+		fsck_json_set(rec, "compare", cmp);
 	} else {
-		set(rec, "compare", NULL);
+		fsck_json_set_null(rec, "compare");
 	}
-	set_u64(rec, "errors", b->errors);
-	set_u64(rec, "warnings", b->warnings);
+	fsck_json_set_u64(rec, "errors", b->errors);
+	fsck_json_set_u64(rec, "warnings", b->warnings);
 	if (json_object_array_add(out->blobs, rec))
-		oom();
+		fsck_json_oom();
 }
 
 static void print_json(struct oci_out *out, const char *dir, const char *src,
 		       const struct imgfs_oci_check_result *r,
 		       const char *fatal, int code)
 {
-	struct json_object *doc = checked(json_object_new_object());
-	struct json_object *st = checked(json_object_new_object());
+	struct json_object *doc = fsck_json_checked(json_object_new_object());
+	struct json_object *st = fsck_json_checked(json_object_new_object());
 	const char *text;
 
-	set_u64(doc, "schema_version", OCI_SCHEMA_VERSION);
-	set_str(doc, "layout", dir);
-	set_str(doc, "compare_source", src);
-	set_u64(doc, "errors", r->errors);
-	set_u64(doc, "warnings", r->warnings);
-	set_u64(st, "blobs", r->blobs);
-	set_u64(st, "indexes", r->indexes);
-	set_u64(st, "manifests", r->manifests);
-	set_u64(st, "configs", r->configs);
-	set_u64(st, "layers", r->layers);
-	set_u64(st, "erofs_layers", r->erofs_layers);
-	set_u64(st, "compared_layers", r->compared_layers);
-	set_u64(st, "differences", r->differences);
-	set_u64(st, "bytes_read", r->bytes);
-	set(doc, "stats", st);
-	set(doc, "problems", out->problems);
-	set(doc, "blobs", out->blobs);
-	set_str(doc, "fatal", fatal);
-	set(doc, "exit_code", checked(json_object_new_int(code)));
+	fsck_json_set_u64(doc, "schema_version", OCI_SCHEMA_VERSION);
+	fsck_json_set_bytes(doc, "layout", dir);
+	fsck_json_set_bytes(doc, "compare_source", src);
+	fsck_json_set_u64(doc, "errors", r->errors);
+	fsck_json_set_u64(doc, "warnings", r->warnings);
+	fsck_json_set_u64(st, "blobs", r->blobs);
+	fsck_json_set_u64(st, "indexes", r->indexes);
+	fsck_json_set_u64(st, "manifests", r->manifests);
+	fsck_json_set_u64(st, "configs", r->configs);
+	fsck_json_set_u64(st, "layers", r->layers);
+	fsck_json_set_u64(st, "erofs_layers", r->erofs_layers);
+	fsck_json_set_u64(st, "compared_layers", r->compared_layers);
+	fsck_json_set_u64(st, "differences", r->differences);
+	fsck_json_set_u64(st, "bytes_read", r->bytes);
+	fsck_json_set(doc, "stats", st);
+	fsck_json_set(doc, "problems", out->problems);
+	fsck_json_set(doc, "blobs", out->blobs);
+	fsck_json_set_bytes(doc, "fatal", fatal);
+	fsck_json_set(doc, "exit_code", fsck_json_checked(json_object_new_int(code)));
 	text = json_object_to_json_string_ext(
 		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			     JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
-		oom();
+		fsck_json_oom();
 	puts(text);
 	json_object_put(doc);
 }
@@ -349,8 +313,8 @@ int fsck_oci_main(int argc, char **argv)
 	if (out.quiet && out.verbose)
 		return oci_usage_error("give -q or -v, not both");
 	if (out.json) {
-		out.problems = checked(json_object_new_array());
-		out.blobs = checked(json_object_new_array());
+		out.problems = fsck_json_checked(json_object_new_array());
+		out.blobs = fsck_json_checked(json_object_new_array());
 	}
 	o.report = finding_cb;
 	o.report_arg = &out;
