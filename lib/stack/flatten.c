@@ -44,8 +44,8 @@ struct flatten {
 	const char *const *tars; /* imgfs_flatten_tars(): the layers' files */
 	struct stack_paths paths;
 	struct stack_links links;
-	struct stack_comps comps; /* the entry's path */
-	struct stack_comps tcomps; /* a link target's */
+	struct imgfs_path_comps comps; /* the entry's path */
+	struct imgfs_path_comps tcomps; /* a link target's */
 	/* the layer being read */
 	int32_t layer;
 	struct archive *a;
@@ -55,21 +55,6 @@ struct flatten {
 	size_t nr_checks, cap_checks;
 };
 
-static bool is_dot_name(const char *name, size_t len)
-{
-	return (len == 1 && name[0] == '.') ||
-	       (len == 2 && name[0] == '.' && name[1] == '.');
-}
-
-/* Does @path end in "/", "." or ".." (a directory's spelling)? */
-static bool ends_in_dir_form(const char *path)
-{
-	const char *last = strrchr(path, '/');
-
-	last = last ? last + 1 : path;
-	return !*last || is_dot_name(last, strlen(last));
-}
-
 /*
  * A whiteout or opaque marker: noted for the layers below, never
  * written. Refused as the writer refuses them in a single layer.
@@ -77,11 +62,11 @@ static bool ends_in_dir_form(const char *path)
 static int take_whiteout(struct flatten *f, const char *path,
 			 struct imgfs_error *err)
 {
-	struct stack_comps *c = &f->comps;
+	struct imgfs_path_comps *c = &f->comps;
 	const char *name = c->text + c->off[c->n - 1];
 	size_t len = c->len[c->n - 1], plen = strlen(WH_PREFIX);
 
-	if (ends_in_dir_form(path))
+	if (imgfs_path_ends_in_dir_form(path))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
 				       path);
@@ -94,7 +79,7 @@ static int take_whiteout(struct flatten *f, const char *path,
 	if (len == plen)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout without a name", path);
-	if (is_dot_name(name + plen, len - plen))
+	if (imgfs_path_is_dot_name(name + plen, len - plen))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout for \"%.*s\", which is not a file name",
 				       path, (int)(len - plen), name + plen);
@@ -183,7 +168,7 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 	int ret;
 
 	for (int hops = 0; hops < LINK_HOPS; hops++) {
-		ret = stack_comps_parse(&f->tcomps, target, err);
+		ret = imgfs_path_comps_parse(&f->tcomps, target, err);
 		if (ret)
 			return ret;
 		if (!stack_paths_hidden(&f->paths, &f->tcomps, f->tcomps.n,
@@ -298,7 +283,7 @@ static int take_entry(struct flatten *f, struct imgfs_writer *w,
 		      struct archive_entry *e, struct imgfs_error *err)
 {
 	const char *path = archive_entry_pathname(e);
-	struct stack_comps *c = &f->comps;
+	struct imgfs_path_comps *c = &f->comps;
 	bool is_dir, hidden;
 	int ret;
 
@@ -306,7 +291,7 @@ static int take_entry(struct flatten *f, struct imgfs_writer *w,
 		return imgfs_error_set(err, -EINVAL,
 				       "entry %llu: path name cannot be decoded",
 				       f->entries);
-	ret = stack_comps_parse(c, path, err);
+	ret = imgfs_path_comps_parse(c, path, err);
 	if (ret)
 		return ret;
 	if (c->n && c->len[c->n - 1] >= strlen(WH_PREFIX) &&
@@ -340,7 +325,7 @@ static int check_links(struct flatten *f, struct imgfs_error *err)
 					      "%s: hard link target \"%s\" is not a file of the same layer",
 					      s->pending[0], s->path);
 	for (size_t i = 0; i < f->nr_checks && !ret; i++) {
-		ret = stack_comps_parse(&f->tcomps, f->checks[i].target, err);
+		ret = imgfs_path_comps_parse(&f->tcomps, f->checks[i].target, err);
 		if (!ret &&
 		    stack_paths_entry_layer(&f->paths, &f->tcomps) != f->layer)
 			ret = imgfs_error_set(err, -ENOENT,
@@ -504,8 +489,8 @@ static int flatten(struct flatten *f, const char *image_path,
 		free(f->checks[i].target);
 	}
 	free(f->checks);
-	stack_comps_free(&f->comps);
-	stack_comps_free(&f->tcomps);
+	imgfs_path_comps_free(&f->comps);
+	imgfs_path_comps_free(&f->tcomps);
 	stack_links_free(&f->links);
 	stack_paths_free(&f->paths);
 	return ret;

@@ -35,7 +35,7 @@ struct merge {
 	struct imgfs_image **imgs;
 	struct imgfs_writer *w;
 	struct stack_paths tree;
-	struct stack_comps comps;
+	struct imgfs_path_comps comps;
 	/* the layer being walked */
 	int32_t layer;
 	struct imgfs_image *img;
@@ -236,13 +236,13 @@ static int take(void *arg, const struct imgfs_walk_entry *we)
 	struct merge *m = arg;
 	const struct imgfs_inode *inode = we->inode;
 	const char *path = we->path + (we->path[0] == '/');
-	struct stack_comps *c = &m->comps;
+	struct imgfs_path_comps *c = &m->comps;
 	bool is_dir, hidden;
 	int ret;
 
 	if (!inode)
 		return 0;
-	ret = stack_comps_parse(c, path, m->err);
+	ret = imgfs_path_comps_parse(c, path, m->err);
 	if (ret)
 		return ret;
 	/* an overlayfs whiteout */
@@ -394,7 +394,7 @@ int imgfs_merge_images(const struct imgfs_mkfs_options *opts,
 	free(m.chunks);
 	reset_links(&m);
 	free(m.shown);
-	stack_comps_free(&m.comps);
+	imgfs_path_comps_free(&m.comps);
 	stack_paths_free(&m.tree);
 	return ret;
 }

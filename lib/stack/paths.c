@@ -90,65 +90,6 @@ static struct stack_node *child(const struct stack_paths *p,
 	return h ? imgfs_container_of(h, struct stack_node, hnode) : NULL;
 }
 
-/* Room for @text_len bytes of text and @ncomp components. */
-static int comps_reserve(struct stack_comps *c, size_t text_len, size_t ncomp)
-{
-	if (IMGFS_VEC_RESERVE(c->text, c->cap_text, text_len + 1, 256) ||
-	    IMGFS_VEC_RESERVE(c->off, c->cap_off, ncomp, 16) ||
-	    IMGFS_VEC_RESERVE(c->len, c->cap_len, ncomp, 16))
-		return -ENOMEM;
-	return 0;
-}
-
-int stack_comps_parse(struct stack_comps *c, const char *path,
-		      struct imgfs_error *err)
-{
-	size_t plen = strlen(path), i = 0, used = 0;
-
-	c->n = 0;
-	if (comps_reserve(c, plen, plen / 2 + 1))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	while (i < plen) {
-		size_t start, n;
-
-		while (i < plen && path[i] == '/')
-			i++;
-		start = i;
-		while (i < plen && path[i] != '/')
-			i++;
-		n = i - start;
-		if (!n || (n == 1 && path[start] == '.'))
-			continue;
-		if (n == 2 && path[start] == '.' && path[start + 1] == '.') {
-			if (c->n) {
-				c->n--;
-				used = c->off[c->n] ? c->off[c->n] - 1 : 0;
-			}
-			continue;
-		}
-		if (n > IMGFS_NAME_MAX)
-			return imgfs_error_set(err, -ENAMETOOLONG,
-					       "%s: path component of %zu bytes exceeds the 255-byte limit",
-					       path, n);
-		if (c->n)
-			c->text[used++] = '/';
-		c->off[c->n] = (uint32_t)used;
-		c->len[c->n++] = (uint16_t)n;
-		memcpy(c->text + used, path + start, n);
-		used += n;
-	}
-	c->text[used] = '\0';
-	return 0;
-}
-
-void stack_comps_free(struct stack_comps *c)
-{
-	free(c->text);
-	free(c->off);
-	free(c->len);
-	memset(c, 0, sizeof(*c));
-}
-
 /* A stamp from a layer above @layer. */
 static bool above(int32_t stamp, int32_t layer)
 {
@@ -156,7 +97,7 @@ static bool above(int32_t stamp, int32_t layer)
 }
 
 bool stack_paths_hidden(const struct stack_paths *p,
-			const struct stack_comps *c, size_t n, int32_t layer,
+			const struct imgfs_path_comps *c, size_t n, int32_t layer,
 			bool is_dir)
 {
 	const struct stack_node *node = p->root;
@@ -180,7 +121,7 @@ static void stamp(int32_t *s, int32_t layer)
 		*s = layer;
 }
 
-int stack_paths_record(struct stack_paths *p, const struct stack_comps *c,
+int stack_paths_record(struct stack_paths *p, const struct imgfs_path_comps *c,
 		       size_t n, int32_t layer, enum stack_fact fact,
 		       struct imgfs_error *err)
 {
@@ -223,7 +164,7 @@ int stack_paths_record(struct stack_paths *p, const struct stack_comps *c,
 }
 
 struct stack_node *stack_paths_find(const struct stack_paths *p,
-				    const struct stack_comps *c)
+				    const struct imgfs_path_comps *c)
 {
 	struct stack_node *node = p->root;
 
@@ -233,7 +174,7 @@ struct stack_node *stack_paths_find(const struct stack_paths *p,
 }
 
 int32_t stack_paths_entry_layer(const struct stack_paths *p,
-				const struct stack_comps *c)
+				const struct imgfs_path_comps *c)
 {
 	const struct stack_node *node = stack_paths_find(p, c);
 

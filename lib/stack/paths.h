@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "imgfs/error.h"
+#include "source/path.h"
 #include "util/hashtab.h"
 
 struct stack_node {
@@ -34,15 +35,6 @@ struct stack_node {
 	uint64_t saved_off;
 	uint16_t name_len;
 	char name[];
-};
-
-/* A path split by the tar path rules (README "Paths"), and its text. */
-struct stack_comps {
-	char *text; /* components joined by "/", "" for the root */
-	uint32_t *off; /* component i: text + off[i], len[i] bytes */
-	uint16_t *len;
-	size_t n;
-	size_t cap_text, cap_off, cap_len;
 };
 
 struct stack_paths {
@@ -63,37 +55,28 @@ int stack_paths_init(struct stack_paths *p, struct imgfs_error *err);
 void stack_paths_free(struct stack_paths *p);
 
 /*
- * Split @path: leading "/" and "./" dropped, empty and "." components
- * ignored, ".." removing the previous one (never above the root). A
- * component longer than 255 bytes is an error naming @path.
- */
-int stack_comps_parse(struct stack_comps *c, const char *path,
-		      struct imgfs_error *err);
-void stack_comps_free(struct stack_comps *c);
-
-/*
  * Is an entry of layer @layer at the first @n components of @c hidden by
  * the layers above? @is_dir: the entry is a directory (a lower
  * directory merges with an upper one, anything else is covered by it).
  */
 bool stack_paths_hidden(const struct stack_paths *p,
-			const struct stack_comps *c, size_t n, int32_t layer,
+			const struct imgfs_path_comps *c, size_t n, int32_t layer,
 			bool is_dir);
 
 /*
  * Note that layer @layer holds @fact at the first @n components of @c
  * (every ancestor is then a directory in that layer). 0 or -ENOMEM.
  */
-int stack_paths_record(struct stack_paths *p, const struct stack_comps *c,
+int stack_paths_record(struct stack_paths *p, const struct imgfs_path_comps *c,
 		       size_t n, int32_t layer, enum stack_fact fact,
 		       struct imgfs_error *err);
 
 /* The node of @c (all of it), or NULL. */
 struct stack_node *stack_paths_find(const struct stack_paths *p,
-				    const struct stack_comps *c);
+				    const struct imgfs_path_comps *c);
 
 /* The topmost layer with an entry at @c (all of it), or -1. */
 int32_t stack_paths_entry_layer(const struct stack_paths *p,
-				const struct stack_comps *c);
+				const struct imgfs_path_comps *c);
 
 #endif /* IMGFS_STACK_PATHS_H */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "imgfs/format.h"
+#include "source/path.h"
 #include "source/tar.h"
 #include "writer/internal.h"
 
@@ -37,63 +38,6 @@ struct imgfs_pending_link {
 	char *target;
 	char *path;
 };
-
-/* A sanitised path: offsets of its components inside a private copy. */
-struct clean_path {
-	char *buf;
-	uint32_t *off;
-	uint16_t *len;
-	size_t n;
-};
-
-static void clean_path_free(struct clean_path *cp)
-{
-	free(cp->buf);
-	free(cp->off);
-	free(cp->len);
-}
-
-static int clean_path_parse(const char *path, struct clean_path *cp,
-			    struct imgfs_error *err)
-{
-	size_t plen = strlen(path), i = 0;
-
-	memset(cp, 0, sizeof(*cp));
-	cp->buf = strdup(path);
-	cp->off = malloc((plen / 2 + 1) * sizeof(*cp->off));
-	cp->len = malloc((plen / 2 + 1) * sizeof(*cp->len));
-	if (!cp->buf || !cp->off || !cp->len) {
-		clean_path_free(cp);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	while (i < plen) {
-		size_t start, n;
-
-		while (i < plen && path[i] == '/')
-			i++;
-		start = i;
-		while (i < plen && path[i] != '/')
-			i++;
-		n = i - start;
-		if (!n || (n == 1 && path[start] == '.'))
-			continue;
-		if (n == 2 && path[start] == '.' && path[start + 1] == '.') {
-			if (cp->n)
-				cp->n--;
-			continue;
-		}
-		if (n > IMGFS_NAME_MAX) {
-			clean_path_free(cp);
-			return imgfs_error_set(err, -ENAMETOOLONG,
-					       "%s: path component of %zu bytes exceeds the 255-byte limit",
-					       path, n);
-		}
-		cp->off[cp->n] = (uint32_t)start;
-		cp->len[cp->n] = (uint16_t)n;
-		cp->n++;
-	}
-	return 0;
-}
 
 static struct imgfs_node *implied_dir(struct imgfs_writer *w)
 {
@@ -113,14 +57,14 @@ static struct imgfs_node *implied_dir(struct imgfs_writer *w)
  * *ret set: -ENOENT when missing and !create, or another error).
  */
 static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
-					const struct clean_path *cp,
+					const struct imgfs_path_comps *cp,
 					bool create, const char *path,
 					int *ret, struct imgfs_error *err)
 {
 	struct imgfs_dentry *dir = w->tree.root;
 
 	for (size_t i = 0; i + 1 < cp->n; i++) {
-		const char *name = cp->buf + cp->off[i];
+		const char *name = cp->text + cp->off[i];
 		struct imgfs_dentry *d;
 		struct imgfs_node *inode;
 
@@ -161,9 +105,9 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
  * changes nothing and is dropped rather than refused.
  */
 static bool whiteout_under_non_dir(struct imgfs_writer *w,
-				   const struct clean_path *cp)
+				   const struct imgfs_path_comps *cp)
 {
-	const char *last = cp->buf + cp->off[cp->n - 1];
+	const char *last = cp->text + cp->off[cp->n - 1];
 	size_t plen = strlen(WH_PREFIX);
 	struct imgfs_dentry *dir = w->tree.root, *d;
 
@@ -171,7 +115,7 @@ static bool whiteout_under_non_dir(struct imgfs_writer *w,
 	    cp->len[cp->n - 1] < plen || memcmp(last, WH_PREFIX, plen))
 		return false;
 	for (size_t i = 0; i + 1 < cp->n; i++) {
-		d = imgfs_tree_lookup(&w->tree, dir, cp->buf + cp->off[i],
+		d = imgfs_tree_lookup(&w->tree, dir, cp->text + cp->off[i],
 				      cp->len[i]);
 		if (!d)
 			return false;
@@ -336,12 +280,14 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 				      const char *target, int *ret,
 				      struct imgfs_error *err)
 {
-	struct clean_path cp;
+	struct imgfs_path_comps cp = { 0 };
 	struct imgfs_dentry *dir, *d = NULL;
 
-	*ret = clean_path_parse(target, &cp, err);
-	if (*ret)
+	*ret = imgfs_path_comps_parse(&cp, target, err);
+	if (*ret) {
+		imgfs_path_comps_free(&cp);
 		return NULL;
+	}
 	if (!cp.n) {
 		d = w->tree.root;
 	} else {
@@ -350,10 +296,10 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 			*ret = 0;
 		if (dir)
 			d = imgfs_tree_lookup(&w->tree, dir,
-					      cp.buf + cp.off[cp.n - 1],
+					      cp.text + cp.off[cp.n - 1],
 					      cp.len[cp.n - 1]);
 	}
-	clean_path_free(&cp);
+	imgfs_path_comps_free(&cp);
 	return d;
 }
 
@@ -453,25 +399,6 @@ struct entry_ctx {
 	bool drop_data; /* a whiteout: its data goes nowhere */
 };
 
-static bool is_dot_name(const char *name, size_t len)
-{
-	return (len == 1 && name[0] == '.') ||
-	       (len == 2 && name[0] == '.' && name[1] == '.');
-}
-
-/*
- * Does @path, as the entry spells it, end in "/", "." or ".." (or is it
- * empty)? Such a path designates a directory through the path rules
- * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
- */
-static bool ends_in_dir_form(const char *path)
-{
-	const char *last = strrchr(path, '/');
-
-	last = last ? last + 1 : path;
-	return is_dot_name(last, strlen(last)) || !*last;
-}
-
 /* Apply a whiteout entry; returns 1 when the entry was consumed. */
 
 /* Apply a whiteout entry; returns 1 when the entry was consumed. */
@@ -487,7 +414,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
-	if (ends_in_dir_form(path))
+	if (imgfs_path_ends_in_dir_form(path))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
 				       path);
@@ -505,7 +432,7 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (c->name_len == plen)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout without a name", path);
-	if (is_dot_name(c->name + plen, c->name_len - plen))
+	if (imgfs_path_is_dot_name(c->name + plen, c->name_len - plen))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: whiteout for \"%.*s\", which is not a file name",
 				       path, (int)(c->name_len - plen),
@@ -613,17 +540,17 @@ static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 static int consume(struct entry_ctx *c, struct imgfs_error *err)
 {
 	const struct imgfs_entry *e = c->e;
-	struct clean_path cp;
+	struct imgfs_path_comps cp = { 0 };
 	int ret = 0;
 
-	ret = clean_path_parse(e->path, &cp, err);
+	ret = imgfs_path_comps_parse(&cp, e->path, err);
 	if (ret)
-		return ret;
+		goto out;
 	if (!cp.n) {
 		ret = handle_root(c, err);
 		goto out;
 	}
-	if (ends_in_dir_form(e->path) &&
+	if (imgfs_path_ends_in_dir_form(e->path) &&
 	    ((e->mode & S_TYPE) != S_DIR || e->hardlink)) {
 		ret = imgfs_error_set(err, -EINVAL,
 				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
@@ -637,11 +564,11 @@ static int consume(struct entry_ctx *c, struct imgfs_error *err)
 	c->dir = walk_parent(c->w, &cp, true, e->path, &ret, err);
 	if (!c->dir)
 		goto out;
-	c->name = cp.buf + cp.off[cp.n - 1];
+	c->name = cp.text + cp.off[cp.n - 1];
 	c->name_len = cp.len[cp.n - 1];
 	ret = handle_entry(c, err);
 out:
-	clean_path_free(&cp);
+	imgfs_path_comps_free(&cp);
 	return ret;
 }
 
