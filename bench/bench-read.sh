@@ -125,7 +125,7 @@ working_set() {
 		# successful opens and execs of regular files inside the root
 		sed -n 's/.*\(open\|openat\|execve\)([^"]*"\([^"]*\)".*= [0-9].*/\2/p' \
 			"$W/trace.txt" | sort -u | while read -r p; do
-			[ -f "$x/$p" ] && printf '.%s\0' "$p"
+			if [ -f "$x/$p" ]; then printf ".%s\0" "$p"; fi
 		done >"$W/ws.list"
 		WS_KIND="shell + coreutils start-up (strace)"
 	else
