@@ -327,10 +327,15 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 	return 0;
 }
 
-int imgfs_oci_convert_units(const char *src, const char *dst,
-			    const struct imgfs_oci_options *o,
-			    struct imgfs_oci_stats *stats,
-			    struct imgfs_error *err)
+/* What a call runs after preparing the layout. */
+enum oci_steps {
+	OCI_STEP_CONVERT = 1, /* convert the units missing (else: find them) */
+	OCI_STEP_ASSEMBLE = 2, /* then write configs, manifests, indexes */
+};
+
+static int run_steps(const char *src, const char *dst,
+		     const struct imgfs_oci_options *o, unsigned int steps,
+		     struct imgfs_oci_stats *stats, struct imgfs_error *err)
 {
 	struct imgfs_oci_stats st_local;
 	struct oci_layout l;
@@ -341,54 +346,40 @@ int imgfs_oci_convert_units(const char *src, const char *dst,
 		stats = &st_local;
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
+	if (!ret && steps == (OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE) &&
+	    o->shard_count)
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"a shard is converted with imgfs_oci_convert_units()");
 	if (!ret)
-		ret = convert_units(&run, &l, stats, err);
+		ret = (steps & OCI_STEP_CONVERT) ?
+			      convert_units(&run, &l, stats, err) :
+			      find_units(&run, &l, false, stats, err);
+	if (!ret && (steps & OCI_STEP_ASSEMBLE))
+		ret = oci_assemble(&run, &l, stats, err);
 	oci_layout_free(&l);
 	return ret;
+}
+
+int imgfs_oci_convert_units(const char *src, const char *dst,
+			    const struct imgfs_oci_options *o,
+			    struct imgfs_oci_stats *stats,
+			    struct imgfs_error *err)
+{
+	return run_steps(src, dst, o, OCI_STEP_CONVERT, stats, err);
 }
 
 int imgfs_oci_assemble(const char *src, const char *dst,
 		       const struct imgfs_oci_options *o,
 		       struct imgfs_oci_stats *stats, struct imgfs_error *err)
 {
-	struct imgfs_oci_stats st_local;
-	struct oci_layout l;
-	struct oci_run run;
-	int ret;
-
-	if (!stats)
-		stats = &st_local;
-	memset(stats, 0, sizeof(*stats));
-	ret = prepare(src, dst, o, &run, &l, err);
-	if (!ret)
-		ret = find_units(&run, &l, false, stats, err);
-	if (!ret)
-		ret = oci_assemble(&run, &l, stats, err);
-	oci_layout_free(&l);
-	return ret;
+	return run_steps(src, dst, o, OCI_STEP_ASSEMBLE, stats, err);
 }
 
 int imgfs_oci_convert(const char *src, const char *dst,
 		      const struct imgfs_oci_options *o,
 		      struct imgfs_oci_stats *stats, struct imgfs_error *err)
 {
-	struct imgfs_oci_stats st_local;
-	struct oci_layout l;
-	struct oci_run run;
-	int ret;
-
-	if (!stats)
-		stats = &st_local;
-	memset(stats, 0, sizeof(*stats));
-	ret = prepare(src, dst, o, &run, &l, err);
-	if (!ret && o->shard_count)
-		ret = imgfs_error_set(
-			err, -EINVAL,
-			"a shard is converted with imgfs_oci_convert_units()");
-	if (!ret)
-		ret = convert_units(&run, &l, stats, err);
-	if (!ret)
-		ret = oci_assemble(&run, &l, stats, err);
-	oci_layout_free(&l);
-	return ret;
+	return run_steps(src, dst, o, OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE,
+			 stats, err);
 }
