@@ -324,8 +324,8 @@ void oci_tmpfile_close(struct oci_tmpfile *t)
 	t->dir = NULL;
 }
 
-static int write_all(int fd, const void *buf, size_t len, const char *what,
-		     struct imgfs_error *err)
+int oci_write_all(int fd, const void *buf, size_t len, const char *what,
+		  struct imgfs_error *err)
 {
 	const char *p = buf;
 
@@ -352,7 +352,7 @@ static int write_named(const char *dir, const char *name, const void *buf,
 
 	if (ret)
 		return ret;
-	ret = write_all(t.fd, buf, len, name, err);
+	ret = oci_write_all(t.fd, buf, len, name, err);
 	if (!ret)
 		ret = oci_tmpfile_publish(&t, name, replace, sync, err);
 	oci_tmpfile_close(&t);
@@ -448,7 +448,7 @@ int oci_blob_copy_path(const char *path, const char *dst,
 		if (n < 0)
 			ret = (int)n;
 		else
-			ret = write_all(t.fd, buf, (size_t)n, d->str, err);
+			ret = oci_write_all(t.fd, buf, (size_t)n, d->str, err);
 	}
 	if (!ret)
 		ret = oci_blob_finish(&r, err);

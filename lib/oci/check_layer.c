@@ -49,23 +49,6 @@ static la_ssize_t stream_read(struct archive *a, void *arg, const void **buf)
 	return n;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Stream @b through its decompressor (whatever the bytes say: Docker's
  * media types do not tell), hashing the output into b->diff_id and
@@ -108,13 +91,14 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 			break;
 		oci_hash_update(h, buf, (size_t)n);
 		if (out_fd >= 0) {
-			ret = write_all(out_fd, buf, (size_t)n);
-			if (ret) {
-				imgfs_error_set(c->err, ret,
-						"temporary copy of %s: %s",
-						b->digest.str, strerror(-ret));
+			char copy[sizeof("temporary copy of ") + OCI_DIGEST_MAX];
+
+			snprintf(copy, sizeof(copy), "temporary copy of %s",
+				 b->digest.str);
+			ret = oci_write_all(out_fd, buf, (size_t)n, copy,
+					    c->err);
+			if (ret)
 				goto out;
-			}
 		}
 	}
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF && r != ARCHIVE_WARN)

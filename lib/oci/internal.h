@@ -69,6 +69,10 @@ ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
 		      struct imgfs_error *err);
 /* Read what is left, then check size and digest. */
 int oci_blob_finish(struct oci_blob_reader *r, struct imgfs_error *err);
+
+/* Write all of @buf to @fd; an error names @what. 0 or -errno. */
+int oci_write_all(int fd, const void *buf, size_t len, const char *what,
+		  struct imgfs_error *err);
 void oci_blob_close(struct oci_blob_reader *r);
 
 /* A whole (small) blob in memory, verified, NUL-terminated. */
