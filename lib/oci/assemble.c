@@ -18,8 +18,6 @@
 
 #include "oci/internal.h"
 
-#define OCI_MAX_DEPTH 16
-
 /* Source layer annotations describing the tar itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
 	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
@@ -101,8 +99,9 @@ static int copy_closure(struct assemble *a, struct json_object *desc, int depth,
 	uint64_t size;
 	int ret;
 
-	if (depth > OCI_MAX_DEPTH)
-		return imgfs_error_set(err, -ELOOP, "indexes nested too deep");
+	ret = oci_check_depth(depth, err);
+	if (ret)
+		return ret;
 	ret = oci_desc_get(desc, &d, &size, &mt, "descriptor", err);
 	if (!ret)
 		ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
@@ -393,10 +392,9 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 	int ret;
 
 	*out = NULL;
-	if (depth > OCI_MAX_DEPTH)
-		return imgfs_error_set(err, -ELOOP,
-				       "indexes nested more than %d deep",
-				       OCI_MAX_DEPTH);
+	ret = oci_check_depth(depth, err);
+	if (ret)
+		return ret;
 	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
 	if (!ret)
 		ret = oci_json_load(a->run->src, &d, size, &ix, err);

@@ -21,9 +21,6 @@
 
 #include "oci/check.h"
 
-/* Indexes nested deeper than this are refused (a loop of indexes). */
-#define CHECK_MAX_DEPTH 16
-
 static const char *const config_types[] = {
 	"application/vnd.oci.image.config.v1+json",
 	"application/vnd.docker.container.image.v1+json",
@@ -268,10 +265,10 @@ static void check_index(struct oci_chk *c, struct chk_blob *b,
 			   "%s has no \"manifests\" array", where);
 		return;
 	}
-	if (depth > CHECK_MAX_DEPTH) {
+	if (depth > OCI_MAX_DEPTH) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, where,
 			   "indexes nested more than %d deep at %s",
-			   CHECK_MAX_DEPTH, where);
+			   OCI_MAX_DEPTH, where);
 		return;
 	}
 	n = json_object_array_length(list);

@@ -22,8 +22,6 @@
 #include "oci/feed.h"
 #include "oci/internal.h"
 
-#define OCI_MAX_DEPTH 16
-
 struct pick {
 	const struct imgfs_oci_options *o;
 	const char *root;
@@ -40,8 +38,9 @@ static int pick_desc(struct pick *p, struct json_object *desc, int depth,
 	uint64_t size, csize;
 	int ret;
 
-	if (depth > OCI_MAX_DEPTH)
-		return imgfs_error_set(err, -ELOOP, "indexes nested too deep");
+	ret = oci_check_depth(depth, err);
+	if (ret)
+		return ret;
 	if (!oci_is_index_type(mt) && !oci_is_manifest_type(mt))
 		return 0;
 	if (json_object_object_get_ex(desc, "platform", &v) &&

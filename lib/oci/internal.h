@@ -7,6 +7,7 @@
 #ifndef IMGFS_OCI_INTERNAL_H
 #define IMGFS_OCI_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,20 @@ struct oci_digest {
 	char str[OCI_DIGEST_MAX]; /* "sha256:<64 lowercase hex>" */
 	uint8_t raw[OCI_SHA256_SIZE];
 };
+
+/*
+ * Nested indexes deeper than this are refused (a loop cannot be built with
+ * digests, but a chain can be long). 0, or -ELOOP with @err set.
+ */
+#define OCI_MAX_DEPTH 16
+static inline int oci_check_depth(int depth, struct imgfs_error *err)
+{
+	if (depth > OCI_MAX_DEPTH)
+		return imgfs_error_set(err, -ELOOP,
+				       "indexes nested more than %d deep",
+				       OCI_MAX_DEPTH);
+	return 0;
+}
 
 /* Parse @s (@what names it in messages): only sha256 is accepted. */
 int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,

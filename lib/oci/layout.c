@@ -16,10 +16,6 @@
 
 #include "oci/internal.h"
 
-/* nested indexes deeper than this are refused (a loop cannot be built
- * with digests, but a chain can be long) */
-#define OCI_MAX_DEPTH 16
-
 static const char *const tar_types[] = {
 	"application/vnd.oci.image.layer.v1.tar",
 	"application/vnd.oci.image.layer.v1.tar+gzip",
@@ -345,10 +341,9 @@ static int collect_index(struct oci_layout *l, struct json_object *desc,
 	uint64_t size;
 	int ret;
 
-	if (depth > OCI_MAX_DEPTH)
-		return imgfs_error_set(err, -ELOOP,
-				       "indexes nested more than %d deep",
-				       OCI_MAX_DEPTH);
+	ret = oci_check_depth(depth, err);
+	if (ret)
+		return ret;
 	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
 	if (!ret)
 		ret = oci_json_load(l->root, &d, size, &ix, err);
