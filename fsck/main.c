@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <json-c/json_object.h>
 #include <json-c/printbuf.h>
@@ -827,6 +828,29 @@ static void verity_problem(struct fsck_out *out, struct imgfs_check_result *res,
  * none was given, -1 after reporting a bad sidecar as a finding, or a
  * negative errno (other than -1's meaning: below -1) when reading fails.
  */
+/* A regular file only (a FIFO would hang the check), as a stream. */
+static FILE *open_regular(const char *name)
+{
+	int fd = open(name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	FILE *f = NULL;
+	int e = EINVAL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st))
+		e = errno;
+	else if (S_ISREG(st.st_mode) &&
+		 (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ||
+		  !(f = fdopen(fd, "r"))))
+		e = errno;
+	if (!f) {
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
 			 struct fsck_out *out, struct imgfs_check_result *res,
 			 uint8_t root[IMGFS_VERITY_DIGEST_SIZE],
@@ -851,10 +875,11 @@ static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
 			return 0;
 		name = path;
 	}
-	f = fopen(name, "re");
+	f = open_regular(name);
 	if (!f)
 		return imgfs_error_set(err, -errno, "%s: %s", name,
-				       strerror(errno));
+				       errno == EINVAL ? "not a regular file"
+						       : strerror(errno));
 	n = fread(buf, 1, sizeof(buf), f);
 	if (ferror(f)) {
 		fclose(f);

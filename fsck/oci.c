@@ -5,6 +5,7 @@
  * Its own command line: the image options do not apply to a layout.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -257,6 +258,7 @@ int fsck_oci_main(int argc, char **argv)
 	struct oci_out out = { 0 };
 	const char *dir = NULL;
 	char *end;
+	unsigned long ul;
 	int c, ret, code;
 
 	imgfs_oci_check_options_init(&o);
@@ -285,9 +287,10 @@ int fsck_oci_main(int argc, char **argv)
 			break;
 		case OPT_MAX_DIFFERENCES:
 			errno = 0;
-			o.max_differences =
-				(unsigned int)strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-')
+			ul = strtoul(optarg, &end, 10);
+			o.max_differences = (unsigned int)ul;
+			if (errno || end == optarg || *end ||
+			    optarg[0] == '-' || ul > UINT_MAX)
 				return oci_usage_error(
 					"invalid value for --max-differences: '%s' (a count, 0 for all)",
 					optarg);

@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "imgfs/escape.h"
 #include "imgfs/oci.h"
 #include "imgfs/version.h"
 #include "mkfs.h"
@@ -34,6 +35,7 @@ enum {
 	OPT_ASSEMBLE,
 	OPT_FLATTEN,
 	OPT_MERGE,
+	OPT_TRUST_RECORDS,
 };
 
 static const struct option oci_opts[] = {
@@ -50,6 +52,7 @@ static const struct option oci_opts[] = {
 	{ "assemble", no_argument, NULL, OPT_ASSEMBLE },
 	{ "flatten", no_argument, NULL, OPT_FLATTEN },
 	{ "merge", no_argument, NULL, OPT_MERGE },
+	{ "trust-records", no_argument, NULL, OPT_TRUST_RECORDS },
 };
 
 enum mode {
@@ -87,6 +90,9 @@ static void usage(FILE *f)
 		"                       layer_content_caches) and reuse them\n"
 		"      --no-verify      do not check each image and compare it with its\n"
 		"                       source before publishing it\n"
+		"      --trust-records  reuse units recorded in DST_LAYOUT or the cache\n"
+		"                       once their blobs match the records, without\n"
+		"                       checking and comparing them again\n"
 		"      --layer-media-type=TYPE  application/vnd.erofs.layer.v1 (default),\n"
 		"                       application/vnd.erofs.layer.v1+zstd or\n"
 		"                       application/vnd.erofs\n"
@@ -136,13 +142,28 @@ static int add_str(const char ***list, size_t *n, const char *s)
 	return 0;
 }
 
+/* A decimal number of 64 bits at *@s, no sign: 0, or -1 (out of range) */
+static int parse_u64(const char **s, unsigned long long *v)
+{
+	char *end;
+
+	if (**s < '0' || **s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(*s, &end, 10);
+	if (errno)
+		return -1;
+	*s = end;
+	return 0;
+}
+
 static int parse_shard(const char *s, struct imgfs_oci_options *o)
 {
 	unsigned long long i, n;
-	int end = 0;
+	const char *p = s;
 
-	if (sscanf(s, "%llu/%llu%n", &i, &n, &end) != 2 || s[end] ||
-	    *s == '-' || !n || i >= n) {
+	if (parse_u64(&p, &i) || *p++ != '/' || parse_u64(&p, &n) || *p || !n ||
+	    i >= n) {
 		fprintf(stderr,
 			"mkfs.img: invalid value for --shard: '%s' (I/N with 0 <= I < N)\n",
 			s);
@@ -200,6 +221,9 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 		return 0;
 	case OPT_NO_VERIFY:
 		o->no_verify = true;
+		return 0;
+	case OPT_TRUST_RECORDS:
+		o->trust_records = true;
 		return 0;
 	case OPT_LAYER_MT:
 		if (imgfs_oci_layer_type_parse(arg, &o->layer_type)) {
@@ -337,10 +361,18 @@ static int parse(int argc, char **argv, struct oci_args *a)
 	return 0;
 }
 
+/* Messages quote names and strings of the layout: escaped. */
+static void show_message(const char *prefix, const char *msg)
+{
+	fprintf(stderr, "mkfs.img: %s", prefix);
+	imgfs_escape_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
+}
+
 static void show_warning(const char *msg, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+	show_message("warning: ", msg);
 }
 
 static void show_event(enum imgfs_oci_event ev, const char *diff_id,
@@ -381,6 +413,9 @@ static void print_json(const struct oci_args *a,
 			       json_object_new_int64((int64_t)st->converted));
 	json_object_object_add(o, "reused",
 			       json_object_new_int64((int64_t)st->reused));
+	json_object_object_add(
+		o, "reused_not_verified",
+		json_object_new_int64((int64_t)st->reused_unverified));
 	json_object_object_add(o, "verified",
 			       json_object_new_int64((int64_t)st->verified));
 	json_object_object_add(o, "kept_layers",
@@ -460,15 +495,18 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 static void print_summary(const struct oci_args *a,
 			  const struct imgfs_oci_stats *st)
 {
+	const char *how = a->o.no_verify
+				  ? "not verified (--no-verify)"
+				  : "each checked and compared with its source";
+
 	fprintf(stderr,
 		"mkfs.img: %" PRIu64 " layers: %" PRIu64
-		" converted (%s), %" PRIu64 " reused; %" PRIu64
+		" converted (%s), %" PRIu64 " reused (%s); %" PRIu64
 		" manifests and %" PRIu64 " indexes written, %" PRIu64
 		" blobs passed through\n",
-		st->units, st->converted,
-		a->o.no_verify ? "not verified (--no-verify)"
-			       : "each checked and compared with its source",
-		st->reused, st->manifests, st->indexes, st->copied_blobs);
+		st->units, st->converted, how, st->reused,
+		st->reused_unverified ? "not verified (--trust-records)" : how,
+		st->manifests, st->indexes, st->copied_blobs);
 }
 
 int mkfs_oci_main(int argc, char **argv)
@@ -513,7 +551,7 @@ int mkfs_oci_main(int argc, char **argv)
 		break;
 	}
 	if (r) {
-		fprintf(stderr, "mkfs.img: %s\n", err.msg);
+		show_message("", err.msg);
 	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
 		   a.mode != MODE_MERGE) {
 		if (a.m.json)

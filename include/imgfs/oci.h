@@ -90,12 +90,18 @@ struct imgfs_oci_options {
 	void *warn_arg;
 	imgfs_oci_event_fn event; /* may be NULL */
 	void *event_arg;
+	/* reuse units recorded in the destination or the cache after
+	 * checking only that their blobs match the records, without the
+	 * image check and the comparison with the source that a converted
+	 * unit has (counted in reused_unverified) */
+	bool trust_records;
 };
 
 struct imgfs_oci_stats {
 	uint64_t units; /* distinct source layers selected */
 	uint64_t converted; /* converted by this run */
 	uint64_t reused; /* already there (destination or cache) */
+	uint64_t reused_unverified; /* of those, trusted (trust_records) */
 	uint64_t verified; /* converted and checked against the source */
 	uint64_t kept_layers; /* layers left as they are */
 	uint64_t manifests; /* converted manifests written */

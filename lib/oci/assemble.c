@@ -37,6 +37,14 @@ struct assemble {
 	size_t missing;
 	/* of those, units present but made with --no-verify */
 	size_t unverified;
+	struct oci_memo seen; /* documents done, each once */
+};
+
+enum {
+	MEMO_MANIFEST = 0,
+	MEMO_MANIFEST_CHECKED = 1,
+	MEMO_INDEX = 2,
+	MEMO_COPIED = 3
 };
 
 static int add_missing(struct assemble *a, const char *diff_id,
@@ -103,9 +111,14 @@ static int copy_closure(struct assemble *a, struct json_object *desc, int depth,
 	if (ret)
 		return ret;
 	ret = oci_desc_get(desc, &d, &size, &mt, "descriptor", err);
-	if (!ret)
-		ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
-				    a->run->sync, err);
+	if (ret)
+		return ret;
+	if (oci_memo_find(&a->seen, &d, MEMO_COPIED))
+		return 0;
+	if (!oci_memo_add(&a->seen, &d, MEMO_COPIED))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = oci_blob_copy(a->run->src, a->run->dst, &d, size, a->run->sync,
+			    err);
 	if (ret)
 		return ret;
 	a->st->copied_blobs++;
@@ -135,6 +148,9 @@ static void add_feature(struct json_object *o, const char *key)
 {
 	struct json_object *f;
 
+	/* a platform that is not an object is left as it is */
+	if (!json_object_is_type(o, json_type_object))
+		return;
 	if (!json_object_object_get_ex(o, key, &f) ||
 	    !json_object_is_type(f, json_type_array)) {
 		f = json_object_new_array();
@@ -262,7 +278,9 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array) ||
 	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
+	    !json_object_is_type(rootfs, json_type_object) ||
 	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
+	    !json_object_is_type(ids, json_type_array) ||
 	    json_object_array_length(ids) != json_object_array_length(layers)) {
 		ret = imgfs_error_set(
 			err, -EINVAL,
@@ -455,23 +473,70 @@ out:
 	return ret;
 }
 
+/* A document done before: its result again, the descriptor from @desc. */
+static int memo_out(const struct oci_memo_entry *e, struct json_object *desc,
+		    struct json_object **out)
+{
+	struct json_object *v;
+
+	if (e->ret || !e->out_size)
+		return e->ret;
+	json_object_deep_copy(desc, out, NULL);
+	json_object_object_add(*out, "digest",
+			       json_object_new_string(e->out.str));
+	json_object_object_add(*out, "size",
+			       json_object_new_int64((int64_t)e->out_size));
+	if (json_object_object_get_ex(*out, "platform", &v))
+		add_feature(v, "os.features");
+	return 0;
+}
+
 static int do_desc(struct assemble *a, struct json_object *desc, int depth,
 		   struct json_object **out, struct imgfs_error *err)
 {
 	const char *mt = oci_json_str(desc, "mediaType");
+	struct oci_memo_entry *e;
 	struct json_object *p;
+	struct oci_digest d;
+	uint64_t size;
+	int tag, r;
 
 	*out = NULL;
-	if (oci_is_index_type(mt))
-		return do_index(a, desc, depth, out, err);
-	if (!oci_is_manifest_type(mt))
+	if (oci_is_index_type(mt)) {
+		tag = MEMO_INDEX;
+	} else if (!oci_is_manifest_type(mt)) {
 		return KEEP;
-	if (json_object_object_get_ex(desc, "platform", &p)) {
+	} else if (json_object_object_get_ex(desc, "platform", &p)) {
 		if (!oci_platform_selected(a->l->o, p, false))
 			return SKIP;
-		return do_manifest(a, desc, true, out, err);
+		tag = MEMO_MANIFEST_CHECKED;
+	} else {
+		tag = MEMO_MANIFEST;
 	}
-	return do_manifest(a, desc, false, out, err);
+	if (oci_desc_get(desc, &d, &size, NULL, "descriptor", err))
+		return err->code;
+	e = oci_memo_find(&a->seen, &d, tag);
+	if (e)
+		return memo_out(e, desc, out);
+	r = tag == MEMO_INDEX
+		    ? do_index(a, desc, depth, out, err)
+		    : do_manifest(a, desc, tag == MEMO_MANIFEST_CHECKED, out,
+				  err);
+	if (r < 0)
+		return r;
+	e = oci_memo_add(&a->seen, &d, tag);
+	if (!e) {
+		json_object_put(*out);
+		*out = NULL;
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	e->ret = r;
+	if (!r && *out &&
+	    !oci_digest_parse(oci_json_str(*out, "digest"), &e->out, "memo",
+			      err))
+		e->out_size = (uint64_t)json_object_get_int64(
+			json_object_object_get(*out, "size"));
+	return r;
 }
 
 /* An index.json entry that refers to a converted manifest. */
@@ -517,19 +582,15 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	struct json_object *top = NULL;
 	size_t n, nsel = 0;
 	bool *done = NULL;
-	char *dir = NULL;
 	int ret = 0;
 
 	json_object_object_get_ex(l->index, "manifests", &children);
 	n = json_object_array_length(children);
 	done = calloc(n + 1, sizeof(*done));
-	if (!done || !nchildren ||
-	    asprintf(&dir, "%s/blobs/sha256", run->dst) < 0) {
-		dir = NULL;
+	if (!done || !nchildren) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = oci_mkdirs(dir, err);
 	for (size_t i = 0; !ret && i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 		struct json_object *nc;
@@ -606,11 +667,11 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		static const char layout[] =
 			"{\"imageLayoutVersion\":\"1.0.0\"}";
 
-		ret = oci_file_write(run->dst, "oci-layout", layout,
+		ret = oci_file_write(run->dst, "", "oci-layout", layout,
 				     sizeof(layout) - 1, run->sync, err);
 		if (!ret)
-			ret = oci_file_write(run->dst, "index.json", text, len,
-					     run->sync, err);
+			ret = oci_file_write(run->dst, "", "index.json", text,
+					     len, run->sync, err);
 	}
 out:
 	for (size_t i = 0; i < a.nr_converted; i++)
@@ -619,9 +680,9 @@ out:
 	for (size_t i = 0; i < a.missing; i++)
 		free(a.missing_ids[i]);
 	free(a.missing_ids);
+	oci_memo_free(&a.seen);
 	json_object_put(top);
 	json_object_put(nchildren);
 	free(done);
-	free(dir);
 	return ret;
 }

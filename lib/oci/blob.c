@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "oci/internal.h"
-
-/* JSON blobs (indexes, manifests, configs) larger than this are refused */
-#define OCI_JSON_MAX (64u << 20)
 
 char *oci_blob_path(const char *root, const struct oci_digest *d)
 {
@@ -33,31 +33,16 @@ char *oci_blob_path(const char *root, const struct oci_digest *d)
 	return p;
 }
 
-int oci_blob_open(const char *root, const struct oci_digest *d, uint64_t size,
-		  struct oci_blob_reader *r, struct imgfs_error *err)
+/* "blobs/sha256/<hex>" */
+static void blob_rel(const struct oci_digest *d, char rel[96])
 {
-	char *path = oci_blob_path(root, d);
-	int ret;
-
-	if (!path) {
-		memset(r, 0, sizeof(*r));
-		r->fd = -1;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	ret = oci_blob_open_path(path, d, size, r, err);
-	free(path);
-	return ret;
+	snprintf(rel, 96, "blobs/sha256/%s", oci_digest_hex(d));
 }
 
-int oci_blob_open_path(const char *path, const struct oci_digest *d,
-		       uint64_t size, struct oci_blob_reader *r,
-		       struct imgfs_error *err)
+static int reader_init(int fd, const struct oci_digest *d, uint64_t size,
+		       struct oci_blob_reader *r, struct imgfs_error *err)
 {
-	memset(r, 0, sizeof(*r));
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return imgfs_error_set(err, -errno, "blob %s: %s", d->str,
-				       strerror(errno));
+	r->fd = fd;
 	r->h = oci_hash_new();
 	if (!r->h) {
 		oci_blob_close(r);
@@ -68,6 +53,55 @@ int oci_blob_open_path(const char *path, const struct oci_digest *d,
 	return 0;
 }
 
+int oci_blob_open_at(const char *root, const char *rel,
+		     const struct oci_digest *d, uint64_t size,
+		     struct oci_blob_reader *r, struct imgfs_error *err)
+{
+	struct imgfs_error e;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	imgfs_error_clear(&e);
+	fd = oci_open_file(root, rel, &e);
+	if (fd < 0)
+		return imgfs_error_set(err, fd, "blob %s: %s", d->str, e.msg);
+	return reader_init(fd, d, size, r, err);
+}
+
+int oci_blob_open(const char *root, const struct oci_digest *d, uint64_t size,
+		  struct oci_blob_reader *r, struct imgfs_error *err)
+{
+	char rel[96];
+
+	blob_rel(d, rel);
+	return oci_blob_open_at(root, rel, d, size, r, err);
+}
+
+int oci_blob_open_path(const char *path, const struct oci_digest *d,
+		       uint64_t size, struct oci_blob_reader *r,
+		       struct imgfs_error *err)
+{
+	char *dir = strdup(path), *slash;
+	int ret;
+
+	if (!dir) {
+		memset(r, 0, sizeof(*r));
+		r->fd = -1;
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		ret = oci_blob_open_at(dir, slash + 1, d, size, r, err);
+	} else {
+		ret = oci_blob_open_at(slash ? "/" : ".",
+				       slash ? slash + 1 : dir, d, size, r,
+				       err);
+	}
+	free(dir);
+	return ret;
+}
 ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
 		      struct imgfs_error *err)
 {
@@ -169,41 +203,118 @@ int oci_blob_load(const char *root, const struct oci_digest *d, uint64_t size,
 	return 0;
 }
 
-int oci_mkdirs(const char *path, struct imgfs_error *err)
+/*
+ * Temporary names, for filesystems without O_TMPFILE:
+ * ".imgfs-<6 random>-<pid>@<host>", so that a later run can tell a dead
+ * writer's leftover (this host, no such process) from a live one's.
+ */
+#define TMP_PREFIX ".imgfs-"
+
+static void host_name(char *host, size_t size)
 {
-	char *p = strdup(path);
-
-	if (!p)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	for (char *s = p + 1;; s++) {
-		char c = *s;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST) {
-			int e = errno;
-
-			imgfs_error_set(err, -e, "%s: %s", p, strerror(e));
-			free(p);
-			return -e;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return 0;
+	if (gethostname(host, size - 1))
+		snprintf(host, size, "localhost");
+	host[size - 1] = '\0';
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
+			*p = '_';
 }
 
-int oci_tmpfile_open(const char *dir, struct oci_tmpfile *t,
-		     struct imgfs_error *err)
+bool oci_tmpname_parse(const char *name, long *pid, char *host, size_t size)
 {
+	const char *p = name + sizeof(TMP_PREFIX) - 1, *at;
+	char *end;
+
+	if (strncmp(name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1))
+		return false;
+	if (strlen(p) < 7 || p[6] != '-' || !(at = strchr(p + 7, '@')))
+		return false;
+	errno = 0;
+	*pid = strtol(p + 7, &end, 10);
+	if (errno || end != at || *pid <= 0 || !at[1])
+		return false;
+	snprintf(host, size, "%s", at + 1);
+	return true;
+}
+
+bool oci_tmpname_dead(const char *name)
+{
+	char host[72], mine[72];
+	long pid;
+
+	if (!oci_tmpname_parse(name, &pid, host, sizeof(host)))
+		return false;
+	host_name(mine, sizeof(mine));
+	return !strcmp(host, mine) && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+int oci_tmpname_sweep(const char *root, const char *rel, imgfs_warn_fn warn,
+		      void *warn_arg)
+{
+	struct imgfs_error e;
+	struct dirent *de;
+	DIR *d;
+	int fd = oci_open(root, rel, O_RDONLY | O_DIRECTORY, 0), n = 0;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	imgfs_error_clear(&e);
+	while ((de = readdir(d))) {
+		if (!oci_tmpname_dead(de->d_name) ||
+		    unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		n++;
+		if (warn) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg),
+				 "%s/%s/%s: removed, left by a run that died",
+				 root, rel, de->d_name);
+			warn(msg, warn_arg);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void tmp_name(char *buf, size_t size)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	char host[64], rnd[7];
+	uint8_t b[6];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		memset(b, 0, sizeof(b));
+	for (int i = 0; i < 6; i++)
+		rnd[i] = set[(b[i] ^ (uint8_t)rand()) % (sizeof(set) - 1)];
+	rnd[6] = '\0';
+	host_name(host, sizeof(host));
+	snprintf(buf, size, TMP_PREFIX "%s-%ld@%s", rnd, (long)getpid(), host);
+}
+
+int oci_tmpfile_open(const char *root, const char *reldir,
+		     struct oci_tmpfile *t, struct imgfs_error *err)
+{
+	char name[128];
+
 	memset(t, 0, sizeof(*t));
-	t->dir = strdup(dir);
-	if (!t->dir)
+	t->fd = -1;
+	if (asprintf(&t->dir, "%s/%s", root, reldir) < 0) {
+		t->dir = NULL;
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	t->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	}
+	t->dirfd = oci_dir_open(root, reldir, true, err);
+	if (t->dirfd < 0) {
+		int e = t->dirfd;
+
+		oci_tmpfile_close(t);
+		return e;
+	}
+	t->fd = openat(t->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 	if (t->fd >= 0) {
 		/* O_TMPFILE takes the umask into account: be readable */
 		fchmod(t->fd, 0644);
@@ -213,57 +324,105 @@ int oci_tmpfile_open(const char *dir, struct oci_tmpfile *t,
 		int e = errno;
 
 		oci_tmpfile_close(t);
-		return imgfs_error_set(err, -e, "%s: %s", dir, strerror(e));
+		return imgfs_error_set(err, -e, "%s: %s", root, strerror(e));
 	}
 	/* no O_TMPFILE: a hidden name, removed on failure */
-	if (asprintf(&t->tmpname, "%s/.imgfs-XXXXXX", dir) < 0) {
-		t->tmpname = NULL;
-		oci_tmpfile_close(t);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	for (int i = 0; t->fd < 0 && i < 100; i++) {
+		tmp_name(name, sizeof(name));
+		t->fd = openat(t->dirfd, name,
+			       O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_CLOEXEC,
+			       0644);
+		if (t->fd < 0 && errno != EEXIST)
+			break;
 	}
-	t->fd = mkostemp(t->tmpname, O_CLOEXEC);
-	if (t->fd < 0) {
-		int e = errno;
+	if (t->fd < 0 || !(t->tmpname = strdup(name))) {
+		int e = t->fd < 0 ? errno : ENOMEM;
 
-		free(t->tmpname);
-		t->tmpname = NULL;
+		if (t->fd >= 0)
+			unlinkat(t->dirfd, name, 0);
 		oci_tmpfile_close(t);
-		return imgfs_error_set(err, -e, "%s: %s", dir, strerror(e));
+		return imgfs_error_set(err, -e, "%s: %s", root, strerror(e));
 	}
 	fchmod(t->fd, 0644);
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
+/* Is @name in @dirfd a regular file whose SHA-256 is its name? */
+static bool existing_ok(int dirfd, const char *name)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r;
+	struct oci_digest want;
+	struct oci_blob_reader r;
+	struct imgfs_error e;
+	struct stat st;
+	char full[80];
+	int fd;
+	bool ok;
 
+	snprintf(full, sizeof(full), "sha256:%s", name);
+	imgfs_error_clear(&e);
+	if (oci_digest_parse(full, &want, "name", &e))
+		return false;
+	fd = oci_openat(dirfd, name, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0)
-		return -errno;
-	r = fsync(fd) ? -errno : 0;
-	close(fd);
-	return r;
+		return false;
+	if (oci_fd_regular(fd) || fstat(fd, &st)) {
+		close(fd);
+		return false;
+	}
+	memset(&r, 0, sizeof(r));
+	if (reader_init(fd, &want, (uint64_t)st.st_size, &r, &e))
+		return false;
+	ok = !oci_blob_finish(&r, &e);
+	oci_blob_close(&r);
+	return ok;
+}
+
+/* Link the open file @fd into @dirfd as @name, replacing what is there. */
+static int link_replace(int fd, int dirfd, const char *dir, const char *name,
+			struct imgfs_error *err)
+{
+	char proc[64], tmp[128];
+	int i;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (i = 0; i < 100; i++) {
+		tmp_name(tmp, sizeof(tmp));
+		if (!linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW))
+			break;
+		if (errno != EEXIST)
+			return imgfs_error_set(err, -errno, "%s/%s: %s", dir,
+					       name, strerror(errno));
+	}
+	if (i == 100)
+		return imgfs_error_set(err, -EEXIST, "%s: no temporary name",
+				       dir);
+	if (renameat(dirfd, tmp, dirfd, name)) {
+		int e = errno;
+
+		unlinkat(dirfd, tmp, 0);
+		return imgfs_error_set(err, -e, "%s/%s: %s", dir, name,
+				       strerror(e));
+	}
+	return 0;
 }
 
 int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 			bool sync, struct imgfs_error *err)
 {
-	char *target = NULL, *tmp = NULL, proc[64];
+	char proc[64];
 	int ret = 0;
 
 	if (sync && fsync(t->fd))
 		return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir, name,
 				       strerror(errno));
-	if (asprintf(&target, "%s/%s", t->dir, name) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (t->tmpname) {
-		if (!replace && !access(target, F_OK)) {
-			unlink(t->tmpname);
-		} else if (rename(t->tmpname, target)) {
-			ret = imgfs_error_set(err, -errno, "%s: %s", target,
-					      strerror(errno));
-			goto out;
+		/* what is already there is kept only if it is right */
+		if (!replace && existing_ok(t->dirfd, name)) {
+			unlinkat(t->dirfd, t->tmpname, 0);
+		} else if (renameat(t->dirfd, t->tmpname, t->dirfd, name)) {
+			return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir,
+					       name, strerror(errno));
 		}
 		free(t->tmpname);
 		t->tmpname = NULL;
@@ -271,43 +430,20 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t->fd);
 	if (!replace) {
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, target,
-			   AT_SYMLINK_FOLLOW) &&
-		    errno != EEXIST) {
-			ret = imgfs_error_set(err, -errno, "%s: %s", target,
-					      strerror(errno));
-			goto out;
-		}
-		goto synced;
+		if (!linkat(AT_FDCWD, proc, t->dirfd, name, AT_SYMLINK_FOLLOW))
+			goto synced;
+		if (errno != EEXIST)
+			return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir,
+					       name, strerror(errno));
+		if (existing_ok(t->dirfd, name))
+			goto synced;
 	}
-	for (unsigned int i = 0;; i++) {
-		free(tmp);
-		if (asprintf(&tmp, "%s/.imgfs-%ld-%u", t->dir, (long)getpid(),
-			     i) < 0) {
-			tmp = NULL;
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		if (!linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW))
-			break;
-		if (errno != EEXIST) {
-			ret = imgfs_error_set(err, -errno, "%s: %s", tmp,
-					      strerror(errno));
-			goto out;
-		}
-	}
-	if (rename(tmp, target)) {
-		ret = imgfs_error_set(err, -errno, "%s: %s", target,
-				      strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
+	ret = link_replace(t->fd, t->dirfd, t->dir, name, err);
+	if (ret)
+		return ret;
 synced:
-	if (sync && fsync_dir(t->dir) < 0)
+	if (sync && fsync(t->dirfd))
 		ret = imgfs_error_set(err, -EIO, "%s: cannot sync", t->dir);
-out:
-	free(tmp);
-	free(target);
 	return ret;
 }
 
@@ -317,7 +453,10 @@ void oci_tmpfile_close(struct oci_tmpfile *t)
 		close(t->fd);
 	t->fd = -1;
 	if (t->tmpname)
-		unlink(t->tmpname);
+		unlinkat(t->dirfd, t->tmpname, 0);
+	if (t->dirfd > 0)
+		close(t->dirfd);
+	t->dirfd = -1;
 	free(t->tmpname);
 	t->tmpname = NULL;
 	free(t->dir);
@@ -343,18 +482,18 @@ int oci_write_all(int fd, const void *buf, size_t len, const char *what,
 	return 0;
 }
 
-static int write_named(const char *dir, const char *name, const void *buf,
-		       size_t len, bool replace, bool sync,
-		       struct imgfs_error *err)
+int oci_file_write(const char *root, const char *reldir, const char *name,
+		   const void *buf, size_t len, bool sync,
+		   struct imgfs_error *err)
 {
 	struct oci_tmpfile t;
-	int ret = oci_tmpfile_open(dir, &t, err);
+	int ret = oci_tmpfile_open(root, reldir, &t, err);
 
 	if (ret)
 		return ret;
 	ret = oci_write_all(t.fd, buf, len, name, err);
 	if (!ret)
-		ret = oci_tmpfile_publish(&t, name, replace, sync, err);
+		ret = oci_tmpfile_publish(&t, name, true, sync, err);
 	oci_tmpfile_close(&t);
 	return ret;
 }
@@ -362,103 +501,93 @@ static int write_named(const char *dir, const char *name, const void *buf,
 int oci_blob_write(const char *root, const void *buf, size_t len,
 		   struct oci_digest *d, bool sync, struct imgfs_error *err)
 {
-	char *dir;
+	struct oci_tmpfile t;
 	int ret;
 
 	if (oci_sha256_buf(buf, len, d))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	if (asprintf(&dir, "%s/blobs/sha256", root) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = write_named(dir, oci_digest_hex(d), buf, len, false, sync, err);
-	free(dir);
+	ret = oci_tmpfile_open(root, "blobs/sha256", &t, err);
+	if (ret)
+		return ret;
+	ret = oci_write_all(t.fd, buf, len, d->str, err);
+	if (!ret)
+		ret = oci_tmpfile_publish(&t, oci_digest_hex(d), false, sync,
+					  err);
+	oci_tmpfile_close(&t);
 	return ret;
-}
-
-int oci_file_write(const char *dir, const char *name, const void *buf,
-		   size_t len, bool sync, struct imgfs_error *err)
-{
-	return write_named(dir, name, buf, len, true, sync, err);
 }
 
 int oci_blob_copy(const char *src, const char *dst, const struct oci_digest *d,
 		  uint64_t size, bool sync, struct imgfs_error *err)
 {
-	char *path = oci_blob_path(src, d);
-	int ret;
+	char rel[96];
 
-	if (!path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_blob_copy_path(path, dst, d, size, sync, err);
-	free(path);
-	return ret;
+	blob_rel(d, rel);
+	return oci_blob_copy_at(src, rel, dst, d, size, sync, err);
 }
 
-int oci_blob_copy_path(const char *path, const char *dst,
-		       const struct oci_digest *d, uint64_t size, bool sync,
-		       struct imgfs_error *err)
+/* @r (verified to its end) copied into @t */
+static int copy_into(struct oci_blob_reader *r, struct oci_tmpfile *t,
+		     const struct oci_digest *d, struct imgfs_error *err)
+{
+	char buf[65536];
+	ssize_t n;
+	int ret = 0;
+
+	if (lseek(r->fd, 0, SEEK_SET) < 0)
+		return imgfs_error_set(err, -errno, "blob %s: %s", d->str,
+				       strerror(errno));
+	r->size = 0;
+	oci_hash_free(r->h);
+	r->h = oci_hash_new();
+	if (!r->h)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	while (!ret && (n = oci_blob_read(r, buf, sizeof(buf), err)) != 0)
+		ret = n < 0 ? (int)n
+			    : oci_write_all(t->fd, buf, (size_t)n, d->str, err);
+	return ret ? ret : oci_blob_finish(r, err);
+}
+
+int oci_blob_copy_at(const char *sroot, const char *srel, const char *dst,
+		     const struct oci_digest *d, uint64_t size, bool sync,
+		     struct imgfs_error *err)
 {
 	struct oci_blob_reader r;
 	struct oci_tmpfile t;
-	char *dir = NULL, *target = oci_blob_path(dst, d);
-	char buf[65536];
-	ssize_t n;
-	int ret;
+	int ret, dfd;
 
-	if (!target)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	/* already there: published only ever after verification */
-	if (!access(target, F_OK)) {
-		free(target);
+	dfd = oci_dir_open(dst, "blobs/sha256", true, err);
+	if (dfd < 0)
+		return dfd;
+	/* already there: kept only once checked */
+	if (existing_ok(dfd, oci_digest_hex(d))) {
+		close(dfd);
 		return 0;
 	}
-	free(target);
-	if (asprintf(&dir, "%s/blobs/sha256", dst) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	/* on the same filesystem: check it, then hard-link it (no copy) */
-	ret = oci_blob_open_path(path, d, size, &r, err);
+	ret = oci_blob_open_at(sroot, srel, d, size, &r, err);
 	if (!ret)
 		ret = oci_blob_finish(&r, err);
-	oci_blob_close(&r);
-	if (ret) {
-		free(dir);
-		return ret;
+	if (ret)
+		goto out;
+	/* on the same filesystem: the checked file hard-linked (no copy) */
+	if (!link_replace(r.fd, dfd, dst, oci_digest_hex(d), err)) {
+		if (sync && fsync(dfd))
+			ret = imgfs_error_set(err, -EIO, "%s: cannot sync",
+					      dst);
+		goto out;
 	}
-	target = oci_blob_path(dst, d);
-	if (!target) {
-		free(dir);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	if (!link(path, target) || errno == EEXIST) {
-		ret = sync && fsync_dir(dir) < 0
-			      ? imgfs_error_set(err, -EIO, "%s: cannot sync",
-						dir)
-			      : 0;
-		free(target);
-		free(dir);
-		return ret;
-	}
-	free(target);
-	ret = oci_blob_open_path(path, d, size, &r, err);
-	if (ret) {
-		free(dir);
-		return ret;
-	}
-	ret = oci_tmpfile_open(dir, &t, err);
-	while (!ret && (n = oci_blob_read(&r, buf, sizeof(buf), err)) != 0) {
-		if (n < 0)
-			ret = (int)n;
-		else
-			ret = oci_write_all(t.fd, buf, (size_t)n, d->str, err);
-	}
-	if (!ret)
-		ret = oci_blob_finish(&r, err);
-	if (!ret)
-		ret = oci_tmpfile_publish(&t, oci_digest_hex(d), false, sync,
-					  err);
-	if (t.dir)
+	imgfs_error_clear(err);
+	ret = oci_tmpfile_open(dst, "blobs/sha256", &t, err);
+	if (!ret) {
+		ret = copy_into(&r, &t, d, err);
+		if (!ret)
+			ret = oci_tmpfile_publish(&t, oci_digest_hex(d), false,
+						  sync, err);
 		oci_tmpfile_close(&t);
+	}
+out:
 	oci_blob_close(&r);
-	free(dir);
+	close(dfd);
 	return ret;
 }
 

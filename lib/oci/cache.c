@@ -86,13 +86,6 @@ int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 	return 0;
 }
 
-static char *record_dir(const char *dir)
-{
-	char *p;
-
-	return asprintf(&p, "%s/.imgfs/units", dir) < 0 ? NULL : p;
-}
-
 static char *record_name(const struct oci_unit *u,
 			 const struct oci_digest *opts)
 {
@@ -107,32 +100,42 @@ static char *record_name(const struct oci_unit *u,
 int oci_record_load(const char *dir, const struct oci_digest *opts,
 		    struct oci_unit *u, struct imgfs_error *err)
 {
-	char *rd = record_dir(dir), *name = record_name(u, opts), *path = NULL;
+	char *name = record_name(u, opts), *path = NULL;
 	struct json_object *r = NULL, *v;
 	const char *mt;
 	int ret = 0;
 
-	if (!rd || !name || asprintf(&path, "%s/%s", rd, name) < 0) {
+	if (!name || asprintf(&path, ".imgfs/units/%s", name) < 0) {
 		path = NULL;
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (access(path, F_OK))
-		goto out; /* no record: 0, u->have unchanged */
-	r = json_object_from_file(path);
+	ret = oci_read_json_file(dir, path, &r, err);
+	if (ret == -ENOENT) {
+		/* no record: 0, u->have unchanged */
+		imgfs_error_clear(err);
+		ret = 0;
+		goto out;
+	}
+	if (ret)
+		goto out;
 	mt = oci_json_str(r, "mediaType");
 	if (!r || !mt ||
 	    oci_digest_parse(oci_json_str(r, "digest"), &u->out, path, err) ||
 	    oci_digest_parse(oci_json_str(r, "uncompressedDigest"),
 			     &u->out_diff_id, path, err) ||
 	    !json_object_object_get_ex(r, "size", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) <= 0) {
+		imgfs_error_clear(err);
 		ret = imgfs_error_set(err, -EINVAL,
-				      "%s: not a valid unit record", path);
+				      "%s/%s: not a valid unit record", dir,
+				      path);
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
 	u->verified = json_object_object_get_ex(r, "verified", &v) &&
+		      json_object_is_type(v, json_type_boolean) &&
 		      json_object_get_boolean(v);
 	free(u->out_media_type);
 	u->out_media_type = strdup(mt);
@@ -144,7 +147,6 @@ out:
 	json_object_put(r);
 	free(path);
 	free(name);
-	free(rd);
 	return ret;
 }
 
@@ -152,13 +154,13 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 		     const struct oci_unit *u, bool sync,
 		     struct imgfs_error *err)
 {
-	char *rd = record_dir(dir), *name = record_name(u, opts);
+	char *name = record_name(u, opts);
 	struct json_object *r = json_object_new_object();
 	const char *text;
 	size_t len;
 	int ret;
 
-	if (!rd || !name || !r) {
+	if (!name || !r) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -175,22 +177,16 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 	json_object_object_add(r, "verified",
 			       json_object_new_boolean(u->verified));
 	text = oci_json_text(r, &len);
-	ret = oci_mkdirs(rd, err);
-	if (!ret)
-		ret = oci_file_write(rd, name, text, len, sync, err);
+	ret = oci_file_write(dir, ".imgfs/units", name, text, len, sync, err);
 out:
 	json_object_put(r);
 	free(name);
-	free(rd);
 	return ret;
 }
 
-char *oci_cache_image_path(const char *dir, const struct oci_digest *diff_id)
+void oci_cache_image_rel(const struct oci_digest *diff_id, char rel[96])
 {
 	const char *hex = oci_digest_hex(diff_id);
-	char *p;
 
-	if (asprintf(&p, "%s/sha256/%.2s/%s.erofs", dir, hex, hex) < 0)
-		return NULL;
-	return p;
+	snprintf(rel, 96, "sha256/%.2s/%s.erofs", hex, hex);
 }

@@ -13,10 +13,12 @@
 #define _GNU_SOURCE /* vasprintf */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "oci/check.h"
@@ -142,13 +144,23 @@ static struct chk_blob *blob_new(struct oci_chk *c, const struct oci_digest *d,
 static bool blob_present(struct oci_chk *c, struct chk_blob *b)
 {
 	struct stat st;
+	char rel[96];
+	int fd;
 
-	if (stat(b->path, &st)) {
+	/* as the reader opens it: no link followed, no FIFO waited on */
+	snprintf(rel, sizeof(rel), "blobs/sha256/%s",
+		 oci_digest_hex(&b->digest));
+	fd = oci_open(c->root, rel, O_PATH, 0);
+	if (fd < 0 || fstat(fd, &st)) {
+		errno = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "blob %s (%s) is missing: %s", b->digest.str,
 			   imgfs_oci_blob_role_name(b->role), strerror(errno));
 		return false;
 	}
+	close(fd);
 	if (!S_ISREG(st.st_mode)) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "blob %s is not a regular file", b->digest.str);
@@ -174,7 +186,7 @@ int chk_verify(struct oci_chk *c, struct chk_blob *b)
 	struct imgfs_error e = { 0 };
 	int ret;
 
-	ret = oci_blob_open_path(b->path, &b->digest, b->size, &r, &e);
+	ret = oci_blob_open(c->root, &b->digest, b->size, &r, &e);
 	if (!ret)
 		ret = oci_blob_finish(&r, &e);
 	c->res->bytes += r.size;
@@ -512,27 +524,21 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 static struct json_object *load_file(struct oci_chk *c, const char *name)
 {
 	struct json_object *doc;
-	char *path;
+	struct imgfs_error e = { 0 };
+	int ret = oci_read_json_file(c->root, name, &doc, &e);
 
-	if (asprintf(&path, "%s/%s", c->root, name) < 0) {
+	if (ret == -ENOMEM) {
 		c->failed = true;
-		imgfs_error_set(c->err, -ENOMEM, "out of memory");
-		return NULL;
+		imgfs_error_set(c->err, ret, "out of memory");
+	} else if (ret == -ENOENT) {
+		chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
+			   "%s is missing: %s", name, strerror(-ret));
+	} else if (ret == -EBADMSG) {
+		chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
+			   "%s is not a JSON object", name);
+	} else if (ret) {
+		chk_report(c, NULL, IMGFS_CHECK_ERROR, name, "%s", e.msg);
 	}
-	doc = json_object_from_file(path);
-	if (!doc || !json_object_is_type(doc, json_type_object)) {
-		struct stat st;
-
-		if (stat(path, &st))
-			chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
-				   "%s is missing: %s", name, strerror(errno));
-		else
-			chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
-				   "%s is not a JSON object", name);
-		json_object_put(doc);
-		doc = NULL;
-	}
-	free(path);
 	return doc;
 }
 

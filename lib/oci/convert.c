@@ -175,7 +175,8 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	imgfs_error_clear(&first);
 	co.report = compare_report;
 	co.report_arg = &first;
-	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, false, err);
+	/* decompressed here: the diffID is checked again too */
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
 	if (ret)
 		goto out;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
@@ -185,6 +186,11 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	if (fret) {
 		imgfs_error_clear(err);
 		ret = imgfs_error_set(err, fret, "%s", ferr.msg);
+	} else if (!ret && strcmp(f.plain_digest.str, u->diff_id.str)) {
+		ret = imgfs_error_set(
+			err, -EBADMSG,
+			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+			u->blob.str, f.plain_digest.str, u->diff_id.str);
 	} else if (!ret && cres.differences) {
 		ret = imgfs_error_set(
 			err, -EUCLEAN,
@@ -294,18 +300,15 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 			 const struct imgfs_mkfs_stats *st,
 			 struct imgfs_error *err)
 {
-	char *path = oci_cache_image_path(run->o->cache_dir, &u->diff_id);
+	const char *dir = run->o->cache_dir;
 	struct oci_tmpfile t;
-	char *slash, name[160];
+	char path[96], *slash, name[160];
 	int ret;
 
-	if (!path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	oci_cache_image_rel(&u->diff_id, path);
 	slash = strrchr(path, '/');
 	*slash = '\0';
-	ret = oci_mkdirs(path, err);
-	if (!ret)
-		ret = oci_tmpfile_open(path, &t, err);
+	ret = oci_tmpfile_open(dir, path, &t, err);
 	if (!ret) {
 		uint64_t off = 0;
 		char buf[65536];
@@ -331,10 +334,22 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 
 		snprintf(name, sizeof(name), "%s.dmverity", slash + 1);
 		ret = n < 0 ? imgfs_error_set(err, n, "dm-verity sidecar")
-			    : oci_file_write(path, name, json, (size_t)n,
+			    : oci_file_write(dir, path, name, json, (size_t)n,
 					     run->sync, err);
 	}
-	free(path);
+	return ret;
+}
+
+int oci_unit_verify(const struct oci_run *run, struct oci_unit *u, int fd,
+		    struct imgfs_error *err)
+{
+	struct imgfs_mkfs_options m;
+	int ret;
+
+	unit_mkfs_options(run, u, &m);
+	ret = verify(run, u, &m, fd, err);
+	if (!ret)
+		u->src_checked = true;
 	return ret;
 }
 
@@ -344,20 +359,15 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	struct imgfs_mkfs_options m;
 	struct imgfs_mkfs_stats st;
 	struct oci_tmpfile img, z;
-	char *dir = NULL;
 	const char *mt = imgfs_oci_layer_media_type(run->o->layer_type);
 	int ret;
 
 	memset(&z, 0, sizeof(z));
 	z.fd = -1;
 	unit_mkfs_options(run, u, &m);
-	if (asprintf(&dir, "%s/blobs/sha256", run->dst) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_tmpfile_open(dir, &img, err);
-	if (ret) {
-		free(dir);
+	ret = oci_tmpfile_open(run->dst, "blobs/sha256", &img, err);
+	if (ret)
 		return ret;
-	}
 	ret = build(run, u, &m, img.fd, &st, err);
 	if (!ret && !run->o->no_verify)
 		ret = verify(run, u, &m, img.fd, err);
@@ -366,7 +376,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	u->out = u->out_diff_id;
 	if (!ret && run->o->layer_type == IMGFS_OCI_LAYER_EROFS_ZSTD) {
 #ifdef HAVE_ZSTD
-		ret = oci_tmpfile_open(dir, &z, err);
+		ret = oci_tmpfile_open(run->dst, "blobs/sha256", &z, err);
 		if (!ret)
 			ret = zstd_fd(img.fd, z.fd, err);
 		if (!ret)
@@ -394,6 +404,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	if (!ret) {
 		u->have = true;
 		u->converted_now = true;
+		u->src_checked = true;
 		u->verified = !run->o->no_verify;
 		ret = oci_record_store(run->dst, &run->opts_digest, u,
 				       run->sync, err);
@@ -404,6 +415,5 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	if (z.dir)
 		oci_tmpfile_close(&z);
 	oci_tmpfile_close(&img);
-	free(dir);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "oci/internal.h"
+#include "util/hashtab.h"
 
 static int hexval(char c)
 {
@@ -156,4 +157,55 @@ int oci_uuid5_url(const char *name, uint8_t uuid[16])
 	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x50); /* version 5 */
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80); /* RFC variant */
 	return 0;
+}
+
+struct oci_memo_entry *oci_memo_find(struct oci_memo *m,
+				     const struct oci_digest *d, int tag)
+{
+	uint64_t h;
+
+	memcpy(&h, d->raw, sizeof(h));
+	for (struct imgfs_hnode *n =
+		     imgfs_hashtab_first(&m->t, h ^ (uint64_t)tag);
+	     n; n = imgfs_hashtab_next(n)) {
+		struct oci_memo_entry *e =
+			imgfs_container_of(n, struct oci_memo_entry, node);
+
+		if (e->tag == tag &&
+		    !memcmp(e->key.raw, d->raw, OCI_SHA256_SIZE))
+			return e;
+	}
+	return NULL;
+}
+
+struct oci_memo_entry *oci_memo_add(struct oci_memo *m,
+				    const struct oci_digest *d, int tag)
+{
+	struct oci_memo_entry *e = calloc(1, sizeof(*e));
+	uint64_t h;
+
+	if (!e)
+		return NULL;
+	memcpy(&h, d->raw, sizeof(h));
+	e->key = *d;
+	e->tag = tag;
+	if (imgfs_hashtab_insert(&m->t, &e->node, h ^ (uint64_t)tag)) {
+		free(e);
+		return NULL;
+	}
+	e->next_all = m->all;
+	m->all = e;
+	return e;
+}
+
+void oci_memo_free(struct oci_memo *m)
+{
+	while (m->all) {
+		struct oci_memo_entry *e = m->all;
+
+		m->all = e->next_all;
+		free(e);
+	}
+	imgfs_hashtab_free(&m->t);
+	memset(m, 0, sizeof(*m));
 }

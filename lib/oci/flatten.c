@@ -26,7 +26,8 @@ struct pick {
 	const struct imgfs_oci_options *o;
 	const char *root;
 	struct json_object *found; /* the manifest's descriptor */
-	size_t count;
+	size_t count; /* distinct manifests */
+	struct oci_memo seen; /* each document once */
 };
 
 static int pick_desc(struct pick *p, struct json_object *desc, int depth,
@@ -47,8 +48,13 @@ static int pick_desc(struct pick *p, struct json_object *desc, int depth,
 	    !oci_platform_selected(p->o, v, false))
 		return 0;
 	ret = oci_desc_get(desc, &d, &size, NULL, "descriptor", err);
-	if (!ret)
-		ret = oci_json_load(p->root, &d, size, &doc, err);
+	if (ret)
+		return ret;
+	if (oci_memo_find(&p->seen, &d, 0))
+		return 0;
+	if (!oci_memo_add(&p->seen, &d, 0))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = oci_json_load(p->root, &d, size, &doc, err);
 	if (ret)
 		return ret;
 	if (oci_is_index_type(mt)) {
@@ -184,8 +190,11 @@ static int image_layers(const char *root, struct json_object *desc, bool erofs,
 	if (ret)
 		goto out;
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
+	    !json_object_is_type(layers, json_type_array) ||
 	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
+	    !json_object_is_type(rootfs, json_type_object) ||
 	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
+	    !json_object_is_type(ids, json_type_array) ||
 	    (nl = json_object_array_length(layers)) !=
 		    json_object_array_length(ids) ||
 	    !nl) {
@@ -243,18 +252,18 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 		      struct oci_digest *md, struct imgfs_error *err)
 {
 	struct pick p = { .o = o, .root = src };
-	struct json_object *index, *children;
-	char *path;
+	struct json_object *index = NULL, *children;
 	int ret = 0;
 
 	imgfs_error_clear(err);
 	if (!o || o->struct_size != sizeof(*o))
 		return imgfs_error_set(err, -EINVAL,
 				       "OCI options structure size mismatch");
-	if (asprintf(&path, "%s/index.json", src) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	index = json_object_from_file(path);
-	free(path);
+	ret = oci_read_json_file(src, "index.json", &index, err);
+	if (ret && ret != -ENOENT && ret != -EBADMSG)
+		return ret;
+	imgfs_error_clear(err);
+	ret = 0;
 	if (!index ||
 	    !json_object_object_get_ex(index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array)) {
@@ -272,6 +281,7 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 			ret = pick_desc(&p, d, 0, err);
 	}
 	json_object_put(index);
+	oci_memo_free(&p.seen);
 	if (!ret && p.count != 1)
 		ret = imgfs_error_set(
 			err, p.count ? -EINVAL : -ENOENT,
@@ -354,8 +364,8 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
 			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
-		ret = oci_blob_open_path(paths[i], &layers[i].blob,
-					 layers[i].size, &r, err);
+		ret = oci_blob_open(layout, &layers[i].blob, layers[i].size, &r,
+				    err);
 		if (!ret)
 			ret = oci_blob_finish(&r, err);
 		oci_blob_close(&r);

@@ -17,6 +17,7 @@
 
 #include "imgfs/error.h"
 #include "imgfs/oci.h"
+#include "util/hashtab.h"
 
 /* ---- digest.c: "sha256:<hex>" ---- */
 #define OCI_SHA256_SIZE 32
@@ -51,6 +52,31 @@ static inline const char *oci_digest_hex(const struct oci_digest *d)
 	return d->str + 7;
 }
 
+/*
+ * Documents met before, by digest and a caller's tag: a walk visits each
+ * once (an index may name the next one many times over, many levels
+ * deep), with what the first visit gave.
+ */
+struct oci_memo_entry {
+	struct imgfs_hnode node;
+	struct oci_memo_entry *next_all;
+	struct oci_digest key;
+	int tag;
+	int ret; /* the first visit's result */
+	struct oci_digest out; /* what it wrote, if anything */
+	uint64_t out_size;
+};
+struct oci_memo {
+	struct imgfs_hashtab t;
+	struct oci_memo_entry *all;
+};
+struct oci_memo_entry *oci_memo_find(struct oci_memo *m,
+				     const struct oci_digest *d, int tag);
+/* NULL when out of memory */
+struct oci_memo_entry *oci_memo_add(struct oci_memo *m,
+				    const struct oci_digest *d, int tag);
+void oci_memo_free(struct oci_memo *m);
+
 struct oci_hash;
 struct oci_hash *oci_hash_new(void);
 void oci_hash_update(struct oci_hash *h, const void *buf, size_t len);
@@ -59,6 +85,37 @@ void oci_hash_free(struct oci_hash *h);
 int oci_sha256_buf(const void *buf, size_t len, struct oci_digest *d);
 /* UUIDv5 in the URL namespace of @name (RFC 9562) */
 int oci_uuid5_url(const char *name, uint8_t uuid[16]);
+
+/* ---- open.c: files under a directory, no link followed ---- */
+
+/*
+ * JSON documents (oci-layout, index.json, indexes, manifests, configs,
+ * unit records) larger than this are refused (docs/oci.md).
+ */
+#define OCI_JSON_MAX (8u << 20)
+
+/* @rel under @dirfd: no symlink, nothing outside. fd or -errno. */
+int oci_openat(int dirfd, const char *rel, int flags, mode_t mode);
+/* @rel under the directory @root (itself opened as any path) */
+int oci_open(const char *root, const char *rel, int flags, mode_t mode);
+/* 0 if @fd is a regular file (then made blocking), else -EINVAL/-errno */
+int oci_fd_regular(int fd);
+/* A regular file @root/@rel for reading: fd, or -errno with @err set. */
+int oci_open_file(const char *root, const char *rel, struct imgfs_error *err);
+/* The directory @root/@rel (made with @create): fd or -errno, @err set. */
+int oci_dir_open(const char *root, const char *rel, bool create,
+		 struct imgfs_error *err);
+/* All of @fd (at most @max bytes, else -EFBIG), NUL-terminated. */
+int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
+		struct imgfs_error *err);
+/* @len bytes of @buf as exactly one JSON object: 0, -EINVAL, -ENOMEM */
+int oci_json_parse(const char *buf, size_t len, struct json_object **out);
+/*
+ * The JSON object in the regular file @root/@rel (at most OCI_JSON_MAX):
+ * -ENOENT if absent, -EBADMSG if not one JSON object, else -errno.
+ */
+int oci_read_json_file(const char *root, const char *rel,
+		       struct json_object **out, struct imgfs_error *err);
 
 /* ---- blob.c: reading verified, writing atomically ---- */
 
@@ -76,6 +133,11 @@ struct oci_blob_reader {
 };
 int oci_blob_open(const char *root, const struct oci_digest *d, uint64_t size,
 		  struct oci_blob_reader *r, struct imgfs_error *err);
+/* the blob stored as @root/@rel (a cache image) */
+int oci_blob_open_at(const char *root, const char *rel,
+		     const struct oci_digest *d, uint64_t size,
+		     struct oci_blob_reader *r, struct imgfs_error *err);
+/* the blob at @path: its last component is not followed */
 int oci_blob_open_path(const char *path, const struct oci_digest *d,
 		       uint64_t size, struct oci_blob_reader *r,
 		       struct imgfs_error *err);
@@ -94,38 +156,51 @@ void oci_blob_close(struct oci_blob_reader *r);
 int oci_blob_load(const char *root, const struct oci_digest *d, uint64_t size,
 		  char **buf, struct imgfs_error *err);
 
-/* An unnamed file in @dir (O_TMPFILE; else a hidden name, see below). */
+/*
+ * An unnamed file in @root/@reldir, made if missing (O_TMPFILE; else a
+ * temporary name that oci_tmpname_parse() reads, see below).
+ */
 struct oci_tmpfile {
 	int fd;
-	char *dir;
+	int dirfd;
+	char *dir; /* for messages */
 	char *tmpname; /* only without O_TMPFILE */
 };
-int oci_tmpfile_open(const char *dir, struct oci_tmpfile *t,
-		     struct imgfs_error *err);
+int oci_tmpfile_open(const char *root, const char *reldir,
+		     struct oci_tmpfile *t, struct imgfs_error *err);
 /*
  * Give the file the name @name in its directory. With @replace an
  * existing file is replaced atomically (link under a temporary name,
- * rename); without, an existing file is kept (content-addressed names
- * hold the same bytes) and 0 returned.
+ * rename); without (content-addressed names), an existing file is kept
+ * only if its SHA-256 is its name, else replaced.
  */
 int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 			bool sync, struct imgfs_error *err);
 void oci_tmpfile_close(struct oci_tmpfile *t);
+/*
+ * Temporary names ".imgfs-XXXXXX-<pid>@<host>": parse one (false if
+ * @name is not one); is it a dead writer's (this host, no such process)?
+ */
+bool oci_tmpname_parse(const char *name, long *pid, char *host, size_t size);
+bool oci_tmpname_dead(const char *name);
+/* remove the dead writers' temporary files of @root/@rel: how many */
+int oci_tmpname_sweep(const char *root, const char *rel, imgfs_warn_fn warn,
+		      void *warn_arg);
 
 /* Write @buf as a blob of @root (digest into @d). */
 int oci_blob_write(const char *root, const void *buf, size_t len,
 		   struct oci_digest *d, bool sync, struct imgfs_error *err);
-/* Write @buf as @dir/@name, atomically replacing it. */
-int oci_file_write(const char *dir, const char *name, const void *buf,
-		   size_t len, bool sync, struct imgfs_error *err);
+/* Write @buf as @root/@reldir/@name, atomically replacing it. */
+int oci_file_write(const char *root, const char *reldir, const char *name,
+		   const void *buf, size_t len, bool sync,
+		   struct imgfs_error *err);
 /* Copy (or hard-link) a blob of @src into @dst, verified. */
 int oci_blob_copy(const char *src, const char *dst, const struct oci_digest *d,
 		  uint64_t size, bool sync, struct imgfs_error *err);
-int oci_blob_copy_path(const char *path, const char *dst,
-		       const struct oci_digest *d, uint64_t size, bool sync,
-		       struct imgfs_error *err);
-/* mkdir -p */
-int oci_mkdirs(const char *path, struct imgfs_error *err);
+/* the same from the file @sroot/@srel (a cache image) */
+int oci_blob_copy_at(const char *sroot, const char *srel, const char *dst,
+		     const struct oci_digest *d, uint64_t size, bool sync,
+		     struct imgfs_error *err);
 /* JSON text of @o, with the fixed flags every written document uses */
 const char *oci_json_text(struct json_object *o, size_t *len);
 
@@ -148,6 +223,10 @@ struct oci_unit {
 	bool verified; /* checked and compared with its source */
 	/* present, but made with --no-verify and this run verifies */
 	bool unverified_only;
+	/* found, and trusted without the check and comparison */
+	bool reused_unverified;
+	/* its source blob was read this run: digest, size and diffID */
+	bool src_checked;
 	struct oci_digest out; /* layer blob */
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */
@@ -161,6 +240,10 @@ struct oci_layout {
 	struct json_object *index; /* index.json */
 	struct oci_unit *units; /* sorted by diffID */
 	size_t nr_units, cap_units;
+	/* other source blobs with a unit's diffID (checked, not converted) */
+	struct oci_unit *extra;
+	size_t nr_extra;
+	struct oci_memo seen; /* documents collected */
 	const struct imgfs_oci_options *o;
 };
 
@@ -198,8 +281,8 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 int oci_record_store(const char *dir, const struct oci_digest *opts,
 		     const struct oci_unit *u, bool sync,
 		     struct imgfs_error *err);
-/* containerd's layer_content_caches name of the unit's image */
-char *oci_cache_image_path(const char *dir, const struct oci_digest *diff_id);
+/* containerd's layer_content_caches name of the unit's image, under DIR */
+void oci_cache_image_rel(const struct oci_digest *diff_id, char rel[96]);
 
 /* ---- convert.c: one unit ---- */
 struct oci_run {
@@ -211,6 +294,9 @@ struct oci_run {
 };
 int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 		     struct imgfs_error *err);
+/* the image @fd of a unit found: checked and compared with its source */
+int oci_unit_verify(const struct oci_run *run, struct oci_unit *u, int fd,
+		    struct imgfs_error *err);
 
 /* ---- assemble.c ---- */
 int oci_assemble(const struct oci_run *run, struct oci_layout *l,

@@ -106,30 +106,20 @@ int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
 int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
 		  struct json_object **out, struct imgfs_error *err)
 {
-	struct json_tokener *tok;
 	char *buf;
 	int ret = oci_blob_load(root, d, size, &buf, err);
 
 	*out = NULL;
 	if (ret)
 		return ret;
-	tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	*out = json_tokener_parse_ex(tok, buf, (int)size);
-	if (!*out || json_tokener_get_error(tok) != json_tokener_success ||
-	    (size_t)json_tokener_get_parse_end(tok) != size ||
-	    !json_object_is_type(*out, json_type_object)) {
-		json_object_put(*out);
-		*out = NULL;
-		ret = imgfs_error_set(err, -EINVAL,
-				      "blob %s: not a JSON object", d->str);
-	}
-	json_tokener_free(tok);
+	ret = oci_json_parse(buf, (size_t)size, out);
 	free(buf);
-	return ret;
+	if (ret == -ENOMEM)
+		return imgfs_error_set(err, ret, "out of memory");
+	if (ret)
+		return imgfs_error_set(err, ret, "blob %s: not a JSON object",
+				       d->str);
+	return 0;
 }
 
 bool oci_ref_selected(const struct imgfs_oci_options *o,
@@ -239,22 +229,36 @@ static int unit_blob_cmp(const void *a, const void *b)
 
 /*
  * One unit per diffID: the smallest blob digest stands for it, so the
- * choice does not depend on the order images come in.
+ * choice does not depend on the order images come in. The other blobs
+ * with that diffID are kept aside: they are checked, not converted.
  */
-static void dedupe_units(struct oci_layout *l)
+static int dedupe_units(struct oci_layout *l, struct imgfs_error *err)
 {
 	size_t n = 0;
 
+	if (!l->nr_units)
+		return 0;
+	l->extra = calloc(l->nr_units, sizeof(*l->extra));
+	if (!l->extra)
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	qsort(l->units, l->nr_units, sizeof(*l->units), unit_blob_cmp);
 	for (size_t i = 0; i < l->nr_units; i++) {
-		if (n && !strcmp(l->units[n - 1].diff_id.str,
-				 l->units[i].diff_id.str)) {
-			free(l->units[i].media_type);
+		struct oci_unit *u = &l->units[i], *p = &l->units[n - !!n];
+
+		if (n && !strcmp(p->diff_id.str, u->diff_id.str)) {
+			if (strcmp(p->blob.str, u->blob.str) &&
+			    (!l->nr_extra ||
+			     strcmp(l->extra[l->nr_extra - 1].blob.str,
+				    u->blob.str)))
+				l->extra[l->nr_extra++] = *u;
+			else
+				free(u->media_type);
 			continue;
 		}
-		l->units[n++] = l->units[i];
+		l->units[n++] = *u;
 	}
 	l->nr_units = n;
+	return 0;
 }
 
 static int collect_manifest(struct oci_layout *l, struct json_object *desc,
@@ -266,8 +270,14 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 	int ret;
 
 	ret = oci_desc_get(desc, &d, &size, NULL, "manifest", err);
-	if (!ret)
-		ret = oci_json_load(l->root, &d, size, &m, err);
+	if (ret)
+		return ret;
+	/* each once: its units are in */
+	if (oci_memo_find(&l->seen, &d, platform_checked))
+		return 0;
+	if (!oci_memo_add(&l->seen, &d, platform_checked))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = oci_json_load(l->root, &d, size, &m, err);
 	if (ret)
 		return ret;
 	/* referrers pass through untouched */
@@ -292,7 +302,8 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 		goto out;
 	}
 	ids = NULL;
-	if (json_object_object_get_ex(cfg, "rootfs", &rootfs))
+	if (json_object_object_get_ex(cfg, "rootfs", &rootfs) &&
+	    json_object_is_type(rootfs, json_type_object))
 		json_object_object_get_ex(rootfs, "diff_ids", &ids);
 	if (!ids || !json_object_is_type(ids, json_type_array) ||
 	    json_object_array_length(ids) != json_object_array_length(layers)) {
@@ -345,8 +356,13 @@ static int collect_index(struct oci_layout *l, struct json_object *desc,
 	if (ret)
 		return ret;
 	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
-	if (!ret)
-		ret = oci_json_load(l->root, &d, size, &ix, err);
+	if (ret)
+		return ret;
+	if (oci_memo_find(&l->seen, &d, 2))
+		return 0;
+	if (!oci_memo_add(&l->seen, &d, 2))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = oci_json_load(l->root, &d, size, &ix, err);
 	if (ret)
 		return ret;
 	if (json_object_object_get_ex(ix, "manifests", &children) &&
@@ -381,32 +397,33 @@ static int collect_desc(struct oci_layout *l, struct json_object *desc,
 int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 		    struct oci_layout *l, struct imgfs_error *err)
 {
-	struct json_object *lay, *children;
+	struct json_object *lay = NULL, *children;
+	struct imgfs_error e;
 	const char *ver;
-	char *path;
 	int ret = 0;
 
 	memset(l, 0, sizeof(*l));
 	l->o = o;
 	l->root = strdup(root);
-	if (!l->root || asprintf(&path, "%s/oci-layout", root) < 0)
+	if (!l->root)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	lay = json_object_from_file(path);
-	free(path);
+	imgfs_error_clear(&e);
+	ret = oci_read_json_file(root, "oci-layout", &lay, &e);
 	ver = oci_json_str(lay, "imageLayoutVersion");
-	if (!ver) {
-		json_object_put(lay);
+	json_object_put(lay);
+	if (ret == -ENOENT || ret == -EBADMSG || (!ret && !ver))
 		return imgfs_error_set(
 			err, -EINVAL,
 			"%s: not an OCI image layout (no readable oci-layout file with imageLayoutVersion)",
 			root);
-	}
-	json_object_put(lay);
-	if (asprintf(&path, "%s/index.json", root) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	l->index = json_object_from_file(path);
-	free(path);
-	if (!l->index || !json_object_is_type(l->index, json_type_object) ||
+	if (ret)
+		return imgfs_error_set(err, ret, "%s", e.msg);
+	ret = oci_read_json_file(root, "index.json", &l->index, err);
+	if (ret && ret != -ENOENT && ret != -EBADMSG)
+		return ret;
+	imgfs_error_clear(err);
+	ret = 0;
+	if (!l->index ||
 	    !json_object_object_get_ex(l->index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array))
 		return imgfs_error_set(
@@ -442,8 +459,7 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 				"%s: no image with ref name '%s' in index.json",
 				root, o->refs[i]);
 	}
-	dedupe_units(l);
-	return 0;
+	return dedupe_units(l, err);
 }
 
 void oci_layout_free(struct oci_layout *l)
@@ -454,6 +470,10 @@ void oci_layout_free(struct oci_layout *l)
 		free(l->units[i].err_msg);
 	}
 	free(l->units);
+	for (size_t i = 0; i < l->nr_extra; i++)
+		free(l->extra[i].media_type);
+	free(l->extra);
+	oci_memo_free(&l->seen);
 	json_object_put(l->index);
 	free(l->root);
 	memset(l, 0, sizeof(*l));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "oci/feed.h"
 #include "oci/internal.h"
 
 void imgfs_oci_options_init(struct imgfs_oci_options *o)
@@ -161,59 +162,125 @@ static void *job_thread(void *arg)
 	}
 }
 
-/* A unit present in the destination, or in the cache (copied, verified). */
-static int find_unit(const struct oci_run *run, struct oci_unit *u,
-		     struct imgfs_error *err)
+static void warn_unit(const struct oci_run *run, const struct oci_unit *u,
+		      const char *where, struct imgfs_error *err)
 {
-	char *path;
-	int ret = oci_record_load(run->dst, &run->opts_digest, u, err);
+	if (run->o->warn) {
+		char msg[IMGFS_ERROR_MSG_MAX + 160];
 
-	if (ret)
+		snprintf(msg, sizeof(msg), "%s record of %s not used: %s",
+			 where, u->diff_id.str, err->msg);
+		run->o->warn(msg, run->o->warn_arg);
+	}
+	imgfs_error_clear(err);
+}
+
+/*
+ * What a record says, against the blob in the destination it names: the
+ * media type this run makes, the blob's digest and size, and the digest
+ * of its uncompressed bytes. Unless trust_records, the image is then
+ * checked and compared with the source as a converted one is (a +zstd
+ * unit is converted again instead).
+ */
+static int prove_unit(const struct oci_run *run, struct oci_unit *u,
+		      struct imgfs_error *err)
+{
+	const char *mt = imgfs_oci_layer_media_type(run->o->layer_type);
+	bool zstd = run->o->layer_type == IMGFS_OCI_LAYER_EROFS_ZSTD;
+	struct oci_feed f;
+	char rel[96];
+	int ret, fd;
+
+	if (strcmp(u->out_media_type, mt))
+		return imgfs_error_set(err, -EBADMSG,
+				       "it gives media type %s, not %s",
+				       u->out_media_type, mt);
+	if (!zstd && strcmp(u->out.str, u->out_diff_id.str))
+		return imgfs_error_set(
+			err, -EBADMSG,
+			"its uncompressed digest %s is not its digest %s",
+			u->out_diff_id.str, u->out.str);
+	if (zstd && !run->o->trust_records)
+		return imgfs_error_set(err, -EAGAIN,
+				       "a +zstd unit is converted again");
+	ret = oci_feed_start(&f, run->dst, &u->out, u->out_size, zstd, err);
+	if (!ret)
+		ret = oci_feed_end(&f, err);
+	if (!ret && zstd && strcmp(f.plain_digest.str, u->out_diff_id.str))
+		ret = imgfs_error_set(
+			err, -EBADMSG,
+			"blob %s: its uncompressed content has digest %s, not %s",
+			u->out.str, f.plain_digest.str, u->out_diff_id.str);
+	if (ret || run->o->trust_records || run->o->no_verify) {
+		u->reused_unverified = !ret && run->o->trust_records;
 		return ret;
+	}
+	snprintf(rel, sizeof(rel), "blobs/sha256/%s", oci_digest_hex(&u->out));
+	fd = oci_open_file(run->dst, rel, err);
+	if (fd < 0)
+		return fd;
+	ret = oci_unit_verify(run, u, fd, err);
+	close(fd);
+	return ret;
+}
+
+/* The unit's record in @dir, if any, usable by this run. */
+static int load_record(const struct oci_run *run, const char *dir,
+		       const char *where, struct oci_unit *u,
+		       struct imgfs_error *err)
+{
+	int ret = oci_record_load(dir, &run->opts_digest, u, err);
+
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		u->have = false;
+		warn_unit(run, u, where, err);
+		return 0;
+	}
 	/* a unit made with --no-verify does not stand for a verified one */
 	if (u->have && !u->verified && !run->o->no_verify) {
 		u->have = false;
 		u->unverified_only = true;
 	}
+	return 0;
+}
+
+/* A unit present in the destination, or in the cache (copied), proven. */
+static int find_unit(const struct oci_run *run, struct oci_unit *u,
+		     struct imgfs_error *err)
+{
+	char rel[96];
+	int ret = load_record(run, run->dst, "destination", u, err);
+
+	if (ret)
+		return ret;
 	if (u->have) {
-		path = oci_blob_path(run->dst, &u->out);
-		if (!path)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		/* a record without its blob (removed by hand): redo it */
-		if (access(path, F_OK))
-			u->have = false;
-		free(path);
-		if (u->have)
+		ret = prove_unit(run, u, err);
+		if (!ret)
 			return 0;
+		u->have = false;
+		if (ret == -ENOMEM)
+			return ret;
+		warn_unit(run, u, "destination", err);
 	}
 	if (!run->o->cache_dir || run->o->layer_type != IMGFS_OCI_LAYER_EROFS)
 		return 0;
-	ret = oci_record_load(run->o->cache_dir, &run->opts_digest, u, err);
-	if (!ret && u->have && !u->verified && !run->o->no_verify) {
-		u->have = false;
-		u->unverified_only = true;
-	}
+	ret = load_record(run, run->o->cache_dir, "cache", u, err);
 	if (ret || !u->have)
 		return ret;
-	/* the cache's image is the blob itself: copy it in, verified */
-	path = oci_cache_image_path(run->o->cache_dir, &u->diff_id);
-	if (!path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	/* the cache's image is the blob itself: copy it in, then prove it */
+	oci_cache_image_rel(&u->diff_id, rel);
 	u->have = false;
-	ret = oci_blob_copy_path(path, run->dst, &u->out, u->out_size,
-				 run->sync, err);
-	free(path);
+	ret = oci_blob_copy_at(run->o->cache_dir, rel, run->dst, &u->out,
+			       u->out_size, run->sync, err);
+	if (!ret)
+		ret = prove_unit(run, u, err);
 	if (ret) {
-		/* a stale or damaged cache entry: convert again */
-		if (run->o->warn) {
-			char msg[IMGFS_ERROR_MSG_MAX + 64];
-
-			snprintf(msg, sizeof(msg),
-				 "cache entry of %s not used: %s",
-				 u->diff_id.str, err->msg);
-			run->o->warn(msg, run->o->warn_arg);
-		}
-		imgfs_error_clear(err);
+		/* a stale, damaged or forged cache entry: convert again */
+		if (ret == -ENOMEM)
+			return ret;
+		warn_unit(run, u, "cache", err);
 		return 0;
 	}
 	u->have = true;
@@ -231,7 +298,6 @@ static int prepare(const char *src, const char *dst,
 		   const struct imgfs_oci_options *o, struct oci_run *run,
 		   struct oci_layout *l, struct imgfs_error *err)
 {
-	char *dir = NULL;
 	int ret = check_options(o, err);
 
 	memset(l, 0, sizeof(*l));
@@ -256,14 +322,16 @@ static int prepare(const char *src, const char *dst,
 	ret = oci_options_digest(o, &run->opts_digest, err);
 	if (!ret)
 		ret = oci_layout_open(src, o, l, err);
-	if (!ret && asprintf(&dir, "%s/blobs/sha256", dst) < 0) {
-		dir = NULL;
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
 	if (!ret)
-		ret = oci_mkdirs(dir, err);
-	free(dir);
-	return ret;
+		ret = oci_dir_open(dst, "blobs/sha256", true, err);
+	if (ret < 0)
+		return ret;
+	close(ret);
+	/* what dead runs left behind (without O_TMPFILE) */
+	oci_tmpname_sweep(dst, "blobs/sha256", o->warn, o->warn_arg);
+	oci_tmpname_sweep(dst, ".imgfs/units", o->warn, o->warn_arg);
+	oci_tmpname_sweep(dst, ".", o->warn, o->warn_arg);
+	return 0;
 }
 
 static int find_units(const struct oci_run *run, struct oci_layout *l,
@@ -282,6 +350,8 @@ static int find_units(const struct oci_run *run, struct oci_layout *l,
 			return ret;
 		if (u->have) {
 			st->reused++;
+			if (u->reused_unverified)
+				st->reused_unverified++;
 			if (run->o->event)
 				run->o->event(IMGFS_OCI_UNIT_REUSED,
 					      u->diff_id.str, u->out.str,
@@ -327,6 +397,40 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 	return 0;
 }
 
+/*
+ * Every source blob of the selected images read once this run: its
+ * digest, size and diffID (a blob sharing a unit's diffID is not
+ * converted, but a lying one must not stand in a published image).
+ */
+static int check_sources(const struct oci_run *run, struct oci_layout *l,
+			 struct imgfs_error *err)
+{
+	for (size_t i = 0; i < l->nr_units + l->nr_extra; i++) {
+		struct oci_unit *u = i < l->nr_units ?
+					     &l->units[i] :
+					     &l->extra[i - l->nr_units];
+		struct oci_feed f;
+		int ret;
+
+		if (u->src_checked)
+			continue;
+		ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size,
+				     true, err);
+		if (!ret)
+			ret = oci_feed_end(&f, err);
+		if (!ret && strcmp(f.plain_digest.str, u->diff_id.str))
+			ret = imgfs_error_set(
+				err, -EBADMSG,
+				"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+				u->blob.str, f.plain_digest.str,
+				u->diff_id.str);
+		if (ret)
+			return ret;
+		u->src_checked = true;
+	}
+	return 0;
+}
+
 /* What a call runs after preparing the layout. */
 enum oci_steps {
 	OCI_STEP_CONVERT = 1, /* convert the units missing (else: find them) */
@@ -355,6 +459,8 @@ static int run_steps(const char *src, const char *dst,
 		ret = (steps & OCI_STEP_CONVERT) ?
 			      convert_units(&run, &l, stats, err) :
 			      find_units(&run, &l, false, stats, err);
+	if (!ret && (steps & OCI_STEP_ASSEMBLE))
+		ret = check_sources(&run, &l, err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
 		ret = oci_assemble(&run, &l, stats, err);
 	oci_layout_free(&l);
