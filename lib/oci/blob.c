@@ -238,6 +238,24 @@ bool oci_tmpname_parse(const char *name, long *pid, char *host, size_t size)
 	return true;
 }
 
+/* What a temporary name says of its writer, for messages. */
+static void describe(const char *name, char *buf, size_t size)
+{
+	char host[72], mine[72];
+	long pid;
+
+	if (!oci_tmpname_parse(name, &pid, host, sizeof(host))) {
+		snprintf(buf, size, "a writer that did not record itself");
+		return;
+	}
+	host_name(mine, sizeof(mine));
+	snprintf(buf, size, "%s (pid %ld on %s)",
+		 strcmp(host, mine)		      ? "a writer on another host"
+		 : kill((pid_t)pid, 0) && errno == ESRCH ? "a writer that died"
+						      : "a running writer",
+		 pid, host);
+}
+
 bool oci_tmpname_dead(const char *name)
 {
 	char host[72], mine[72];
@@ -249,10 +267,9 @@ bool oci_tmpname_dead(const char *name)
 	return !strcmp(host, mine) && kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
-int oci_tmpname_sweep(const char *root, const char *rel, imgfs_warn_fn warn,
-		      void *warn_arg)
+int oci_tmpname_scan(const char *root, const char *rel, bool remove,
+		     imgfs_warn_fn fn, void *arg)
 {
-	struct imgfs_error e;
 	struct dirent *de;
 	DIR *d;
 	int fd = oci_open(root, rel, O_RDONLY | O_DIRECTORY, 0), n = 0;
@@ -262,20 +279,21 @@ int oci_tmpname_sweep(const char *root, const char *rel, imgfs_warn_fn warn,
 			close(fd);
 		return 0;
 	}
-	imgfs_error_clear(&e);
 	while ((de = readdir(d))) {
-		if (!oci_tmpname_dead(de->d_name) ||
-		    unlinkat(dirfd(d), de->d_name, 0))
+		char msg[512], who[160];
+
+		if (strncmp(de->d_name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1))
+			continue;
+		if (remove && (!oci_tmpname_dead(de->d_name) ||
+			       unlinkat(dirfd(d), de->d_name, 0)))
 			continue;
 		n++;
-		if (warn) {
-			char msg[512];
-
-			snprintf(msg, sizeof(msg),
-				 "%s/%s/%s: removed, left by a run that died",
-				 root, rel, de->d_name);
-			warn(msg, warn_arg);
-		}
+		describe(de->d_name, who, sizeof(who));
+		snprintf(msg, sizeof(msg), "%s/%s/%s: %stemporary file of %s",
+			 root, rel, de->d_name, remove ? "removed the " : "a ",
+			 who);
+		if (fn)
+			fn(msg, arg);
 	}
 	closedir(d);
 	return n;

@@ -542,6 +542,11 @@ static struct json_object *load_file(struct oci_chk *c, const char *name)
 	return doc;
 }
 
+static void leftover(const char *msg, void *arg)
+{
+	chk_report(arg, NULL, IMGFS_CHECK_WARNING, "layout", "%s", msg);
+}
+
 static void report_blobs(struct oci_chk *c)
 {
 	for (struct chk_blob *b = c->first; b; b = b->next) {
@@ -603,6 +608,9 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
 	if (doc)
 		check_index(&c, NULL, doc, "index.json", 0);
 	json_object_put(doc);
+	/* what writers without O_TMPFILE left (the rule of blob.c) */
+	oci_tmpname_scan(dir, "blobs/sha256", false, leftover, &c);
+	oci_tmpname_scan(dir, ".", false, leftover, &c);
 	if (c.failed)
 		ret = err->code ? err->code : -ENOMEM;
 	else if (o->blob)

@@ -183,9 +183,12 @@ void oci_tmpfile_close(struct oci_tmpfile *t);
  */
 bool oci_tmpname_parse(const char *name, long *pid, char *host, size_t size);
 bool oci_tmpname_dead(const char *name);
-/* remove the dead writers' temporary files of @root/@rel: how many */
-int oci_tmpname_sweep(const char *root, const char *rel, imgfs_warn_fn warn,
-		      void *warn_arg);
+/*
+ * The temporary files of @root/@rel, each told to @fn: with @remove only
+ * the dead writers' ones, removed. Returns how many.
+ */
+int oci_tmpname_scan(const char *root, const char *rel, bool remove,
+		     imgfs_warn_fn fn, void *arg);
 
 /* Write @buf as a blob of @root (digest into @d). */
 int oci_blob_write(const char *root, const void *buf, size_t len,

@@ -328,9 +328,9 @@ static int prepare(const char *src, const char *dst,
 		return ret;
 	close(ret);
 	/* what dead runs left behind (without O_TMPFILE) */
-	oci_tmpname_sweep(dst, "blobs/sha256", o->warn, o->warn_arg);
-	oci_tmpname_sweep(dst, ".imgfs/units", o->warn, o->warn_arg);
-	oci_tmpname_sweep(dst, ".", o->warn, o->warn_arg);
+	oci_tmpname_scan(dst, "blobs/sha256", true, o->warn, o->warn_arg);
+	oci_tmpname_scan(dst, ".imgfs/units", true, o->warn, o->warn_arg);
+	oci_tmpname_scan(dst, ".", true, o->warn, o->warn_arg);
 	return 0;
 }
 

@@ -253,4 +253,55 @@ else
 	fail "--oci printed a hostile digest raw"
 fi
 
+# ---- without O_TMPFILE: leftovers tell a dead writer from a live one ----
+SHIM=$top_builddir/tests/helpers/.libs/no_tmpfile.so
+[ -f "$SHIM" ] || die "helper not built: $SHIM (run make check)"
+head -c $((48 << 20)) /dev/urandom >"$WORK/big.bin" &&
+	bsdtar -cf "$WORK/lbig.tar" -C "$WORK" big.bin &&
+	$MKLAYOUT "$WORK/srcbig" "big=$WORK/lbig.tar" || die "big layout"
+# shellcheck disable=SC2086 # IMGFS_MKFS may carry options
+env LD_PRELOAD="$SHIM" $MKFS --oci -q --jobs=1 "$WORK/srcbig" "$WORK/dk" &
+pid=$!
+left=
+for _ in $(seq 2000); do
+	left=$(find "$WORK/dk/blobs/sha256" -name '.imgfs-*' 2>/dev/null | head -n1)
+	[ -n "$left" ] && break
+	sleep 0.01
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+host=$(hostname | tr -c 'A-Za-z0-9.\n-' '_')
+if [ -n "$left" ] && [ -e "$left" ] &&
+	basename "$left" | grep -qx "\.imgfs-[a-z0-9]\{6\}-$pid@$host"; then
+	ok "a killed writer's temporary file names it: $(basename "$left")"
+else
+	fail "killed writer: leftover '$left' (pid $pid, host $host)"
+fi
+sleep 1000 &
+live=$!
+touch "$WORK/dk/blobs/sha256/.imgfs-abcdef-$live@$host" \
+	"$WORK/dk/blobs/sha256/.imgfs-Xy12Ab"
+run leftfsck "$FSCK_IMG" --oci="$WORK/dk"
+n=$(grep -c 'temporary file of' "$WORK/leftfsck.out" "$WORK/leftfsck.err" | awk -F: '{s += $2} END {print s}')
+if [ "$n" -eq 3 ] && grep -q "a writer that died (pid $pid on $host)" "$WORK/leftfsck.out" &&
+	grep -q "a running writer (pid $live on $host)" "$WORK/leftfsck.out"; then
+	ok "fsck.img --oci reports the 3 temporary files, dead and live"
+else
+	cat "$WORK/leftfsck.out" "$WORK/leftfsck.err"
+	fail "fsck.img --oci: $n temporary files reported"
+fi
+# shellcheck disable=SC2086
+run rerun env LD_PRELOAD="$SHIM" $MKFS --oci --jobs=1 "$WORK/srcbig" "$WORK/dk"
+if [ $rc -eq 0 ] && [ ! -e "$left" ] &&
+	grep -q "removed the temporary file of a writer that died" "$WORK/rerun.err" &&
+	[ -e "$WORK/dk/blobs/sha256/.imgfs-abcdef-$live@$host" ] &&
+	[ -e "$WORK/dk/blobs/sha256/.imgfs-Xy12Ab" ]; then
+	ok "the next run removes the dead writer's file, keeps the others"
+else
+	cat "$WORK/rerun.err"
+	fail "rerun: exit $rc, leftovers $(ls -a "$WORK/dk/blobs/sha256" | grep imgfs-)"
+fi
+kill $live
+wait $live 2>/dev/null
+
 finish
