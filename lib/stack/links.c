@@ -177,7 +177,7 @@ static int spill_open(struct stack_links *l, struct imgfs_error *err)
 static int write_zeros(struct stack_links *l, uint64_t len, const char *name,
 		       struct imgfs_error *err)
 {
-	static const uint8_t zeros[4096];
+	static const uint8_t zeros[65536];
 
 	while (len) {
 		size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
@@ -226,13 +226,35 @@ static int copy_data(struct stack_links *l, struct archive *a,
 	return pos < size ? write_zeros(l, size - pos, name, err) : 0;
 }
 
+/*
+ * The bytes of holes the tar writer would have to be given for @e: its
+ * apparent size less the data its sparse map names (0 if not sparse).
+ */
+static uint64_t hole_bytes(struct archive_entry *e)
+{
+	uint64_t size = (uint64_t)archive_entry_size(e), data = 0;
+	la_int64_t o, n;
+
+	if (archive_entry_sparse_reset(e) <= 0)
+		return 0;
+	while (archive_entry_sparse_next(e, &o, &n) == ARCHIVE_OK)
+		if (n > 0)
+			data += (uint64_t)n;
+	return data < size ? size - data : 0;
+}
+
 int stack_links_save(struct stack_links *l, struct archive *a,
 		     struct archive_entry *e, const char *name, uint64_t *off,
 		     struct imgfs_error *err)
 {
-	int ret = spill_open(l, err);
+	int ret;
 
 	*off = STACK_UNSAVED;
+	/* a huge sparse file would take for ever to pass as zeros: its
+	 * data is skipped, as any hidden data (a link to it is an error) */
+	if (hole_bytes(e) > STACK_SPILL_HOLES_MAX)
+		return 0;
+	ret = spill_open(l, err);
 	if (ret)
 		return ret;
 	*off = l->spill_end;

@@ -54,6 +54,8 @@ struct stack_links {
 
 /* An entry that could not be kept (the spill's offset otherwise). */
 #define STACK_UNSAVED UINT64_MAX
+/* holes of a hidden sparse file kept for a link, at most (docs/stack.md) */
+#define STACK_SPILL_HOLES_MAX (64ull << 30)
 
 void stack_links_init(struct stack_links *l);
 /* Forget the layer's paths and empty the spill file. */
@@ -70,7 +72,8 @@ struct stack_saved *stack_links_get(struct stack_links *l, const char *path,
 /*
  * Append entry @e (read from @a, its data not read yet) to the spill,
  * header and data; *@off is where it starts, or STACK_UNSAVED when the
- * tar writer refused it (only an error if a link needs it later). Fails
+ * tar writer refused it or its holes are more than STACK_SPILL_HOLES_MAX
+ * (only an error if a link needs it later). Fails
  * only when the spill file cannot be written or @a cannot be read.
  */
 int stack_links_save(struct stack_links *l, struct archive *a,

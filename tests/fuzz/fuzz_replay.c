@@ -4,7 +4,8 @@
  * corpus and of the regression inputs (crashes found by fuzzing), without
  * libFuzzer. Part of "make check"; built with the sanitizers when
  * configured with --enable-sanitizers. Directories default to
- * $top_srcdir/tests/fuzz/{corpus,regress}.
+ * $top_srcdir/tests/fuzz/{corpus,regress} (REPLAY_CORPUS and
+ * REPLAY_REGRESS name others, for another target).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef REPLAY_CORPUS
+#define REPLAY_CORPUS "corpus"
+#define REPLAY_REGRESS "regress"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -84,7 +90,8 @@ int main(int argc, char **argv)
 			if (replay_dir(argv[i], &count))
 				return 1;
 	} else {
-		static const char *const sub[] = { "corpus", "regress" };
+		static const char *const sub[] = { REPLAY_CORPUS,
+						   REPLAY_REGRESS };
 
 		for (i = 0; i < 2; i++) {
 			snprintf(dir, sizeof(dir), "%s/tests/fuzz/%s",

@@ -5,9 +5,10 @@
 # Build libFuzzer targets together with the source tree's lib/*/*.c in a
 # temporary directory (clang, with -fsanitize=fuzzer,address,undefined) and
 # fuzz each for SECONDS seconds, starting from tests/fuzz/corpus. TARGET is
-# "check" (the image checker, tests/fuzz/fuzz_check.c; the default) or
-# "dump" (every dump.img view, tests/fuzz/fuzz_dump.c). The source tree is
-# not written to.
+# "check" (the image checker, tests/fuzz/fuzz_check.c; the default),
+# "dump" (every dump.img view, tests/fuzz/fuzz_dump.c) or "oci" (OCI
+# layouts read, checked, converted and flattened, tests/fuzz/fuzz_oci.c,
+# seeds in tests/fuzz/corpus-oci). The source tree is not written to.
 # Crashing inputs are copied to $FUZZ_OUT (default ./fuzz-artifacts); add
 # each to tests/fuzz/regress/ once fixed, so "make check" replays it.
 # Exit status: 0 no crash, 1 crash or leak found, 2 build failure.
@@ -24,8 +25,8 @@ shift
 targets=${*:-check}
 for t in $targets; do
 	case $t in
-	check | dump) ;;
-	*) echo "$0: unknown target: $t (check, dump)" >&2; exit 2 ;;
+	check | dump | oci) ;;
+	*) echo "$0: unknown target: $t (check, dump, oci)" >&2; exit 2 ;;
 	esac
 done
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,11 +85,15 @@ compile_dump() {
 	done
 }
 
-mkdir -p "$tmp/corpus" "$out"
-cp "$src"/tests/fuzz/corpus/* "$tmp/corpus/"
-cp "$src"/tests/fuzz/regress/* "$tmp/corpus/" 2>/dev/null
+mkdir -p "$out"
 found=0
 for t in $targets; do
+	# each target its own seeds (the OCI one encodes layouts)
+	sfx=
+	[ "$t" = oci ] && sfx=-oci
+	rm -rf "$tmp/corpus" && mkdir -p "$tmp/corpus"
+	cp "$src/tests/fuzz/corpus$sfx"/* "$tmp/corpus/"
+	cp "$src/tests/fuzz/regress$sfx"/* "$tmp/corpus/" 2>/dev/null
 	extra=
 	if [ "$t" = dump ]; then
 		extra=$(compile_dump) ||

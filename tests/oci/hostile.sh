@@ -253,6 +253,34 @@ else
 	fail "--oci printed a hostile digest raw"
 fi
 
+# ---- --flatten of a huge sparse file hidden by the layer above ----
+"$PYTHON" - "$WORK/sparse.tar" "$WORK/wh.tar" <<'PY' || die "sparse tars"
+import io, sys, tarfile
+size, data = 1 << 62, b"x" * 4096
+body = ("1\n0\n%d\n" % len(data)).encode()
+body += b"\0" * (-len(body) % 512) + data
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo("GNUSparseFile.0/s")
+    ti.size, ti.mode = len(body), 0o644
+    ti.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                      "GNU.sparse.name": "s", "GNU.sparse.realsize": str(size)}
+    tf.addfile(ti, io.BytesIO(body))
+    ti = tarfile.TarInfo("keep")
+    ti.size = 3
+    tf.addfile(ti, io.BytesIO(b"hi\n"))
+with tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as tf:
+    tf.addfile(tarfile.TarInfo(".wh.s"))
+PY
+$MKLAYOUT "$WORK/srcsp" "sp=$WORK/sparse.tar:gzip,$WORK/wh.tar" || die "sparse layout"
+run sparse mkfs_img --oci --flatten "$WORK/srcsp" "$WORK/sp.img"
+if [ $rc -eq 0 ] && "$DUMP_IMG" --path=/keep "$WORK/sp.img" >/dev/null 2>&1 &&
+	! "$DUMP_IMG" --path=/s "$WORK/sp.img" >/dev/null 2>&1; then
+	ok "--flatten over a hidden 2^62-byte sparse file: done, /s hidden"
+else
+	cat "$WORK/sparse.err"
+	fail "--flatten over a hidden sparse file: exit $rc (124: ran for ever)"
+fi
+
 # ---- without O_TMPFILE: leftovers tell a dead writer from a live one ----
 SHIM=$top_builddir/tests/helpers/.libs/no_tmpfile.so
 [ -f "$SHIM" ] || die "helper not built: $SHIM (run make check)"
