@@ -192,6 +192,14 @@ struct exp_dentry *cmp_walk_parent(struct imgfs_compare *c,
 
 	for (i = 0; i + 1 < cp->n; i++) {
 		d = cmp_dlookup(c, dir, cp->v[i], strlen(cp->v[i]));
+		if (d && d->whiteout && create) {
+			/* ".wh.d" then "d/b": a new opaque d */
+			d->dead = true;
+			d = implied_dir(c, dir, cp->v[i]);
+			if (!d)
+				return NULL;
+			d->opaque = true;
+		}
 		if (d && !cmp_is_dir(d)) {
 			if (create)
 				cmp_unrepresentable(

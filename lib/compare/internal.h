@@ -57,6 +57,7 @@ struct exp_dentry {
 	char *link_target;
 	char *entry_path;
 	bool dead, opaque, whiteouts;
+	bool whiteout; /* made from ".wh.NAME" by the archive */
 	struct exp_dentry **children; /* util/vec.h */
 	size_t nr_children, cap_children;
 	struct imgfs_hnode hnode; /* in c->dentries, by (parent, name) */

@@ -111,8 +111,9 @@ static int whiteout(struct imgfs_compare *c, struct exp_dentry *dir,
 	if (d)
 		d->dead = true;
 	in = cmp_inode_new(c);
-	if (!in || !cmp_dadd(c, dir, name, strlen(name), in))
+	if (!in || !(d = cmp_dadd(c, dir, name, strlen(name), in)))
 		return -ENOMEM;
+	d->whiteout = true;
 	in->mode = 0020000;
 	cmp_set_owner_time(c, in, ae, path);
 	dir->whiteouts = true;
@@ -154,6 +155,7 @@ static int add_named(struct imgfs_compare *c, struct archive *a,
 	const char *hardlink = archive_entry_hardlink(ae);
 	struct exp_dentry *d;
 	struct exp_inode *in;
+	bool opaque;
 	int ret;
 
 	ret = whiteout(c, dir, name, ae, path);
@@ -162,13 +164,16 @@ static int add_named(struct imgfs_compare *c, struct archive *a,
 	d = cmp_dlookup(c, dir, name, strlen(name));
 	if (d && cmp_is_dir(d) && dir_entry && !hardlink)
 		return update_dir(c, d, ae, path);
+	/* a directory where the archive put a whiteout: opaque */
+	opaque = d && d->whiteout && dir_entry && !hardlink;
 	if (d)
 		d->dead = true;
 	if (hardlink)
 		return add_link(c, dir, name, ae, path);
 	in = cmp_inode_new(c);
-	if (!in || !cmp_dadd(c, dir, name, strlen(name), in))
+	if (!in || !(d = cmp_dadd(c, dir, name, strlen(name), in)))
 		return -ENOMEM;
+	d->opaque = opaque;
 	return cmp_fill_inode(c, a, ae, in, path);
 }
 

@@ -67,8 +67,15 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 		const char *name = cp->text + cp->off[i];
 		struct imgfs_dentry *d;
 		struct imgfs_node *inode;
+		bool opaque;
 
 		d = imgfs_tree_lookup(&w->tree, dir, name, cp->len[i]);
+		opaque = d && d->whiteout && create;
+		if (opaque) {
+			/* ".wh.d" then "d/b": d is new, hiding the lower d */
+			imgfs_tree_kill(&w->tree, d);
+			d = NULL;
+		}
 		if (d && (!d->inode || !imgfs_node_is_dir(d->inode))) {
 			*ret = imgfs_error_set(err, -ENOTDIR,
 					       "%s: parent \"%.*s\" is not a directory",
@@ -90,6 +97,7 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 				return NULL;
 			}
 			d->implied = true;
+			d->opaque = opaque;
 			inode->dir = d;
 		}
 		dir = d;
@@ -422,6 +430,9 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (c->name_len == strlen(WH_OPAQUE) &&
 	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
 		c->dir->opaque = true;
+		if (c->dir == w->tree.root && w->opts.warn)
+			w->opts.warn("an opaque marker (.wh..wh..opq) at the layer's root: the root gets trusted.overlay.opaque, which overlayfs ignores on a layer's root, so a stack of layer images still shows the lower layers' files (docs/oci.md)",
+				     w->opts.warn_arg);
 		return 1;
 	}
 	if (c->name_len >= strlen(WH_META) &&
@@ -443,9 +454,12 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (d)
 		imgfs_tree_kill(&w->tree, d);
 	inode = imgfs_node_new(&w->tree);
-	if (!inode || !imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
-				      inode))
+	d = inode ? imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
+				   inode) :
+		    NULL;
+	if (!d)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	d->whiteout = true;
 	inode->mode = 0020000;
 	c->dir->has_whiteouts = true;
 	ret = set_owner_time(w, inode, c->e, err);
@@ -489,6 +503,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	bool is_dir = (e->mode & S_TYPE) == S_DIR;
 	struct imgfs_node *inode;
 	struct imgfs_dentry *d;
+	bool opaque = false;
 	int ret;
 
 	ret = handle_whiteout(c, err);
@@ -498,8 +513,11 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	if (d && d->inode && imgfs_node_is_dir(d->inode) && is_dir &&
 	    !e->hardlink)
 		return update_dir(c, d, err);
-	if (d)
+	if (d) {
+		/* ".wh.d" then "d/": a new d hiding the lower one */
+		opaque = d->whiteout && is_dir && !e->hardlink;
 		imgfs_tree_kill(&w->tree, d);
+	}
 	if (e->hardlink)
 		return add_hardlink(c, err);
 	ret = check_type(e, err);
@@ -514,6 +532,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (is_dir)
 		inode->dir = d;
+	d->opaque = opaque;
 	ret = set_owner_time(w, inode, e, err);
 	if (!ret)
 		ret = set_xattrs(w, inode, e, err);

@@ -74,6 +74,9 @@ struct imgfs_dentry {
 	bool implied; /* created for a missing parent, not yet listed */
 	bool has_whiteouts; /* gets trusted.overlay.origin */
 	bool opaque; /* gets trusted.overlay.opaque = y */
+	/* a whiteout made from ".wh.NAME" by this layer: a directory of
+	 * the layer at NAME replaces it as an opaque one */
+	bool whiteout;
 	/* directories only */
 	struct imgfs_dentry **children;
 	uint32_t nr_children;
