@@ -139,6 +139,30 @@ int oci_open_file(const char *root, const char *rel, struct imgfs_error *err)
 	return fd;
 }
 
+/* mkdir -p of the directory the user names (as any path) */
+static int mkdirs(const char *root)
+{
+	char *p = strdup(root);
+	int ret = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; !ret; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			ret = -errno;
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return ret;
+}
+
 int oci_dir_open(const char *root, const char *rel, bool create,
 		 struct imgfs_error *err)
 {
@@ -147,9 +171,8 @@ int oci_dir_open(const char *root, const char *rel, bool create,
 
 	if (!p)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	if (create && mkdir(root, 0755) && errno != EEXIST) {
-		fd = imgfs_error_set(err, -errno, "%s: %s", root,
-				     strerror(errno));
+	if (create && (fd = mkdirs(root)) < 0) {
+		fd = imgfs_error_set(err, fd, "%s: %s", root, strerror(-fd));
 		goto out;
 	}
 	cur = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -148,7 +148,8 @@ expect_error "DST/.imgfs a symlink" "symbolic link"
 	fail "written through DST/.imgfs: $(ls -R "$WORK/outside2")"
 
 # a wrong file already under a final blob name is replaced
-cp -r "$WORK/d1" "$WORK/dw" && rm -rf "$WORK/dw/.imgfs" || die "cp"
+mkfs_img --oci -q "$WORK/src" "$WORK/dw" && rm -rf "$WORK/dw/.imgfs" ||
+	die "conversion"
 blob=$(layers "$WORK/dw" | awk 'NR==1 {print $2}' | cut -d: -f2)
 rm -f "$WORK/dw/blobs/sha256/$blob" && echo planted >"$WORK/dw/blobs/sha256/$blob"
 run planted mkfs_img --oci "$WORK/src" "$WORK/dw"
