@@ -25,6 +25,7 @@ $MKLAYOUT "$WORK/src" "t=$WORK/l1.tar:gzip,$WORK/l2.tar" || die "mklayout"
 run() {
 	name=$1
 	shift
+	# shellcheck disable=SC2086 # IMGFS_MKFS may carry options
 	[ "$1" = mkfs_img ] && shift && set -- $MKFS "$@"
 	rc=0
 	timeout "$TO" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
@@ -37,7 +38,7 @@ expect_error() {
 		grep -q -- "$2" "$WORK/$name.err" "$WORK/$name.out"; then
 		ok "$1: exit $rc, $(grep -m1 -- "$2" "$WORK/$name.err" "$WORK/$name.out" | cut -c1-160)"
 	else
-		cat "$WORK/$name.err" | head -5
+		head -5 "$WORK/$name.err"
 		fail "$1: exit $rc (124: hung), no '$2'"
 	fi
 }
@@ -328,7 +329,7 @@ if [ $rc -eq 0 ] && [ ! -e "$left" ] &&
 	ok "the next run removes the dead writer's file, keeps the others"
 else
 	cat "$WORK/rerun.err"
-	fail "rerun: exit $rc, leftovers $(ls -a "$WORK/dk/blobs/sha256" | grep imgfs-)"
+	fail "rerun: exit $rc, leftovers $(find "$WORK/dk/blobs/sha256" -name ".imgfs-*")"
 fi
 kill $live
 wait $live 2>/dev/null
