@@ -34,6 +34,7 @@ enum {
 	OPT_ASSEMBLE,
 	OPT_FLATTEN,
 	OPT_MERGE,
+	OPT_GC,
 };
 
 static const struct option oci_opts[] = {
@@ -50,6 +51,7 @@ static const struct option oci_opts[] = {
 	{ "assemble", no_argument, NULL, OPT_ASSEMBLE },
 	{ "flatten", no_argument, NULL, OPT_FLATTEN },
 	{ "merge", no_argument, NULL, OPT_MERGE },
+	{ "gc", no_argument, NULL, OPT_GC },
 };
 
 enum mode {
@@ -67,6 +69,7 @@ struct oci_args {
 	const char **refs;
 	const char **platforms;
 	enum mode mode;
+	bool gc; /* then remove what DST/index.json does not reach */
 	const char *src;
 	const char *dst;
 };
@@ -100,6 +103,9 @@ static void usage(FILE *f)
 		"      --merge          CONVERTED_LAYOUT OUT.img: the one image selected,\n"
 		"                       as a metadata-only image over its EROFS layer\n"
 		"                       blobs (mount -o device=BLOB,... in layer order)\n"
+		"      --gc             then remove the blobs and unit records of DST_LAYOUT\n"
+		"                       that its index.json does not reach; alone\n"
+		"                       (mkfs.img --oci --gc DST_LAYOUT) only that\n"
 		"      --json           the summary as JSON on standard output\n"
 		"  -q, --quiet          no progress or summary\n\n"
 		"Every other mkfs.img option (-z, -C, -b, -T, --all-root, --dm-verity, ...)\n"
@@ -212,6 +218,9 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 	case OPT_SUBJECT:
 		o->subject = true;
 		return 0;
+	case OPT_GC:
+		a->gc = true;
+		return 0;
 	case OPT_LIST_UNITS:
 	case OPT_SHARD:
 	case OPT_ASSEMBLE:
@@ -316,12 +325,22 @@ static int parse(int argc, char **argv, struct oci_args *a)
 			a->m.opts.build_time = sde;
 		}
 	}
+	if (a->gc && a->mode != MODE_ALL && a->mode != MODE_ASSEMBLE) {
+		fputs("mkfs.img: --gc goes with a whole run or --assemble (a shard's units are reached only once assembled)\n",
+		      stderr);
+		return -1;
+	}
+	if (a->gc && a->mode == MODE_ALL && argc - optind == 1) {
+		a->dst = argv[optind];
+		return 0;
+	}
 	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2
 				 : argc - optind != 2) {
 		fprintf(stderr,
 			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
 			a->mode == MODE_LIST
 				? " (DST_LAYOUT optional with --list-units)"
+			: a->gc ? " (or DST_LAYOUT alone with --gc)"
 				: "");
 		return -1;
 	}
@@ -361,8 +380,12 @@ static int print_unit(const struct imgfs_oci_unit *u, void *arg)
 	return 0;
 }
 
+static void add_gc_json(struct json_object *o,
+			const struct imgfs_oci_gc_stats *g);
+
 static void print_json(const struct oci_args *a,
-		       const struct imgfs_oci_stats *st)
+		       const struct imgfs_oci_stats *st,
+		       const struct imgfs_oci_gc_stats *g)
 {
 	struct json_object *o = json_object_new_object();
 	char dig[72] = "";
@@ -396,6 +419,8 @@ static void print_json(const struct oci_args *a,
 			       json_object_new_int64((int64_t)st->bytes_in));
 	json_object_object_add(o, "bytes_out",
 			       json_object_new_int64((int64_t)st->bytes_out));
+	if (g)
+		add_gc_json(o, g);
 	puts(json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -471,9 +496,46 @@ static void print_summary(const struct oci_args *a,
 		st->reused, st->manifests, st->indexes, st->copied_blobs);
 }
 
+static void add_gc_json(struct json_object *o,
+			const struct imgfs_oci_gc_stats *g)
+{
+	struct json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "blobs_kept",
+			       json_object_new_int64((int64_t)g->blobs_kept));
+	json_object_object_add(j, "blobs_removed",
+			       json_object_new_int64((int64_t)g->blobs_removed));
+	json_object_object_add(j, "bytes_removed",
+			       json_object_new_int64((int64_t)g->bytes_removed));
+	json_object_object_add(
+		j, "records_removed",
+		json_object_new_int64((int64_t)g->records_removed));
+	json_object_object_add(o, "gc", j);
+}
+
+/* --gc: after the run (if any), what DST/index.json does not reach. */
+static int run_gc(const struct oci_args *a, struct imgfs_oci_gc_stats *g)
+{
+	struct imgfs_error err;
+
+	if (imgfs_oci_gc(a->dst, g, &err)) {
+		fprintf(stderr, "mkfs.img: --gc: %s\n", err.msg);
+		return 1;
+	}
+	if (!a->m.quiet && !a->m.json)
+		fprintf(stderr,
+			"mkfs.img: %s: %" PRIu64 " blobs removed (%" PRIu64
+			" bytes), %" PRIu64 " unit records removed, %" PRIu64
+			" blobs kept\n",
+			a->dst, g->blobs_removed, g->bytes_removed,
+			g->records_removed, g->blobs_kept);
+	return 0;
+}
+
 int mkfs_oci_main(int argc, char **argv)
 {
 	struct imgfs_oci_stats st;
+	struct imgfs_oci_gc_stats g;
 	struct imgfs_error err;
 	struct oci_args a;
 	int r;
@@ -494,6 +556,26 @@ int mkfs_oci_main(int argc, char **argv)
 	}
 	imgfs_error_clear(&err);
 	memset(&st, 0, sizeof(st));
+	memset(&g, 0, sizeof(g));
+	if (a.gc && !a.src) {
+		r = run_gc(&a, &g);
+		if (!r && a.m.json) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "schema_version",
+					       json_object_new_int(1));
+			json_object_object_add(
+				o, "destination", json_object_new_string(a.dst));
+			add_gc_json(o, &g);
+			puts(json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		}
+		free(a.refs);
+		free(a.platforms);
+		return r;
+	}
 	switch (a.mode) {
 	case MODE_LIST:
 		r = imgfs_oci_list_units(a.src, &a.o, print_unit, NULL, &err);
@@ -516,10 +598,12 @@ int mkfs_oci_main(int argc, char **argv)
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
 		   a.mode != MODE_MERGE) {
-		if (a.m.json)
-			print_json(&a, &st);
-		else if (!a.m.quiet)
+		if (!a.m.json && !a.m.quiet)
 			print_summary(&a, &st);
+		if (a.gc && run_gc(&a, &g))
+			r = 1;
+		else if (a.m.json)
+			print_json(&a, &st, a.gc ? &g : NULL);
 	}
 	free(a.refs);
 	free(a.platforms);

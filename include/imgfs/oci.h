@@ -154,6 +154,25 @@ int imgfs_oci_convert(const char *src, const char *dst,
 		      const struct imgfs_oci_options *o,
 		      struct imgfs_oci_stats *stats, struct imgfs_error *err);
 
+/* What imgfs_oci_gc() found. */
+struct imgfs_oci_gc_stats {
+	uint64_t blobs_kept; /* reached from index.json */
+	uint64_t blobs_removed; /* unreached, or a killed run's temporary */
+	uint64_t bytes_removed;
+	uint64_t records_removed; /* unit records of unreached blobs */
+};
+
+/*
+ * Remove the blobs and unit records of the layout @dst that its
+ * index.json does not reach, and temporary files of killed runs. Holds
+ * the layout's lock exclusively: fails with -EBUSY, removing nothing,
+ * while a run (conversion, shard, assembly) writes into @dst. Units of
+ * shards not assembled yet are not reached: collect after assembling.
+ */
+IMGFS_API
+int imgfs_oci_gc(const char *dst, struct imgfs_oci_gc_stats *st,
+		 struct imgfs_error *err);
+
 /*
  * Flatten the one image of @src that the refs and platforms of @o select
  * (exactly one manifest must match) into one EROFS image at @image_path

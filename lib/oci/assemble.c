@@ -514,7 +514,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 {
 	struct assemble a = { .run = run, .l = l, .st = st };
 	struct json_object *children, *nchildren = json_object_new_array();
-	struct json_object *top = NULL;
+	struct json_object *top = NULL, *olds = NULL, *merged;
 	size_t n, nsel = 0;
 	bool *done = NULL;
 	char *dir = NULL;
@@ -598,8 +598,17 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			run->src);
 		goto out;
 	}
+	ret = oci_dst_index_load(run->dst, &olds, err);
+	if (ret)
+		goto out;
 	json_object_deep_copy(l->index, &top, NULL);
-	json_object_object_add(top, "manifests", json_object_get(nchildren));
+	/* images converted by earlier runs stay, unless replaced by ref */
+	merged = oci_index_merge(olds, nchildren);
+	if (!merged) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	json_object_object_add(top, "manifests", merged);
 	{
 		size_t len;
 		const char *text = oci_json_text(top, &len);
@@ -620,6 +629,7 @@ out:
 		free(a.missing_ids[i]);
 	free(a.missing_ids);
 	json_object_put(top);
+	json_object_put(olds);
 	json_object_put(nchildren);
 	free(done);
 	free(dir);

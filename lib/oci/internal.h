@@ -212,6 +212,21 @@ struct oci_run {
 int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 		     struct imgfs_error *err);
 
+/* ---- dst.c: the destination's lock and earlier index.json ---- */
+
+/* DST/.imgfs/lock: shared (waits) or exclusive (fails with -EBUSY). */
+int oci_lock(const char *dst, bool exclusive, int *fd, struct imgfs_error *err);
+void oci_unlock(int fd);
+/*
+ * The manifests array of @dst/index.json (a new reference), validated:
+ * descriptors whose documents are there. *@entries NULL when absent.
+ */
+int oci_dst_index_load(const char *dst, struct json_object **entries,
+		       struct imgfs_error *err);
+/* @olds with entries of @news' ref names replaced, then the rest of @news */
+struct json_object *oci_index_merge(struct json_object *olds,
+				    struct json_object *news);
+
 /* ---- assemble.c ---- */
 int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		 struct imgfs_oci_stats *st, struct imgfs_error *err);

@@ -340,12 +340,15 @@ static int run_steps(const char *src, const char *dst,
 	struct imgfs_oci_stats st_local;
 	struct oci_layout l;
 	struct oci_run run;
-	int ret;
+	int ret, lock = -1;
 
 	if (!stats)
 		stats = &st_local;
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
+	/* shared with other runs; a garbage collection waits for none */
+	if (!ret)
+		ret = oci_lock(dst, false, &lock, err);
 	if (!ret && steps == (OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE) &&
 	    o->shard_count)
 		ret = imgfs_error_set(
@@ -357,6 +360,7 @@ static int run_steps(const char *src, const char *dst,
 			      find_units(&run, &l, false, stats, err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
 		ret = oci_assemble(&run, &l, stats, err);
+	oci_unlock(lock);
 	oci_layout_free(&l);
 	return ret;
 }
