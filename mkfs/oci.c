@@ -35,6 +35,7 @@ enum {
 	OPT_FLATTEN,
 	OPT_MERGE,
 	OPT_GC,
+	OPT_KEEP_GOING,
 };
 
 static const struct option oci_opts[] = {
@@ -52,6 +53,7 @@ static const struct option oci_opts[] = {
 	{ "flatten", no_argument, NULL, OPT_FLATTEN },
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "gc", no_argument, NULL, OPT_GC },
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
 };
 
 enum mode {
@@ -103,6 +105,8 @@ static void usage(FILE *f)
 		"      --merge          CONVERTED_LAYOUT OUT.img: the one image selected,\n"
 		"                       as a metadata-only image over its EROFS layer\n"
 		"                       blobs (mount -o device=BLOB,... in layer order)\n"
+		"      --keep-going     convert every unit that can be, publish only the\n"
+		"                       images whose units all converted, then fail\n"
 		"      --gc             then remove the blobs and unit records of DST_LAYOUT\n"
 		"                       that its index.json does not reach; alone\n"
 		"                       (mkfs.img --oci --gc DST_LAYOUT) only that\n"
@@ -220,6 +224,9 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 		return 0;
 	case OPT_GC:
 		a->gc = true;
+		return 0;
+	case OPT_KEEP_GOING:
+		o->keep_going = true;
 		return 0;
 	case OPT_LIST_UNITS:
 	case OPT_SHARD:
@@ -419,6 +426,11 @@ static void print_json(const struct oci_args *a,
 			       json_object_new_int64((int64_t)st->bytes_in));
 	json_object_object_add(o, "bytes_out",
 			       json_object_new_int64((int64_t)st->bytes_out));
+	json_object_object_add(o, "failed",
+			       json_object_new_int64((int64_t)st->failed));
+	json_object_object_add(
+		o, "images_failed",
+		json_object_new_int64((int64_t)st->images_failed));
 	if (g)
 		add_gc_json(o, g);
 	puts(json_object_to_json_string_ext(
@@ -596,6 +608,8 @@ int mkfs_oci_main(int argc, char **argv)
 	}
 	if (r) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
+		if (a.m.json && st.failed)
+			print_json(&a, &st, NULL); /* --keep-going's counts */
 	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
 		   a.mode != MODE_MERGE) {
 		if (!a.m.json && !a.m.quiet)

@@ -90,6 +90,11 @@ struct imgfs_oci_options {
 	void *warn_arg;
 	imgfs_oci_event_fn event; /* may be NULL */
 	void *event_arg;
+	/* a unit that fails does not stop the others: every unit that can
+	 * is converted, each failure is reported (warn) naming its blob and
+	 * images, only images whose units all converted are published, and
+	 * the call still fails at the end, listing the failed blobs */
+	bool keep_going;
 };
 
 struct imgfs_oci_stats {
@@ -103,6 +108,8 @@ struct imgfs_oci_stats {
 	uint64_t copied_blobs; /* blobs passed through untouched */
 	uint64_t bytes_in; /* compressed source bytes converted */
 	uint64_t bytes_out; /* layer blob bytes written */
+	uint64_t failed; /* units that failed (keep_going) */
+	uint64_t images_failed; /* images not published because of them */
 };
 
 /* Fill @o with the defaults. */

@@ -37,6 +37,8 @@ struct assemble {
 	size_t missing;
 	/* of those, units present but made with --no-verify */
 	size_t unverified;
+	/* --keep-going: the first failed unit's blob of the image at hand */
+	const char *fail_blob;
 };
 
 static int add_missing(struct assemble *a, const char *diff_id,
@@ -219,11 +221,12 @@ static struct json_object *layer_desc(struct json_object *ld,
 	return nd;
 }
 
-enum { KEEP = 1, SKIP = 2 };
+enum { KEEP = 1, SKIP = 2, FAILED = 3 };
 
 /*
  * Convert the manifest @desc: 0 with *@out the new descriptor, KEEP when
- * it passes through untouched, SKIP when the platform is not selected.
+ * it passes through untouched, SKIP when the platform is not selected,
+ * FAILED when a unit of it failed (--keep-going: not published).
  */
 static int do_manifest(struct assemble *a, struct json_object *desc,
 		       bool platform_checked, struct json_object **out,
@@ -234,6 +237,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	struct oci_digest d, cd;
 	uint64_t size, csize;
 	size_t ntar = 0;
+	bool failed = false;
 	int ret;
 
 	*out = NULL;
@@ -310,6 +314,12 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		if (ret)
 			goto out;
 		u = oci_layout_unit(a->l, &did);
+		if (u && u->err) {
+			if (!a->fail_blob)
+				a->fail_blob = u->blob.str;
+			failed = true;
+			continue;
+		}
 		if (!u || !u->have) {
 			size_t before = a->missing;
 
@@ -328,6 +338,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 					  layer_desc(ld, u, ldig.str));
 		json_object_array_put_idx(
 			ids, i, json_object_new_string(u->out_diff_id.str));
+	}
+	if (failed) {
+		ret = FAILED;
+		goto out;
 	}
 	if (!ntar) {
 		ret = KEEP;
@@ -370,7 +384,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	if (!ret)
 		a->st->manifests++;
 out:
-	if (ret < 0 || ret == KEEP || ret == SKIP) {
+	if (ret) {
 		json_object_put(*out);
 		*out = NULL;
 	}
@@ -410,8 +424,8 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 					   *nc;
 			int r = do_desc(a, c, depth + 1, &nc, err);
 
-			if (r < 0) {
-				ret = r;
+			if (r < 0 || r == FAILED) {
+				ret = r; /* an index is complete or not published */
 				goto out;
 			}
 			if (r == SKIP)
@@ -509,6 +523,26 @@ static bool is_referrer(struct assemble *a, struct json_object *desc,
 	return yes;
 }
 
+/* --keep-going: the image of index.json entry @c is not published. */
+static void image_failed(struct assemble *a, struct json_object *c)
+{
+	struct json_object *ann;
+	const char *ref = NULL;
+	char msg[512];
+
+	a->st->images_failed++;
+	if (!a->l->o->warn)
+		return;
+	if (json_object_object_get_ex(c, "annotations", &ann))
+		ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	snprintf(msg, sizeof(msg),
+		 "image '%s' (%s) not published: its layer blob %s did not convert",
+		 ref ? ref : "",
+		 oci_json_str(c, "digest") ? oci_json_str(c, "digest") : "",
+		 a->fail_blob ? a->fail_blob : "?");
+	a->l->o->warn(msg, a->l->o->warn_arg);
+}
+
 int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		 struct imgfs_oci_stats *st, struct imgfs_error *err)
 {
@@ -537,12 +571,15 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 
 		if (!oci_ref_selected(l->o, c))
 			continue;
+		a.fail_blob = NULL;
 		r = do_desc(&a, c, 0, &nc, err);
 		if (r < 0) {
 			ret = r;
 			break;
 		}
-		if (r == SKIP)
+		if (r == FAILED)
+			image_failed(&a, c);
+		if (r == SKIP || r == FAILED)
 			continue;
 		done[i] = true;
 		nsel++;
@@ -591,6 +628,8 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	}
 	if (ret)
 		goto out;
+	if (!nsel && st->images_failed)
+		goto out; /* nothing complete: the caller lists the failures */
 	if (!nsel) {
 		ret = imgfs_error_set(
 			err, -ENOENT,

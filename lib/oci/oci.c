@@ -116,6 +116,26 @@ static bool wanted(const struct jobs *j, const struct oci_unit *u)
 	return in_shard(j->run->o, u) && !u->have;
 }
 
+/* --keep-going: the failure stays with the unit, reported, not fatal. */
+static void unit_failed(struct jobs *j, struct oci_unit *u, int ret,
+			const struct imgfs_error *err)
+{
+	const struct imgfs_oci_options *o = j->run->o;
+
+	u->err = ret;
+	free(u->err_msg);
+	u->err_msg = strdup(err->msg);
+	j->st->failed++;
+	if (o->warn) {
+		char msg[IMGFS_ERROR_MSG_MAX + 200];
+
+		snprintf(msg, sizeof(msg),
+			 "unit %s (blob %s) not converted: %s", u->diff_id.str,
+			 u->blob.str, err->msg);
+		o->warn(msg, o->warn_arg);
+	}
+}
+
 static void *job_thread(void *arg)
 {
 	struct jobs *j = arg;
@@ -140,7 +160,9 @@ static void *job_thread(void *arg)
 		imgfs_error_clear(&err);
 		ret = oci_unit_convert(j->run, u, &err);
 		pthread_mutex_lock(&j->lock);
-		if (ret) {
+		if (ret && j->run->o->keep_going) {
+			unit_failed(j, u, ret, &err);
+		} else if (ret) {
 			if (!j->ret) {
 				j->ret = ret;
 				j->err = err;
@@ -327,6 +349,25 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 	return 0;
 }
 
+/* --keep-going's end: the call fails, naming every blob that did. */
+static int failures(const struct oci_layout *l,
+		    const struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	char list[IMGFS_ERROR_MSG_MAX];
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < l->nr_units && len < sizeof(list); i++)
+		if (l->units[i].err)
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%s", len ? " " : "",
+						l->units[i].blob.str);
+	return imgfs_error_set(err, -EIO,
+			       "%" PRIu64 " units failed, %" PRIu64
+			       " images not published: %s",
+			       st->failed, st->images_failed, list);
+}
+
 /* What a call runs after preparing the layout. */
 enum oci_steps {
 	OCI_STEP_CONVERT = 1, /* convert the units missing (else: find them) */
@@ -360,6 +401,8 @@ static int run_steps(const char *src, const char *dst,
 			      find_units(&run, &l, false, stats, err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
 		ret = oci_assemble(&run, &l, stats, err);
+	if (!ret && stats->failed)
+		ret = failures(&l, stats, err);
 	oci_unlock(lock);
 	oci_layout_free(&l);
 	return ret;
