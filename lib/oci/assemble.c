@@ -221,6 +221,60 @@ static struct json_object *layer_desc(struct json_object *ld,
 	return nd;
 }
 
+/*
+ * The OCI media type for a Docker schema-2 one: schema 2 has no EROFS
+ * layers, so a converted image is written as OCI whatever its input.
+ * NULL when @mt is not a Docker type.
+ */
+static const char *oci_type_of(const char *mt)
+{
+	static const char *const map[][2] = {
+		{ "application/vnd.docker.distribution.manifest.v2+json",
+		  "application/vnd.oci.image.manifest.v1+json" },
+		{ "application/vnd.docker.distribution.manifest.list.v2+json",
+		  "application/vnd.oci.image.index.v1+json" },
+		{ "application/vnd.docker.container.image.v1+json",
+		  "application/vnd.oci.image.config.v1+json" },
+		{ "application/vnd.docker.image.rootfs.diff.tar.gzip",
+		  "application/vnd.oci.image.layer.v1.tar+gzip" },
+		{ "application/vnd.docker.image.rootfs.diff.tar",
+		  "application/vnd.oci.image.layer.v1.tar" },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+		  "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip" },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar",
+		  "application/vnd.oci.image.layer.nondistributable.v1.tar" },
+	};
+
+	for (size_t i = 0; mt && i < sizeof(map) / sizeof(*map); i++)
+		if (!strcmp(mt, map[i][0]))
+			return map[i][1];
+	return NULL;
+}
+
+/* Give @o's "mediaType" its OCI name if it has a Docker one. */
+static void to_oci(struct json_object *o)
+{
+	const char *t = oci_type_of(oci_json_str(o, "mediaType"));
+
+	if (t)
+		json_object_object_add(o, "mediaType",
+				       json_object_new_string(t));
+}
+
+/* A converted manifest @m in OCI terms: itself, config, kept layers. */
+static void manifest_to_oci(struct json_object *m)
+{
+	struct json_object *v;
+
+	to_oci(m);
+	if (json_object_object_get_ex(m, "config", &v))
+		to_oci(v);
+	if (json_object_object_get_ex(m, "layers", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			to_oci(json_object_array_get_idx(v, i));
+}
+
 enum { KEEP = 1, SKIP = 2, FAILED = 3 };
 
 /*
@@ -352,6 +406,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		goto out; /* reported once at the end */
 	}
 	add_feature(cfg, "os.features");
+	manifest_to_oci(m);
 	ret = write_doc(a, cfg, cdesc, err);
 	if (ret)
 		goto out;
@@ -376,6 +431,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	}
 	*out = NULL;
 	json_object_deep_copy(desc, out, NULL);
+	to_oci(*out);
 	ret = write_doc(a, m, *out, err);
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
@@ -450,8 +506,10 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 	if (a->missing)
 		goto out;
 	json_object_object_add(ix, "manifests", json_object_get(nchildren));
+	to_oci(ix);
 	*out = NULL;
 	json_object_deep_copy(desc, out, NULL);
+	to_oci(*out);
 	ret = write_doc(a, ix, *out, err);
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
