@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -363,21 +365,178 @@ static int parse(int argc, char **argv, struct oci_args *a)
 	return 0;
 }
 
+
+/* Progress: a status line on a terminal, lines in logs, JSON events. */
+struct progress {
+	bool tty; /* stderr is a terminal: one line redrawn in place */
+	bool json; /* --json: one JSON object a line on stderr */
+	bool quiet; /* -q: only collect the layers */
+	bool drawn; /* a status line is on the screen */
+	double last; /* when it was drawn (throttle) */
+	double *start; /* each unit's start, by its index */
+	uint64_t nstart;
+	struct json_object *layers; /* for the --json summary */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double *unit_start(struct progress *pg, uint64_t index)
+{
+	if (index >= pg->nstart) {
+		double *p = realloc(pg->start, (index + 1) * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		for (uint64_t i = pg->nstart; i <= index; i++)
+			p[i] = now();
+		pg->start = p;
+		pg->nstart = index + 1;
+	}
+	return &pg->start[index];
+}
+
+static const char *const event_names[] = {
+	[IMGFS_OCI_UNIT_CONVERTED] = "unit-converted",
+	[IMGFS_OCI_UNIT_REUSED] = "unit-reused",
+	[IMGFS_OCI_LAYER_KEPT] = "layer-kept",
+	[IMGFS_OCI_UNIT_STARTED] = "unit-started",
+	[IMGFS_OCI_UNIT_READ] = "unit-read",
+	[IMGFS_OCI_UNIT_FAILED] = "unit-failed",
+};
+
+/* The layer a unit gave, for the --json summary's "layers". */
+static struct json_object *layer_json(const struct imgfs_oci_progress *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "diff_id", json_object_new_string(p->diff_id));
+	json_object_object_add(o, "source", json_object_new_string(p->blob));
+	if (p->digest)
+		json_object_object_add(o, "digest",
+				       json_object_new_string(p->digest));
+	if (p->dm_verity_root_hash) {
+		json_object_object_add(
+			o, "dm_verity_root_hash",
+			json_object_new_string(p->dm_verity_root_hash));
+		json_object_object_add(
+			o, "dm_verity_hash_offset",
+			json_object_new_int64(
+				(int64_t)p->dm_verity_hash_offset));
+	}
+	return o;
+}
+
+static void json_event(struct progress *pg, const struct imgfs_oci_progress *p,
+		       double t)
+{
+	struct json_object *o;
+
+	if (p->event == IMGFS_OCI_UNIT_READ) {
+		if (t - pg->last < 1.0)
+			return;
+		pg->last = t;
+	}
+	o = layer_json(p);
+	json_object_object_add(o, "event",
+			       json_object_new_string(event_names[p->event]));
+	json_object_object_add(o, "index",
+			       json_object_new_int64((int64_t)p->index));
+	json_object_object_add(o, "total",
+			       json_object_new_int64((int64_t)p->total));
+	json_object_object_add(o, "size",
+			       json_object_new_int64((int64_t)p->blob_size));
+	if (p->event == IMGFS_OCI_UNIT_READ)
+		json_object_object_add(
+			o, "bytes_read",
+			json_object_new_int64((int64_t)p->bytes_read));
+	if (p->msg)
+		json_object_object_add(o, "message",
+				       json_object_new_string(p->msg));
+	fprintf(stderr, "%s\n",
+		json_object_to_json_string_ext(
+			o, JSON_C_TO_STRING_PLAIN |
+				   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void clear_status(struct progress *pg)
+{
+	if (pg->drawn)
+		fputs("\r\033[K", stderr);
+	pg->drawn = false;
+}
+
+/* The status line on a terminal, at most ten times a second. */
+static void draw_status(struct progress *pg,
+			const struct imgfs_oci_progress *p, double t,
+			double begun)
+{
+	double mb = (double)p->bytes_read / 1e6;
+
+	if (t - pg->last < 0.1)
+		return;
+	pg->last = t;
+	fprintf(stderr,
+		"\r\033[Kmkfs.img: unit %" PRIu64 " of %" PRIu64
+		" %.19s...: %.1f of %.1f MB read, %.1f MB/s",
+		p->index, p->total, p->diff_id, mb, (double)p->blob_size / 1e6,
+		t > begun ? mb / (t - begun) : 0.0);
+	pg->drawn = true;
+}
+
 static void show_warning(const char *msg, void *arg)
 {
-	(void)arg;
+	if (arg)
+		clear_status(arg); /* the warning on a line of its own */
 	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
 }
 
-static void show_event(enum imgfs_oci_event ev, const char *diff_id,
-		       const char *digest, void *arg)
+static void show_progress(const struct imgfs_oci_progress *p, void *arg)
 {
-	(void)arg;
-	fprintf(stderr, "mkfs.img: %s %s -> %s\n",
-		ev == IMGFS_OCI_UNIT_CONVERTED ? "converted"
-		: ev == IMGFS_OCI_UNIT_REUSED  ? "reused"
-					       : "kept",
-		diff_id, digest);
+	struct progress *pg = arg;
+	double t = now(), *begun = unit_start(pg, p->index);
+	bool done = p->event == IMGFS_OCI_UNIT_CONVERTED ||
+		    p->event == IMGFS_OCI_UNIT_REUSED;
+
+	if (done && pg->layers)
+		json_object_array_add(pg->layers, layer_json(p));
+	if (p->event == IMGFS_OCI_UNIT_STARTED && begun)
+		*begun = t;
+	if (pg->quiet)
+		return;
+	if (pg->json) {
+		json_event(pg, p, t);
+		return;
+	}
+	if (p->event == IMGFS_OCI_UNIT_READ) {
+		if (pg->tty)
+			draw_status(pg, p, t, begun ? *begun : t);
+		return;
+	}
+	clear_status(pg);
+	if (p->event == IMGFS_OCI_UNIT_STARTED && !pg->tty)
+		fprintf(stderr,
+			"mkfs.img: converting %s (unit %" PRIu64 " of %" PRIu64
+			", blob %s, %" PRIu64 " bytes)\n",
+			p->diff_id, p->index, p->total, p->blob, p->blob_size);
+	if (!done)
+		return;
+	fprintf(stderr, "mkfs.img: %s %s -> %s",
+		p->event == IMGFS_OCI_UNIT_CONVERTED ? "converted" : "reused",
+		p->diff_id, p->digest);
+	if (p->event == IMGFS_OCI_UNIT_CONVERTED && begun)
+		fprintf(stderr, " (unit %" PRIu64 " of %" PRIu64 ", %.1f s)",
+			p->index, p->total, t - *begun);
+	if (p->dm_verity_root_hash)
+		fprintf(stderr, " dm-verity root hash %s",
+			p->dm_verity_root_hash);
+	fputc('\n', stderr);
 }
 
 static int print_unit(const struct imgfs_oci_unit *u, void *arg)
@@ -392,7 +551,8 @@ static void add_gc_json(struct json_object *o,
 
 static void print_json(const struct oci_args *a,
 		       const struct imgfs_oci_stats *st,
-		       const struct imgfs_oci_gc_stats *g)
+		       const struct imgfs_oci_gc_stats *g,
+		       struct json_object *layers)
 {
 	struct json_object *o = json_object_new_object();
 	char dig[72] = "";
@@ -431,6 +591,8 @@ static void print_json(const struct oci_args *a,
 	json_object_object_add(
 		o, "images_failed",
 		json_object_new_int64((int64_t)st->images_failed));
+	if (layers)
+		json_object_object_add(o, "layers", json_object_get(layers));
 	if (g)
 		add_gc_json(o, g);
 	puts(json_object_to_json_string_ext(
@@ -548,6 +710,7 @@ int mkfs_oci_main(int argc, char **argv)
 {
 	struct imgfs_oci_stats st;
 	struct imgfs_oci_gc_stats g;
+	struct progress pg;
 	struct imgfs_error err;
 	struct oci_args a;
 	int r;
@@ -561,10 +724,20 @@ int mkfs_oci_main(int argc, char **argv)
 			usage_error();
 		return r > 0 ? 0 : 2;
 	}
+	memset(&pg, 0, sizeof(pg));
+	pg.tty = isatty(STDERR_FILENO);
+	pg.json = a.m.json;
+	if (a.m.json)
+		pg.layers = json_object_new_array();
 	if (!a.m.quiet) {
 		a.o.warn = show_warning;
-		if (!a.m.json)
-			a.o.event = show_event;
+		a.o.warn_arg = &pg;
+		a.o.progress = show_progress;
+		a.o.progress_arg = &pg;
+	} else if (a.m.json) {
+		a.o.progress = show_progress; /* for the summary's layers */
+		a.o.progress_arg = &pg;
+		pg.quiet = true;
 	}
 	imgfs_error_clear(&err);
 	memset(&st, 0, sizeof(st));
@@ -606,10 +779,11 @@ int mkfs_oci_main(int argc, char **argv)
 		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
 		break;
 	}
+	clear_status(&pg);
 	if (r) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		if (a.m.json && st.failed)
-			print_json(&a, &st, NULL); /* --keep-going's counts */
+			print_json(&a, &st, NULL, pg.layers); /* --keep-going */
 	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
 		   a.mode != MODE_MERGE) {
 		if (!a.m.json && !a.m.quiet)
@@ -617,8 +791,10 @@ int mkfs_oci_main(int argc, char **argv)
 		if (a.gc && run_gc(&a, &g))
 			r = 1;
 		else if (a.m.json)
-			print_json(&a, &st, a.gc ? &g : NULL);
+			print_json(&a, &st, a.gc ? &g : NULL, pg.layers);
 	}
+	json_object_put(pg.layers);
+	free(pg.start);
 	free(a.refs);
 	free(a.platforms);
 	return r ? 1 : 0;

@@ -12,17 +12,19 @@
 #define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
 #endif
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oci/internal.h"
 
-/* Source layer annotations describing the tar itself: dropped. */
+/* Source layer annotations describing the source blob itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
 	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
 	"io.containers.zstd-chunked.",	  "io.github.containers.zstd-chunked.",
 	"io.containers.estargz.",	  "org.opencontainers.image.toc",
+	"org.erofs.dmverity.",
 };
 
 struct assemble {
@@ -215,6 +217,16 @@ static struct json_object *layer_desc(struct json_object *ld,
 		json_object_object_add(
 			nann, "org.erofs.uncompressed-digest",
 			json_object_new_string(u->out_diff_id.str));
+	if (u->verity_root[0]) {
+		char off[24];
+
+		snprintf(off, sizeof(off), "%" PRIu64, u->verity_offset);
+		json_object_object_add(
+			nann, OCI_ANN_VERITY_ROOT,
+			json_object_new_string(u->verity_root));
+		json_object_object_add(nann, OCI_ANN_VERITY_OFFSET,
+				       json_object_new_string(off));
+	}
 	json_object_object_add(nann, "org.imgfs.source.digest",
 			       json_object_new_string(src_digest));
 	json_object_object_add(nd, "annotations", nann);

@@ -104,6 +104,28 @@ static char *record_name(const struct oci_unit *u,
 		       : p;
 }
 
+/* The record's dm-verity root hash and offset, if any: 0, or -EINVAL. */
+static int record_verity(struct json_object *r, struct oci_unit *u)
+{
+	const char *h = oci_json_str(r, "dmVerityRootHash");
+	struct json_object *v;
+	size_t n = 0;
+
+	u->verity_root[0] = '\0';
+	if (!h)
+		return 0;
+	while (h[n] && n < 64 && strchr("0123456789abcdef", h[n]))
+		n++;
+	if (n != 64 || h[n] ||
+	    !json_object_object_get_ex(r, "dmVerityHashOffset", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) <= 0)
+		return -EINVAL;
+	memcpy(u->verity_root, h, 65);
+	u->verity_offset = (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
 int oci_record_load(const char *dir, const struct oci_digest *opts,
 		    struct oci_unit *u, struct imgfs_error *err)
 {
@@ -132,6 +154,13 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
+	if (record_verity(r, u)) {
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"%s: not a valid unit record (dm-verity root hash)",
+			path);
+		goto out;
+	}
 	u->verified = json_object_object_get_ex(r, "verified", &v) &&
 		      json_object_get_boolean(v);
 	free(u->out_media_type);
@@ -174,6 +203,14 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 			       json_object_new_string(u->out_diff_id.str));
 	json_object_object_add(r, "verified",
 			       json_object_new_boolean(u->verified));
+	if (u->verity_root[0]) {
+		json_object_object_add(
+			r, "dmVerityRootHash",
+			json_object_new_string(u->verity_root));
+		json_object_object_add(
+			r, "dmVerityHashOffset",
+			json_object_new_int64((int64_t)u->verity_offset));
+	}
 	text = oci_json_text(r, &len);
 	ret = oci_mkdirs(rd, err);
 	if (!ret)

@@ -8,6 +8,7 @@
 #define IMGFS_OCI_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,14 @@ void oci_hash_free(struct oci_hash *h);
 int oci_sha256_buf(const void *buf, size_t len, struct oci_digest *d);
 /* UUIDv5 in the URL namespace of @name (RFC 9562) */
 int oci_uuid5_url(const char *name, uint8_t uuid[16]);
+
+/*
+ * The layer annotations a runtime reads to set up dm-verity over an EROFS
+ * layer with an appended tree: containerd's sidecar fields (roothash,
+ * hashoffset) under an org.erofs prefix.
+ */
+#define OCI_ANN_VERITY_ROOT "org.erofs.dmverity.roothash"
+#define OCI_ANN_VERITY_OFFSET "org.erofs.dmverity.hashoffset"
 
 /* ---- blob.c: reading verified, writing atomically ---- */
 
@@ -152,6 +161,10 @@ struct oci_unit {
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */
 	char *out_media_type;
+	/* --dm-verity: the tree's root hash (hex, "" without) and offset */
+	char verity_root[65];
+	uint64_t verity_offset;
+	uint64_t index, total; /* place among the units converted (progress) */
 	int err; /* conversion failure */
 	char *err_msg;
 };
@@ -208,7 +221,12 @@ struct oci_run {
 	const struct imgfs_oci_options *o;
 	struct oci_digest opts_digest;
 	bool sync;
+	pthread_mutex_t *progress_lock; /* one progress call at a time */
 };
+/* Report @ev for @u through o->progress (serialised), and o->event. */
+void oci_progress(const struct oci_run *run, const struct oci_unit *u,
+		  enum imgfs_oci_event ev, uint64_t bytes_read,
+		  const char *msg);
 int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 		     struct imgfs_error *err);
 

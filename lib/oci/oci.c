@@ -99,6 +99,39 @@ static bool in_shard(const struct imgfs_oci_options *o,
 	return strtoull(hex, NULL, 16) % o->shard_count == o->shard_index;
 }
 
+void oci_progress(const struct oci_run *run, const struct oci_unit *u,
+		  enum imgfs_oci_event ev, uint64_t bytes_read,
+		  const char *msg)
+{
+	const struct imgfs_oci_options *o = run->o;
+	bool done = ev == IMGFS_OCI_UNIT_CONVERTED ||
+		    ev == IMGFS_OCI_UNIT_REUSED;
+	struct imgfs_oci_progress p = {
+		.event = ev,
+		.index = u->index,
+		.total = u->total,
+		.diff_id = u->diff_id.str,
+		.blob = u->blob.str,
+		.blob_size = u->blob_size,
+		.bytes_read = bytes_read,
+		.digest = done ? u->out.str : NULL,
+		.dm_verity_root_hash =
+			done && u->verity_root[0] ? u->verity_root : NULL,
+		.dm_verity_hash_offset = done ? u->verity_offset : 0,
+		.msg = msg,
+	};
+
+	if (o->event && done)
+		o->event(ev, u->diff_id.str, u->out.str, o->event_arg);
+	if (!o->progress)
+		return;
+	if (run->progress_lock)
+		pthread_mutex_lock(run->progress_lock);
+	o->progress(&p, o->progress_arg);
+	if (run->progress_lock)
+		pthread_mutex_unlock(run->progress_lock);
+}
+
 /* The jobs: each takes the next unit to do; results stay in the units. */
 struct jobs {
 	const struct oci_run *run;
@@ -106,6 +139,7 @@ struct jobs {
 	struct imgfs_oci_stats *st;
 	pthread_mutex_t lock;
 	size_t next;
+	uint64_t started, total; /* units begun, and to do (progress) */
 	bool stop; /* the first failure stops new units */
 	int ret;
 	struct imgfs_error err;
@@ -151,12 +185,15 @@ static void *job_thread(void *arg)
 
 			if (wanted(j, c)) {
 				u = c;
+				u->index = ++j->started;
+				u->total = j->total;
 				break;
 			}
 		}
 		pthread_mutex_unlock(&j->lock);
 		if (!u)
 			return NULL;
+		oci_progress(j->run, u, IMGFS_OCI_UNIT_STARTED, 0, NULL);
 		imgfs_error_clear(&err);
 		ret = oci_unit_convert(j->run, u, &err);
 		pthread_mutex_lock(&j->lock);
@@ -174,12 +211,14 @@ static void *job_thread(void *arg)
 			j->st->bytes_out += u->out_size;
 			if (!j->run->o->no_verify)
 				j->st->verified++;
-			if (j->run->o->event)
-				j->run->o->event(IMGFS_OCI_UNIT_CONVERTED,
-						 u->diff_id.str, u->out.str,
-						 j->run->o->event_arg);
 		}
 		pthread_mutex_unlock(&j->lock);
+		if (!ret)
+			oci_progress(j->run, u, IMGFS_OCI_UNIT_CONVERTED,
+				     u->blob_size, NULL);
+		else if (j->run->o->keep_going)
+			oci_progress(j->run, u, IMGFS_OCI_UNIT_FAILED, 0,
+				     u->err_msg);
 	}
 }
 
@@ -304,10 +343,7 @@ static int find_units(const struct oci_run *run, struct oci_layout *l,
 			return ret;
 		if (u->have) {
 			st->reused++;
-			if (run->o->event)
-				run->o->event(IMGFS_OCI_UNIT_REUSED,
-					      u->diff_id.str, u->out.str,
-					      run->o->event_arg);
+			oci_progress(run, u, IMGFS_OCI_UNIT_REUSED, 0, NULL);
 		}
 	}
 	return 0;
@@ -324,6 +360,8 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 
 	if (ret)
 		return ret;
+	for (size_t i = 0; i < l->nr_units; i++)
+		j.total += wanted(&j, &l->units[i]);
 	if (n > l->nr_units)
 		n = l->nr_units ? (unsigned int)l->nr_units : 1;
 	t = calloc(n, sizeof(*t));
@@ -381,12 +419,14 @@ static int run_steps(const char *src, const char *dst,
 	struct imgfs_oci_stats st_local;
 	struct oci_layout l;
 	struct oci_run run;
+	pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 	int ret, lock = -1;
 
 	if (!stats)
 		stats = &st_local;
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
+	run.progress_lock = &plock;
 	/* shared with other runs; a garbage collection waits for none */
 	if (!ret)
 		ret = oci_lock(dst, false, &lock, err);
