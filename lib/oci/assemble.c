@@ -19,6 +19,8 @@
 
 #include "oci/internal.h"
 
+#define REF_NAME_KEY "org.opencontainers.image.ref.name"
+
 /* Source layer annotations describing the source blob itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
 	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
@@ -33,6 +35,7 @@ struct assemble {
 	struct imgfs_oci_stats *st;
 	/* digests of the source manifests converted (for referrers) */
 	char **converted;
+	uint64_t *converted_size;
 	size_t nr_converted;
 	/* diffIDs of the units not converted yet, each once */
 	char **missing_ids;
@@ -69,15 +72,22 @@ static int add_missing(struct assemble *a, const char *diff_id,
 	return 0;
 }
 
-static int remember(struct assemble *a, const char *digest,
+static int remember(struct assemble *a, const char *digest, uint64_t size,
 		    struct imgfs_error *err)
 {
 	char **p = realloc(a->converted,
 			   (a->nr_converted + 1) * sizeof(*a->converted));
+	uint64_t *s;
 
-	if (!p)
+	if (p)
+		a->converted = p;
+	s = p ? realloc(a->converted_size,
+			(a->nr_converted + 1) * sizeof(*s))
+	      : NULL;
+	if (!s)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	a->converted = p;
+	a->converted_size = s;
+	s[a->nr_converted] = size;
 	p[a->nr_converted] = strdup(digest);
 	if (!p[a->nr_converted])
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -85,12 +95,18 @@ static int remember(struct assemble *a, const char *digest,
 	return 0;
 }
 
-static bool was_converted(const struct assemble *a, const char *digest)
+/* The position of @digest among the converted sources, or -1. */
+static long converted_at(const struct assemble *a, const char *digest)
 {
 	for (size_t i = 0; digest && i < a->nr_converted; i++)
 		if (!strcmp(a->converted[i], digest))
-			return true;
-	return false;
+			return (long)i;
+	return -1;
+}
+
+static bool was_converted(const struct assemble *a, const char *digest)
+{
+	return converted_at(a, digest) >= 0;
 }
 
 /* Copy a blob and, for indexes and manifests, everything they name. */
@@ -329,6 +345,12 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		ret = SKIP;
 		goto out;
 	}
+	if (json_object_object_get_ex(m, "layers", &layers) &&
+	    json_object_is_type(layers, json_type_array) &&
+	    !oci_tar_layers(layers)) {
+		ret = KEEP; /* a signature, an artifact: nothing converted */
+		goto out;
+	}
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array) ||
 	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
@@ -448,7 +470,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
 	if (!ret)
-		ret = remember(a, d.str, err);
+		ret = remember(a, d.str, size, err);
 	if (!ret)
 		a->st->manifests++;
 out:
@@ -526,7 +548,7 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
 	if (!ret)
-		ret = remember(a, d.str, err);
+		ret = remember(a, d.str, size, err);
 	if (!ret)
 		a->st->indexes++;
 out:
@@ -556,6 +578,62 @@ static int do_desc(struct assemble *a, struct json_object *desc, int depth,
 		return do_manifest(a, desc, true, out, err);
 	}
 	return do_manifest(a, desc, false, out, err);
+}
+
+/*
+ * A referrer passed through names its subject, a source manifest the
+ * conversion replaced: copy that manifest too (as --subject does), so
+ * that what the referrer attaches to is in the layout. @desc is the
+ * referrer, or a referrers-tag index of them.
+ */
+static int keep_subjects(struct assemble *a, struct json_object *desc,
+			 int depth, struct imgfs_error *err)
+{
+	struct json_object *doc = NULL, *v;
+	struct oci_digest d;
+	uint64_t size;
+	long at = -1;
+	int ret = oci_check_depth(depth, err);
+
+	/* the referrers tag schema: "sha256-<hex>[.sig|.att|...]" */
+	if (json_object_object_get_ex(desc, "annotations", &v)) {
+		const char *ref = oci_json_str(v, REF_NAME_KEY);
+		char dig[OCI_DIGEST_MAX];
+
+		if (ref && !strncmp(ref, "sha256-", 7)) {
+			snprintf(dig, sizeof(dig), "sha256:%.64s", ref + 7);
+			at = converted_at(a, dig);
+		}
+	}
+	if (!ret && at >= 0 &&
+	    !oci_digest_parse(a->converted[at], &d, "referrers tag", err)) {
+		ret = oci_blob_copy(a->run->src, a->run->dst, &d,
+				    a->converted_size[at], a->run->sync, err);
+		if (!ret)
+			a->st->copied_blobs++;
+	}
+	if (ret || (!oci_is_manifest_type(oci_json_str(desc, "mediaType")) &&
+		    !oci_is_index_type(oci_json_str(desc, "mediaType"))))
+		return ret;
+	ret = oci_desc_get(desc, &d, &size, NULL, "referrer", err);
+	if (!ret)
+		ret = oci_json_load(a->run->src, &d, size, &doc, err);
+	if (!ret && json_object_object_get_ex(doc, "subject", &v)) {
+		ret = oci_desc_get(v, &d, &size, NULL, "subject", err);
+		if (!ret && was_converted(a, d.str)) {
+			ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
+					    a->run->sync, err);
+			if (!ret)
+				a->st->copied_blobs++;
+		}
+	}
+	if (!ret && json_object_object_get_ex(doc, "manifests", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
+			ret = keep_subjects(a, json_object_array_get_idx(v, i),
+					    depth + 1, err);
+	json_object_put(doc);
+	return ret;
 }
 
 /* An index.json entry that refers to a converted manifest. */
@@ -620,7 +698,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	struct json_object *children, *nchildren = json_object_new_array();
 	struct json_object *top = NULL, *olds = NULL, *merged;
 	size_t n, nsel = 0;
-	bool *done = NULL;
+	unsigned char *done = NULL; /* 1: converted, 2: passed through */
 	char *dir = NULL;
 	int ret = 0;
 
@@ -651,7 +729,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			image_failed(&a, c);
 		if (r == SKIP || r == FAILED)
 			continue;
-		done[i] = true;
+		done[i] = r == KEEP ? 2 : 1;
 		nsel++;
 		if (r == KEEP) {
 			ret = copy_closure(&a, c, 0, err);
@@ -690,11 +768,17 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	for (size_t i = 0; !ret && i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 
-		if (done[i] || !is_referrer(&a, c, err))
+		if (!done[i] && !is_referrer(&a, c, err))
 			continue;
-		ret = copy_closure(&a, c, 0, err);
-		if (!ret)
-			json_object_array_add(nchildren, json_object_get(c));
+		if (!done[i]) {
+			ret = copy_closure(&a, c, 0, err);
+			if (!ret)
+				json_object_array_add(nchildren,
+						      json_object_get(c));
+		}
+		/* also for referrers selected as entries of their own */
+		if (!ret && done[i] != 1)
+			ret = keep_subjects(&a, c, 0, err);
 	}
 	if (ret)
 		goto out;
@@ -734,6 +818,7 @@ out:
 	for (size_t i = 0; i < a.nr_converted; i++)
 		free(a.converted[i]);
 	free(a.converted);
+	free(a.converted_size);
 	for (size_t i = 0; i < a.missing; i++)
 		free(a.missing_ids[i]);
 	free(a.missing_ids);

@@ -123,10 +123,13 @@ static int walk(struct reach *r, struct json_object *desc, int depth,
 		ret = walk_array(r, doc, "layers", depth + 1, err);
 	if (!ret)
 		ret = walk_array(r, doc, "blobs", depth + 1, err);
-	/* a subject kept in the layout (--subject, referrers) stays */
+	/* a subject kept in the layout (--subject, referrers) stays; it is
+	 * a source document whose own blobs are not copied: not walked */
 	if (!ret && json_object_object_get_ex(doc, "subject", &v) &&
-	    have_blob(r->root, v))
-		ret = walk(r, v, depth + 1, err);
+	    have_blob(r->root, v) &&
+	    !oci_desc_get(v, &d, &size, NULL, "subject", err) &&
+	    mark(r, &d, err) < 0)
+		ret = err->code;
 	json_object_put(doc);
 	return ret;
 }
@@ -225,6 +228,31 @@ static int sweep(const struct reach *r, const char *dir, bool blobs,
 	return ret;
 }
 
+/* A referrers tag ("sha256-<hex>..." ref name) keeps <hex> if present. */
+static int mark_tag(struct reach *r, struct json_object *e,
+		    struct imgfs_error *err)
+{
+	struct json_object *ann;
+	struct oci_digest d;
+	struct imgfs_error e2;
+	struct stat st;
+	const char *ref = NULL;
+	char dig[OCI_DIGEST_MAX], *path;
+	bool have;
+
+	if (json_object_object_get_ex(e, "annotations", &ann))
+		ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	if (!ref || strncmp(ref, "sha256-", 7))
+		return 0;
+	snprintf(dig, sizeof(dig), "sha256:%.64s", ref + 7);
+	if (oci_digest_parse(dig, &d, "referrers tag", &e2))
+		return 0;
+	path = oci_blob_path(r->root, &d);
+	have = path && !lstat(path, &st) && S_ISREG(st.st_mode);
+	free(path);
+	return have && mark(r, &d, err) < 0 ? err->code : 0;
+}
+
 static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 		   struct imgfs_error *err)
 {
@@ -238,8 +266,12 @@ static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 			err, -ENOENT,
 			"%s: no index.json: nothing is reached, nothing removed",
 			dst);
-	for (size_t i = 0; !ret && i < json_object_array_length(entries); i++)
+	for (size_t i = 0; !ret && i < json_object_array_length(entries); i++) {
 		ret = walk(&r, json_object_array_get_idx(entries, i), 0, err);
+		if (!ret)
+			ret = mark_tag(&r, json_object_array_get_idx(entries, i),
+				       err);
+	}
 	if (!ret)
 		qsort(r.hex, r.n, sizeof(*r.hex), hex_cmp);
 	if (!ret && asprintf(&dir, "%s/blobs/sha256", dst) < 0)

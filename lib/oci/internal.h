@@ -184,6 +184,8 @@ void oci_layout_free(struct oci_layout *l);
 struct oci_unit *oci_layout_unit(struct oci_layout *l,
 				 const struct oci_digest *diff_id);
 enum oci_layer_kind oci_layer_kind(const char *media_type);
+/* how many layers of the array @layers are tar layers (converted) */
+size_t oci_tar_layers(struct json_object *layers);
 bool oci_is_index_type(const char *mt);
 bool oci_is_manifest_type(const char *mt);
 /* does descriptor/config platform @p match the selection? */

@@ -257,6 +257,17 @@ static void dedupe_units(struct oci_layout *l)
 	l->nr_units = n;
 }
 
+size_t oci_tar_layers(struct json_object *layers)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(layers); i++)
+		n += oci_layer_kind(oci_json_str(json_object_array_get_idx(
+				    layers, i),
+					    "mediaType")) == OCI_LAYER_TAR;
+	return n;
+}
+
 static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 			    bool platform_checked, struct imgfs_error *err)
 {
@@ -291,6 +302,9 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 				      "manifest %s: no layers array", d.str);
 		goto out;
 	}
+	/* no tar layer (a signature, an artifact): nothing to convert */
+	if (!oci_tar_layers(layers))
+		goto out;
 	ids = NULL;
 	if (json_object_object_get_ex(cfg, "rootfs", &rootfs))
 		json_object_object_get_ex(rootfs, "diff_ids", &ids);
