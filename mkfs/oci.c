@@ -600,11 +600,77 @@ static void print_json(const struct oci_args *a,
 	json_object_put(o);
 }
 
+/* @s quoted for a POSIX shell (single quotes), malloc'd. */
+static char *shell_quote(const char *s)
+{
+	size_t n = 3;
+	char *q, *p;
+
+	for (const char *c = s; *c; c++)
+		n += *c == '\'' ? 4 : 1;
+	q = p = malloc(n);
+	if (!q)
+		return NULL;
+	*p++ = '\'';
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = *c;
+		}
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return q;
+}
+
+/*
+ * The commands that mount a merged image: a loop device for each layer
+ * blob, then mount(8) with them as device= options. mount(8) of
+ * util-linux 2.38 puts a regular file given as the image on a loop
+ * device, and the kernel then refuses regular files as device=, so the
+ * blobs get loop devices of their own. Each line is added to @cmds.
+ */
+static void mount_commands(const char *image, char **paths, unsigned int n,
+			   struct json_object *cmds)
+{
+	char *line = NULL, *q;
+	size_t len = 0;
+	FILE *f;
+
+	for (unsigned int i = 0; i < n; i++) {
+		q = shell_quote(paths[i]);
+		f = open_memstream(&line, &len);
+		if (q && f)
+			fprintf(f, "d%u=$(losetup -f --show -r %s)", i + 1, q);
+		if (f)
+			fclose(f);
+		free(q);
+		json_object_array_add(cmds, json_object_new_string(line ? line : ""));
+		free(line);
+		line = NULL;
+	}
+	q = shell_quote(image);
+	f = open_memstream(&line, &len);
+	if (q && f) {
+		fputs("mount -t erofs -o ro", f);
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(f, ",device=$d%u", i + 1);
+		fprintf(f, " %s DIR", q);
+	}
+	if (f)
+		fclose(f);
+	free(q);
+	json_object_array_add(cmds, json_object_new_string(line ? line : ""));
+	free(line);
+}
+
 /* --flatten and --merge: one image; --merge also lists its devices. */
 static int one_image(const struct oci_args *a, struct imgfs_error *err)
 {
 	struct imgfs_mkfs_stats st;
-	struct json_object *o, *devs = NULL;
+	struct json_object *o, *devs = NULL, *cmds = json_object_new_array();
 	char **paths = NULL;
 	unsigned int n = 0;
 	int r = a->mode == MODE_MERGE
@@ -612,8 +678,12 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 					  &st, err)
 			: imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
 
-	if (r)
+	if (r) {
+		json_object_put(cmds);
 		return r;
+	}
+	if (paths)
+		mount_commands(a->dst, paths, n, cmds);
 	if (a->m.json) {
 		o = json_object_new_object();
 		json_object_object_add(o, "schema_version",
@@ -633,6 +703,8 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 				json_object_array_add(
 					devs, json_object_new_string(paths[i]));
 			json_object_object_add(o, "devices", devs);
+			json_object_object_add(o, "mount_commands",
+					       json_object_get(cmds));
 		}
 		puts(json_object_to_json_string_ext(
 			o, JSON_C_TO_STRING_PRETTY |
@@ -643,16 +715,20 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 			"mkfs.img: %s: %" PRIu64 " inodes, %" PRIu64 " bytes\n",
 			a->dst, st.inodes, st.image_bytes);
 		if (paths) {
-			/* the devices, in order, as mount wants them */
-			fputs("mkfs.img: mount with -o ro", stderr);
-			for (unsigned int i = 0; i < n; i++)
-				fprintf(stderr, ",device=%s", paths[i]);
-			fputc('\n', stderr);
+			fputs("mkfs.img: mount it on DIR with a loop device per layer blob, bottom first (losetup -d them after umount):\n",
+			      stderr);
+			for (size_t i = 0; i < json_object_array_length(cmds);
+			     i++)
+				fprintf(stderr, "  %s\n",
+					json_object_get_string(
+						json_object_array_get_idx(cmds,
+									  i)));
 		}
 	}
 	for (unsigned int i = 0; paths && i < n; i++)
 		free(paths[i]);
 	free(paths);
+	json_object_put(cmds);
 	return 0;
 }
 
