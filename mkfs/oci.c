@@ -373,6 +373,7 @@ struct progress {
 	bool quiet; /* -q: only collect the layers */
 	bool drawn; /* a status line is on the screen */
 	double last; /* when it was drawn (throttle) */
+	uint64_t shown; /* the unit it showed */
 	double *start; /* each unit's start, by its index */
 	uint64_t nstart;
 	struct json_object *layers; /* for the --json summary */
@@ -479,9 +480,11 @@ static void draw_status(struct progress *pg,
 {
 	double mb = (double)p->bytes_read / 1e6;
 
-	if (t - pg->last < 0.1)
+	/* a new unit shows at once, then ten times a second */
+	if (t - pg->last < 0.1 && p->index == pg->shown)
 		return;
 	pg->last = t;
+	pg->shown = p->index;
 	fprintf(stderr,
 		"\r\033[Kmkfs.img: unit %" PRIu64 " of %" PRIu64
 		" %.19s...: %.1f of %.1f MB read, %.1f MB/s",
