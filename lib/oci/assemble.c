@@ -375,11 +375,11 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		if (oci_layer_kind(mt) != OCI_LAYER_TAR) {
 			if (oci_layer_kind(mt) == OCI_LAYER_NONDIST &&
 			    a->l->o->warn) {
-				char msg[256];
+				char msg[512];
 
 				snprintf(
 					msg, sizeof(msg),
-					"manifest %s: non-distributable layer %s left as it is",
+					"manifest %s: non-distributable layer %s left as a tar layer (an EROFS-capable runtime converts it when it applies it: docs/oci.md)",
 					d.str, ldig.str);
 				a->l->o->warn(msg, a->l->o->warn_arg);
 			}
@@ -697,6 +697,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	struct assemble a = { .run = run, .l = l, .st = st };
 	struct json_object *children, *nchildren = json_object_new_array();
 	struct json_object *top = NULL, *olds = NULL, *merged;
+	char *other = NULL;
 	size_t n, nsel = 0;
 	unsigned char *done = NULL; /* 1: converted, 2: passed through */
 	char *dir = NULL;
@@ -750,7 +751,14 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
 						"%s%s", i ? " " : "",
 						a.missing_ids[i]);
-		if (a.unverified)
+		other = oci_options_mismatch(l->o, run->dst, &run->opts_digest,
+					     a.missing_ids, a.missing);
+		if (other)
+			ret = imgfs_error_set(
+				err, -ENOENT,
+				"%zu units are not converted yet with this run's options: %s (%s)",
+				a.missing, other, list);
+		else if (a.unverified)
 			ret = imgfs_error_set(
 				err, -ENOENT,
 				"%zu units are not converted yet (%zu of them "
@@ -824,6 +832,7 @@ out:
 	free(a.missing_ids);
 	json_object_put(top);
 	json_object_put(olds);
+	free(other);
 	json_object_put(nchildren);
 	free(done);
 	free(dir);

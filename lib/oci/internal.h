@@ -174,6 +174,7 @@ struct oci_layout {
 	struct json_object *index; /* index.json */
 	struct oci_unit *units; /* sorted by diffID */
 	size_t nr_units, cap_units;
+	size_t nr_images; /* manifests selected (referrers apart) */
 	const struct imgfs_oci_options *o;
 };
 
@@ -204,9 +205,23 @@ const char *oci_json_str(struct json_object *o, const char *key);
 
 /* ---- cache.c: unit records ---- */
 
-/* the options digest (hex) and its canonical text */
+/* the options digest: the SHA-256 of the canonical text below */
 int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 		       struct imgfs_error *err);
+/* the canonical text of the options (one line each; malloc'd) */
+int oci_options_text(const struct imgfs_oci_options *o, char **text,
+		     struct imgfs_error *err);
+/* DST/.imgfs/options/<hex>.txt: the text of the options digest @d */
+int oci_options_note(const struct imgfs_oci_options *o, const char *dst,
+		     const struct oci_digest *d, bool sync,
+		     struct imgfs_error *err);
+/*
+ * When units missing from @dst were converted there with other options:
+ * a message naming the option lines that differ (malloc'd), else NULL.
+ */
+char *oci_options_mismatch(const struct imgfs_oci_options *o, const char *dst,
+			   const struct oci_digest *d, char *const *diff_ids,
+			   size_t n);
 /* look for the unit's record in @dir (a layout or cache dir) */
 int oci_record_load(const char *dir, const struct oci_digest *opts,
 		    struct oci_unit *u, struct imgfs_error *err);

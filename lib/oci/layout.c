@@ -296,6 +296,7 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 		goto out;
 	if (!platform_checked && !oci_platform_selected(l->o, cfg, true))
 		goto out;
+	l->nr_images++;
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array)) {
 		ret = imgfs_error_set(err, -EINVAL,

@@ -317,6 +317,13 @@ static int prepare(const char *src, const char *dst,
 	ret = oci_options_digest(o, &run->opts_digest, err);
 	if (!ret)
 		ret = oci_layout_open(src, o, l, err);
+	/* before anything is created in the destination */
+	if (!ret && !l->nr_images && o->nr_platforms)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%s: no manifest of the images selected is of the platform%s given (--platform=%s%s)",
+			src, o->nr_platforms > 1 ? "s" : "", o->platforms[0],
+			o->nr_platforms > 1 ? ", ..." : "");
 	if (!ret && asprintf(&dir, "%s/blobs/sha256", dst) < 0) {
 		dir = NULL;
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -430,6 +437,9 @@ static int run_steps(const char *src, const char *dst,
 	/* shared with other runs; a garbage collection waits for none */
 	if (!ret)
 		ret = oci_lock(dst, false, &lock, err);
+	/* what the options digest stands for, for --assemble's messages */
+	if (!ret && (steps & OCI_STEP_CONVERT))
+		ret = oci_options_note(o, dst, &run.opts_digest, run.sync, err);
 	if (!ret && steps == (OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE) &&
 	    o->shard_count)
 		ret = imgfs_error_set(
