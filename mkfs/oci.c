@@ -365,7 +365,6 @@ static int parse(int argc, char **argv, struct oci_args *a)
 	return 0;
 }
 
-
 /* Progress: a status line on a terminal, lines in logs, JSON events. */
 struct progress {
 	bool tty; /* stderr is a terminal: one line redrawn in place */
@@ -416,7 +415,8 @@ static struct json_object *layer_json(const struct imgfs_oci_progress *p)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "diff_id", json_object_new_string(p->diff_id));
+	json_object_object_add(o, "diff_id",
+			       json_object_new_string(p->diff_id));
 	json_object_object_add(o, "source", json_object_new_string(p->blob));
 	if (p->digest)
 		json_object_object_add(o, "digest",
@@ -474,9 +474,8 @@ static void clear_status(struct progress *pg)
 }
 
 /* The status line on a terminal, at most ten times a second. */
-static void draw_status(struct progress *pg,
-			const struct imgfs_oci_progress *p, double t,
-			double begun)
+static void draw_status(struct progress *pg, const struct imgfs_oci_progress *p,
+			double t, double begun)
 {
 	double mb = (double)p->bytes_read / 1e6;
 
@@ -650,7 +649,8 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 		if (f)
 			fclose(f);
 		free(q);
-		json_object_array_add(cmds, json_object_new_string(line ? line : ""));
+		json_object_array_add(cmds,
+				      json_object_new_string(line ? line : ""));
 		free(line);
 		line = NULL;
 	}
@@ -756,10 +756,12 @@ static void add_gc_json(struct json_object *o,
 
 	json_object_object_add(j, "blobs_kept",
 			       json_object_new_int64((int64_t)g->blobs_kept));
-	json_object_object_add(j, "blobs_removed",
-			       json_object_new_int64((int64_t)g->blobs_removed));
-	json_object_object_add(j, "bytes_removed",
-			       json_object_new_int64((int64_t)g->bytes_removed));
+	json_object_object_add(
+		j, "blobs_removed",
+		json_object_new_int64((int64_t)g->blobs_removed));
+	json_object_object_add(
+		j, "bytes_removed",
+		json_object_new_int64((int64_t)g->bytes_removed));
 	json_object_object_add(
 		j, "records_removed",
 		json_object_new_int64((int64_t)g->records_removed));
@@ -828,8 +830,8 @@ int mkfs_oci_main(int argc, char **argv)
 
 			json_object_object_add(o, "schema_version",
 					       json_object_new_int(1));
-			json_object_object_add(
-				o, "destination", json_object_new_string(a.dst));
+			json_object_object_add(o, "destination",
+					       json_object_new_string(a.dst));
 			add_gc_json(o, &g);
 			puts(json_object_to_json_string_ext(
 				o, JSON_C_TO_STRING_PRETTY |

@@ -23,9 +23,12 @@
 
 /* Source layer annotations describing the source blob itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
-	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
-	"io.containers.zstd-chunked.",	  "io.github.containers.zstd-chunked.",
-	"io.containers.estargz.",	  "org.opencontainers.image.toc",
+	"containerd.io/snapshot/stargz/",
+	"containerd.io/uncompressed",
+	"io.containers.zstd-chunked.",
+	"io.github.containers.zstd-chunked.",
+	"io.containers.estargz.",
+	"org.opencontainers.image.toc",
 	"org.erofs.dmverity.",
 };
 
@@ -81,8 +84,7 @@ static int remember(struct assemble *a, const char *digest, uint64_t size,
 
 	if (p)
 		a->converted = p;
-	s = p ? realloc(a->converted_size,
-			(a->nr_converted + 1) * sizeof(*s))
+	s = p ? realloc(a->converted_size, (a->nr_converted + 1) * sizeof(*s))
 	      : NULL;
 	if (!s)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -237,9 +239,8 @@ static struct json_object *layer_desc(struct json_object *ld,
 		char off[24];
 
 		snprintf(off, sizeof(off), "%" PRIu64, u->verity_offset);
-		json_object_object_add(
-			nann, OCI_ANN_VERITY_ROOT,
-			json_object_new_string(u->verity_root));
+		json_object_object_add(nann, OCI_ANN_VERITY_ROOT,
+				       json_object_new_string(u->verity_root));
 		json_object_object_add(nann, OCI_ANN_VERITY_OFFSET,
 				       json_object_new_string(off));
 	}
@@ -515,7 +516,8 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 			int r = do_desc(a, c, depth + 1, &nc, err);
 
 			if (r < 0 || r == FAILED) {
-				ret = r; /* an index is complete or not published */
+				ret = r; /* an index is complete or not
+					    published */
 				goto out;
 			}
 			if (r == SKIP)
@@ -683,11 +685,12 @@ static void image_failed(struct assemble *a, struct json_object *c)
 		return;
 	if (json_object_object_get_ex(c, "annotations", &ann))
 		ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
-	snprintf(msg, sizeof(msg),
-		 "image '%s' (%s) not published: its layer blob %s did not convert",
-		 ref ? ref : "",
-		 oci_json_str(c, "digest") ? oci_json_str(c, "digest") : "",
-		 a->fail_blob ? a->fail_blob : "?");
+	snprintf(
+		msg, sizeof(msg),
+		"image '%s' (%s) not published: its layer blob %s did not convert",
+		ref ? ref : "",
+		oci_json_str(c, "digest") ? oci_json_str(c, "digest") : "",
+		a->fail_blob ? a->fail_blob : "?");
 	a->l->o->warn(msg, a->l->o->warn_arg);
 }
 

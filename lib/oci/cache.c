@@ -218,9 +218,8 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 	json_object_object_add(r, "verified",
 			       json_object_new_boolean(u->verified));
 	if (u->verity_root[0]) {
-		json_object_object_add(
-			r, "dmVerityRootHash",
-			json_object_new_string(u->verity_root));
+		json_object_object_add(r, "dmVerityRootHash",
+				       json_object_new_string(u->verity_root));
 		json_object_object_add(
 			r, "dmVerityHashOffset",
 			json_object_new_int64((int64_t)u->verity_offset));
@@ -274,7 +273,8 @@ static bool other_record(const char *name, const struct oci_digest *d,
 		const char *id = ids[i] + 7;
 
 		if (strlen(name) == 64 + 1 + 64 + 5 && !strncmp(name, id, 64) &&
-		    name[64] == '.' && strncmp(name + 65, oci_digest_hex(d), 64)) {
+		    name[64] == '.' &&
+		    strncmp(name + 65, oci_digest_hex(d), 64)) {
 			memcpy(hex, name + 65, 64);
 			hex[64] = '\0';
 			return true;
@@ -294,12 +294,14 @@ static void diff_lines(FILE *f, const char *a, const char *b)
 		size_t klen = sp ? (size_t)(sp - l) : strlen(l);
 		const char *m = b;
 
-		while ((m = strstr(m, l)) && ((m != b && m[-1] != '\n') ||
-					      (m[strlen(l)] && m[strlen(l)] != '\n')))
+		while ((m = strstr(m, l)) &&
+		       ((m != b && m[-1] != '\n') ||
+			(m[strlen(l)] && m[strlen(l)] != '\n')))
 			m++;
 		if (m)
 			continue; /* the same line there */
-		for (m = b; m && *m; m = strchr(m, '\n') ? strchr(m, '\n') + 1 : NULL)
+		for (m = b; m && *m;
+		     m = strchr(m, '\n') ? strchr(m, '\n') + 1 : NULL)
 			if (!strncmp(m, l, klen) && m[klen] == ' ')
 				break;
 		fprintf(f, "; this run: '%s', there: '%.*s'", l,
@@ -338,10 +340,12 @@ char *oci_options_mismatch(const struct imgfs_oci_options *o, const char *dst,
 		free(ours);
 		return NULL;
 	}
-	fprintf(f, "units of this layout are in %s converted with other options (options digest sha256:%s)",
+	fprintf(f,
+		"units of this layout are in %s converted with other options (options digest sha256:%s)",
 		dst, hex);
 	if (asprintf(&p, "%s/.imgfs/options/%s.txt", dst, hex) >= 0) {
-		int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		int fd =
+			open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		FILE *t = fd >= 0 ? fdopen(fd, "r") : NULL;
 		size_t got = t ? fread(buf, 1, sizeof(buf) - 1, t) : 0;
 

@@ -35,19 +35,21 @@ void chk_verity_annotations(struct oci_chk *c, struct chk_blob *b,
 		return;
 	}
 	if (!b->dm_verity) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s has a %s annotation but no dm-verity tree",
-			   b->digest.str, OCI_ANN_VERITY_ROOT);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s has a %s annotation but no dm-verity tree",
+			b->digest.str, OCI_ANN_VERITY_ROOT);
 		return;
 	}
 	if (!tree)
 		return; /* the tree itself is reported wrong already */
 	snprintf(want, sizeof(want), "%" PRIu64, tree->hash_offset);
 	if (!root || strcmp(root, tree->root_hex))
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s: %s is %s, the tree's root hash recomputed from the blob is %s",
-			   b->digest.str, OCI_ANN_VERITY_ROOT,
-			   root ? root : "missing", tree->root_hex);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"EROFS layer %s: %s is %s, the tree's root hash recomputed from the blob is %s",
+			b->digest.str, OCI_ANN_VERITY_ROOT,
+			root ? root : "missing", tree->root_hex);
 	if (!off || strcmp(off, want))
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "EROFS layer %s: %s is %s, the tree is at %s",

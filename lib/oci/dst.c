@@ -85,9 +85,8 @@ static int read_index(const char *dst, char **buf, size_t *len,
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = errno == ENOENT ? 0
-				      : imgfs_error_set(err, -errno,
-							"%s: %s", path,
-							strerror(errno));
+				      : imgfs_error_set(err, -errno, "%s: %s",
+							path, strerror(errno));
 		free(path);
 		return ret;
 	}
@@ -128,8 +127,9 @@ static int check_entry(const char *dst, struct json_object *e, size_t i,
 	ret = oci_desc_get(e, &d, &size, &mt, what, err);
 	if (ret)
 		return ret;
-	if (!mt || (json_object_object_get_ex(e, "annotations", &ann) &&
-		    !json_object_is_type(ann, json_type_object)) ||
+	if (!mt ||
+	    (json_object_object_get_ex(e, "annotations", &ann) &&
+	     !json_object_is_type(ann, json_type_object)) ||
 	    (ann && json_object_object_get_ex(ann, REF_NAME, NULL) &&
 	     !oci_json_str(ann, REF_NAME)))
 		return imgfs_error_set(
@@ -164,7 +164,8 @@ int oci_dst_index_load(const char *dst, struct json_object **entries,
 	tok = json_tokener_new();
 	if (tok)
 		ix = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!tok || !ix || json_tokener_get_error(tok) != json_tokener_success ||
+	if (!tok || !ix ||
+	    json_tokener_get_error(tok) != json_tokener_success ||
 	    (size_t)json_tokener_get_parse_end(tok) != len ||
 	    !json_object_is_type(ix, json_type_object) ||
 	    !json_object_object_get_ex(ix, "manifests", &m) ||
@@ -237,8 +238,8 @@ struct json_object *oci_index_merge(struct json_object *olds,
 	for (size_t j = 0; j < n; j++)
 		if (!used[j])
 			json_object_array_add(
-				out, json_object_get(
-					     json_object_array_get_idx(news, j)));
+				out, json_object_get(json_object_array_get_idx(
+					     news, j)));
 	free(used);
 	return out;
 }

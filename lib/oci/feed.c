@@ -161,8 +161,7 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
 		   struct imgfs_error *err)
 {
-	return oci_feed_start_cb(f, root, d, size, decompress, NULL, NULL,
-				 err);
+	return oci_feed_start_cb(f, root, d, size, decompress, NULL, NULL, err);
 }
 
 int oci_feed_start_cb(struct oci_feed *f, const char *root,

@@ -347,9 +347,9 @@ static void explain_compressed(char **paths, const struct layer_src *layers,
 				     &e))
 			continue;
 		sb = imgfs_image_sb(img);
-		z = sb->compr_algs ||
-		    (sb->feature_incompat & (IMGFS_FEATURE_INCOMPAT_COMPR_CFGS |
-					     IMGFS_FEATURE_INCOMPAT_ZERO_PADDING));
+		z = sb->compr_algs || (sb->feature_incompat &
+				       (IMGFS_FEATURE_INCOMPAT_COMPR_CFGS |
+					IMGFS_FEATURE_INCOMPAT_ZERO_PADDING));
 		imgfs_image_close(img);
 		if (!z)
 			continue;

@@ -80,8 +80,8 @@ static bool have_blob(const char *root, struct json_object *desc)
 	return yes;
 }
 
-static int walk_array(struct reach *r, struct json_object *doc,
-		      const char *key, int depth, struct imgfs_error *err)
+static int walk_array(struct reach *r, struct json_object *doc, const char *key,
+		      int depth, struct imgfs_error *err)
 {
 	struct json_object *v;
 	int ret = 0;
@@ -139,7 +139,8 @@ static bool is_hex64(const char *s)
 	size_t i;
 
 	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	return i == 64;
 }
@@ -150,7 +151,8 @@ static int drop(int dfd, const char *dir, const char *name, bool blob,
 {
 	struct stat sb;
 
-	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) || !S_ISREG(sb.st_mode))
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) ||
+	    !S_ISREG(sb.st_mode))
 		return 0; /* not ours to remove */
 	if (unlinkat(dfd, name, 0) && errno != ENOENT)
 		return imgfs_error_set(err, -errno, "%s/%s: %s", dir, name,
@@ -172,7 +174,8 @@ static char *record_blob(int dfd, const char *name)
 	struct imgfs_error e;
 	char buf[4096], *hex = NULL;
 	ssize_t n;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return NULL;
@@ -269,8 +272,8 @@ static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 	for (size_t i = 0; !ret && i < json_object_array_length(entries); i++) {
 		ret = walk(&r, json_object_array_get_idx(entries, i), 0, err);
 		if (!ret)
-			ret = mark_tag(&r, json_object_array_get_idx(entries, i),
-				       err);
+			ret = mark_tag(
+				&r, json_object_array_get_idx(entries, i), err);
 	}
 	if (!ret)
 		qsort(r.hex, r.n, sizeof(*r.hex), hex_cmp);

@@ -262,9 +262,9 @@ size_t oci_tar_layers(struct json_object *layers)
 	size_t n = 0;
 
 	for (size_t i = 0; i < json_object_array_length(layers); i++)
-		n += oci_layer_kind(oci_json_str(json_object_array_get_idx(
-				    layers, i),
-					    "mediaType")) == OCI_LAYER_TAR;
+		n += oci_layer_kind(
+			     oci_json_str(json_object_array_get_idx(layers, i),
+					  "mediaType")) == OCI_LAYER_TAR;
 	return n;
 }
 
