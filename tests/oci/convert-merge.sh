@@ -49,7 +49,7 @@ mkdir -p "$WORK/mnt"
 # run the printed commands, DIR being the mount point; the loop devices
 # they attach are detached by the trap, whatever happens
 run_printed() {
-	local line i=0
+	local line i=0 mounted=1
 	while IFS= read -r line; do
 		case $line in
 		d[0-9]*=*)
@@ -59,10 +59,12 @@ run_printed() {
 			;;
 		mount\ *)
 			eval "${line% DIR} \"\$WORK/mnt\"" || return 1
+			mounted=0
 			;;
 		*) return 1 ;;
 		esac
 	done <"$WORK/mount.sh"
+	return $mounted
 }
 if run_printed; then
 	track_mount "$WORK/mnt"
