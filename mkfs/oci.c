@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,9 @@ static int parse(int argc, char **argv, struct oci_args *a)
 struct progress {
 	bool tty; /* stderr is a terminal: one line redrawn in place */
 	bool json; /* --json: one JSON object a line on stderr */
+	/* warnings come from the conversion threads too: one writer at a
+	 * time on stderr and on this state */
+	pthread_mutex_t lock;
 	bool quiet; /* -q: only collect the layers */
 	bool drawn; /* a status line is on the screen */
 	double last; /* when it was drawn (throttle) */
@@ -494,14 +498,32 @@ static void draw_status(struct progress *pg, const struct imgfs_oci_progress *p,
 
 static void show_warning(const char *msg, void *arg)
 {
-	if (arg)
-		clear_status(arg); /* the warning on a line of its own */
+	struct progress *pg = arg;
+
+	if (pg)
+		pthread_mutex_lock(&pg->lock);
+	if (pg)
+		clear_status(pg); /* the warning on a line of its own */
 	fprintf(stderr, "mkfs.img: warning: %s\n", msg);
+	if (pg)
+		pthread_mutex_unlock(&pg->lock);
 }
+
+static void show_progress_locked(const struct imgfs_oci_progress *p,
+				 struct progress *pg);
 
 static void show_progress(const struct imgfs_oci_progress *p, void *arg)
 {
 	struct progress *pg = arg;
+
+	pthread_mutex_lock(&pg->lock);
+	show_progress_locked(p, pg);
+	pthread_mutex_unlock(&pg->lock);
+}
+
+static void show_progress_locked(const struct imgfs_oci_progress *p,
+				 struct progress *pg)
+{
 	double t = now(), *begun = unit_start(pg, p->index);
 	bool done = p->event == IMGFS_OCI_UNIT_CONVERTED ||
 		    p->event == IMGFS_OCI_UNIT_REUSED;
@@ -806,6 +828,7 @@ int mkfs_oci_main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	}
 	memset(&pg, 0, sizeof(pg));
+	pthread_mutex_init(&pg.lock, NULL);
 	pg.tty = isatty(STDERR_FILENO);
 	pg.json = a.m.json;
 	if (a.m.json)
@@ -876,6 +899,7 @@ int mkfs_oci_main(int argc, char **argv)
 	}
 	json_object_put(pg.layers);
 	free(pg.start);
+	pthread_mutex_destroy(&pg.lock);
 	free(a.refs);
 	free(a.platforms);
 	return r ? 1 : 0;
