@@ -21,7 +21,9 @@
 #include "imgfs/version.h"
 #include "mkfs.h"
 
-#define OCI_USAGE_LINE "usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n"
+#define OCI_USAGE_LINE                                            \
+	"usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n" \
+	"       mkfs.img --oci --gc DST_LAYOUT\n"
 
 enum {
 	OPT_OCI = 1024,
