@@ -9,7 +9,8 @@
 # docs/oci.md); a blob that does not match its digest is refused. The
 # mount commands mkfs.img prints (a loop device per layer blob, then
 # mount(8) with device=/dev/loopN: util-linux 2.38 loops the image itself
-# and the kernel refuses regular files as device=) are run as printed.
+# and the kernel refuses regular files as device=) are run as printed;
+# the tree mounted is also the one --flatten gives for the source image.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/oci/convert-lib.sh"
 setup
@@ -75,6 +76,21 @@ if run_printed; then
 	else
 		cat "$WORK/cmp"
 		fail "merged tree differs from umoci unpack"
+	fi
+	# and the image --flatten makes of the source image
+	if mkfs_img --oci -q --flatten "$WORK/src" "$WORK/flat.img" &&
+		mount_loop "$WORK/flat.img" "$WORK/flat"; then
+		$TREECMP --skip-root "$WORK/flat" "$WORK/mnt" >"$WORK/cmpf" 2>&1
+		if ! grep -v '^treecmp: ' "$WORK/cmpf" | grep -qvE "$allowed" &&
+			awk '/^treecmp: / { exit !($2 == $5) }' "$WORK/cmpf"; then
+			ok "the mounted merge = --flatten of the source ($(tail -n 1 "$WORK/cmpf"))"
+		else
+			cat "$WORK/cmpf"
+			fail "merged tree differs from --flatten"
+		fi
+		unmount "$WORK/flat" || fail "umount flat"
+	else
+		fail "--flatten of the source, mounted"
 	fi
 	unmount "$WORK/mnt" || fail "umount"
 else
