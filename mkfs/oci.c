@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -19,7 +22,9 @@
 #include "imgfs/version.h"
 #include "mkfs.h"
 
-#define OCI_USAGE_LINE "usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n"
+#define OCI_USAGE_LINE                                            \
+	"usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n" \
+	"       mkfs.img --oci --gc DST_LAYOUT\n"
 
 enum {
 	OPT_OCI = 1024,
@@ -36,6 +41,8 @@ enum {
 	OPT_FLATTEN,
 	OPT_MERGE,
 	OPT_TRUST_RECORDS,
+	OPT_GC,
+	OPT_KEEP_GOING,
 };
 
 static const struct option oci_opts[] = {
@@ -53,6 +60,8 @@ static const struct option oci_opts[] = {
 	{ "flatten", no_argument, NULL, OPT_FLATTEN },
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "trust-records", no_argument, NULL, OPT_TRUST_RECORDS },
+	{ "gc", no_argument, NULL, OPT_GC },
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
 };
 
 enum mode {
@@ -70,6 +79,7 @@ struct oci_args {
 	const char **refs;
 	const char **platforms;
 	enum mode mode;
+	bool gc; /* then remove what DST/index.json does not reach */
 	const char *src;
 	const char *dst;
 };
@@ -106,6 +116,11 @@ static void usage(FILE *f)
 		"      --merge          CONVERTED_LAYOUT OUT.img: the one image selected,\n"
 		"                       as a metadata-only image over its EROFS layer\n"
 		"                       blobs (mount -o device=BLOB,... in layer order)\n"
+		"      --keep-going     convert every unit that can be, publish only the\n"
+		"                       images whose units all converted, then fail\n"
+		"      --gc             then remove the blobs and unit records of DST_LAYOUT\n"
+		"                       that its index.json does not reach; alone\n"
+		"                       (mkfs.img --oci --gc DST_LAYOUT) only that\n"
 		"      --json           the summary as JSON on standard output\n"
 		"  -q, --quiet          no progress or summary\n\n"
 		"Every other mkfs.img option (-z, -C, -b, -T, --all-root, --dm-verity, ...)\n"
@@ -236,6 +251,12 @@ static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
 	case OPT_SUBJECT:
 		o->subject = true;
 		return 0;
+	case OPT_GC:
+		a->gc = true;
+		return 0;
+	case OPT_KEEP_GOING:
+		o->keep_going = true;
+		return 0;
 	case OPT_LIST_UNITS:
 	case OPT_SHARD:
 	case OPT_ASSEMBLE:
@@ -340,12 +361,22 @@ static int parse(int argc, char **argv, struct oci_args *a)
 			a->m.opts.build_time = sde;
 		}
 	}
+	if (a->gc && a->mode != MODE_ALL && a->mode != MODE_ASSEMBLE) {
+		fputs("mkfs.img: --gc goes with a whole run or --assemble (a shard's units are reached only once assembled)\n",
+		      stderr);
+		return -1;
+	}
+	if (a->gc && a->mode == MODE_ALL && argc - optind == 1) {
+		a->dst = argv[optind];
+		return 0;
+	}
 	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2
 				 : argc - optind != 2) {
 		fprintf(stderr,
 			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
 			a->mode == MODE_LIST
 				? " (DST_LAYOUT optional with --list-units)"
+			: a->gc ? " (or DST_LAYOUT alone with --gc)"
 				: "");
 		return -1;
 	}
@@ -369,21 +400,201 @@ static void show_message(const char *prefix, const char *msg)
 	fputc('\n', stderr);
 }
 
-static void show_warning(const char *msg, void *arg)
+/* Progress: a status line on a terminal, lines in logs, JSON events. */
+struct progress {
+	bool tty; /* stderr is a terminal: one line redrawn in place */
+	bool json; /* --json: one JSON object a line on stderr */
+	/* warnings come from the conversion threads too: one writer at a
+	 * time on stderr and on this state */
+	pthread_mutex_t lock;
+	bool quiet; /* -q: only collect the layers */
+	bool drawn; /* a status line is on the screen */
+	double last; /* when it was drawn (throttle) */
+	uint64_t shown; /* the unit it showed */
+	double *start; /* each unit's start, by its index */
+	uint64_t nstart;
+	struct json_object *layers; /* for the --json summary */
+};
+
+static double now(void)
 {
-	(void)arg;
-	show_message("warning: ", msg);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void show_event(enum imgfs_oci_event ev, const char *diff_id,
-		       const char *digest, void *arg)
+static double *unit_start(struct progress *pg, uint64_t index)
 {
-	(void)arg;
-	fprintf(stderr, "mkfs.img: %s %s -> %s\n",
-		ev == IMGFS_OCI_UNIT_CONVERTED ? "converted"
-		: ev == IMGFS_OCI_UNIT_REUSED  ? "reused"
-					       : "kept",
-		diff_id, digest);
+	if (index >= pg->nstart) {
+		double *p = realloc(pg->start, (index + 1) * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		for (uint64_t i = pg->nstart; i <= index; i++)
+			p[i] = now();
+		pg->start = p;
+		pg->nstart = index + 1;
+	}
+	return &pg->start[index];
+}
+
+static const char *const event_names[] = {
+	[IMGFS_OCI_UNIT_CONVERTED] = "unit-converted",
+	[IMGFS_OCI_UNIT_REUSED] = "unit-reused",
+	[IMGFS_OCI_LAYER_KEPT] = "layer-kept",
+	[IMGFS_OCI_UNIT_STARTED] = "unit-started",
+	[IMGFS_OCI_UNIT_READ] = "unit-read",
+	[IMGFS_OCI_UNIT_FAILED] = "unit-failed",
+};
+
+/* The layer a unit gave, for the --json summary's "layers". */
+static struct json_object *layer_json(const struct imgfs_oci_progress *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "diff_id",
+			       json_object_new_string(p->diff_id));
+	json_object_object_add(o, "source", json_object_new_string(p->blob));
+	if (p->digest)
+		json_object_object_add(o, "digest",
+				       json_object_new_string(p->digest));
+	if (p->dm_verity_root_hash) {
+		json_object_object_add(
+			o, "dm_verity_root_hash",
+			json_object_new_string(p->dm_verity_root_hash));
+		json_object_object_add(
+			o, "dm_verity_hash_offset",
+			json_object_new_int64(
+				(int64_t)p->dm_verity_hash_offset));
+	}
+	return o;
+}
+
+static void json_event(struct progress *pg, const struct imgfs_oci_progress *p,
+		       double t)
+{
+	struct json_object *o;
+
+	if (p->event == IMGFS_OCI_UNIT_READ) {
+		if (t - pg->last < 1.0)
+			return;
+		pg->last = t;
+	}
+	o = layer_json(p);
+	json_object_object_add(o, "event",
+			       json_object_new_string(event_names[p->event]));
+	json_object_object_add(o, "index",
+			       json_object_new_int64((int64_t)p->index));
+	json_object_object_add(o, "total",
+			       json_object_new_int64((int64_t)p->total));
+	json_object_object_add(o, "size",
+			       json_object_new_int64((int64_t)p->blob_size));
+	if (p->event == IMGFS_OCI_UNIT_READ)
+		json_object_object_add(
+			o, "bytes_read",
+			json_object_new_int64((int64_t)p->bytes_read));
+	if (p->msg)
+		json_object_object_add(o, "message",
+				       json_object_new_string(p->msg));
+	fprintf(stderr, "%s\n",
+		json_object_to_json_string_ext(
+			o, JSON_C_TO_STRING_PLAIN |
+				   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void clear_status(struct progress *pg)
+{
+	if (pg->drawn)
+		fputs("\r\033[K", stderr);
+	pg->drawn = false;
+}
+
+/* The status line on a terminal, at most ten times a second. */
+static void draw_status(struct progress *pg, const struct imgfs_oci_progress *p,
+			double t, double begun)
+{
+	double mb = (double)p->bytes_read / 1e6;
+
+	/* a new unit shows at once, then ten times a second */
+	if (t - pg->last < 0.1 && p->index == pg->shown)
+		return;
+	pg->last = t;
+	pg->shown = p->index;
+	fprintf(stderr,
+		"\r\033[Kmkfs.img: unit %" PRIu64 " of %" PRIu64
+		" %.19s...: %.1f of %.1f MB read, %.1f MB/s",
+		p->index, p->total, p->diff_id, mb, (double)p->blob_size / 1e6,
+		t > begun ? mb / (t - begun) : 0.0);
+	pg->drawn = true;
+}
+
+static void show_warning(const char *msg, void *arg)
+{
+	struct progress *pg = arg;
+
+	if (pg)
+		pthread_mutex_lock(&pg->lock);
+	if (pg)
+		clear_status(pg); /* the warning on a line of its own */
+	show_message("warning: ", msg);
+	if (pg)
+		pthread_mutex_unlock(&pg->lock);
+}
+
+static void show_progress_locked(const struct imgfs_oci_progress *p,
+				 struct progress *pg);
+
+static void show_progress(const struct imgfs_oci_progress *p, void *arg)
+{
+	struct progress *pg = arg;
+
+	pthread_mutex_lock(&pg->lock);
+	show_progress_locked(p, pg);
+	pthread_mutex_unlock(&pg->lock);
+}
+
+static void show_progress_locked(const struct imgfs_oci_progress *p,
+				 struct progress *pg)
+{
+	double t = now(), *begun = unit_start(pg, p->index);
+	bool done = p->event == IMGFS_OCI_UNIT_CONVERTED ||
+		    p->event == IMGFS_OCI_UNIT_REUSED;
+
+	if (done && pg->layers)
+		json_object_array_add(pg->layers, layer_json(p));
+	if (p->event == IMGFS_OCI_UNIT_STARTED && begun)
+		*begun = t;
+	if (pg->quiet)
+		return;
+	if (pg->json) {
+		json_event(pg, p, t);
+		return;
+	}
+	if (p->event == IMGFS_OCI_UNIT_READ) {
+		if (pg->tty)
+			draw_status(pg, p, t, begun ? *begun : t);
+		return;
+	}
+	clear_status(pg);
+	if (p->event == IMGFS_OCI_UNIT_STARTED && !pg->tty)
+		fprintf(stderr,
+			"mkfs.img: converting %s (unit %" PRIu64 " of %" PRIu64
+			", blob %s, %" PRIu64 " bytes)\n",
+			p->diff_id, p->index, p->total, p->blob, p->blob_size);
+	if (!done)
+		return;
+	fprintf(stderr, "mkfs.img: %s %s -> %s",
+		p->event == IMGFS_OCI_UNIT_CONVERTED ? "converted" : "reused",
+		p->diff_id, p->digest);
+	if (p->event == IMGFS_OCI_UNIT_CONVERTED && begun)
+		fprintf(stderr, " (unit %" PRIu64 " of %" PRIu64 ", %.1f s)",
+			p->index, p->total, t - *begun);
+	if (p->dm_verity_root_hash)
+		fprintf(stderr, " dm-verity root hash %s",
+			p->dm_verity_root_hash);
+	fputc('\n', stderr);
 }
 
 static int print_unit(const struct imgfs_oci_unit *u, void *arg)
@@ -393,8 +604,13 @@ static int print_unit(const struct imgfs_oci_unit *u, void *arg)
 	return 0;
 }
 
+static void add_gc_json(struct json_object *o,
+			const struct imgfs_oci_gc_stats *g);
+
 static void print_json(const struct oci_args *a,
-		       const struct imgfs_oci_stats *st)
+		       const struct imgfs_oci_stats *st,
+		       const struct imgfs_oci_gc_stats *g,
+		       struct json_object *layers)
 {
 	struct json_object *o = json_object_new_object();
 	char dig[72] = "";
@@ -431,16 +647,92 @@ static void print_json(const struct oci_args *a,
 			       json_object_new_int64((int64_t)st->bytes_in));
 	json_object_object_add(o, "bytes_out",
 			       json_object_new_int64((int64_t)st->bytes_out));
+	json_object_object_add(o, "failed",
+			       json_object_new_int64((int64_t)st->failed));
+	json_object_object_add(
+		o, "images_failed",
+		json_object_new_int64((int64_t)st->images_failed));
+	if (layers)
+		json_object_object_add(o, "layers", json_object_get(layers));
+	if (g)
+		add_gc_json(o, g);
 	puts(json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+}
+
+/* @s quoted for a POSIX shell (single quotes), malloc'd. */
+static char *shell_quote(const char *s)
+{
+	size_t n = 3;
+	char *q, *p;
+
+	for (const char *c = s; *c; c++)
+		n += *c == '\'' ? 4 : 1;
+	q = p = malloc(n);
+	if (!q)
+		return NULL;
+	*p++ = '\'';
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = *c;
+		}
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return q;
+}
+
+/*
+ * The commands that mount a merged image: a loop device for each layer
+ * blob, then mount(8) with them as device= options. mount(8) of
+ * util-linux 2.38 puts a regular file given as the image on a loop
+ * device, and the kernel then refuses regular files as device=, so the
+ * blobs get loop devices of their own. Each line is added to @cmds.
+ */
+static void mount_commands(const char *image, char **paths, unsigned int n,
+			   struct json_object *cmds)
+{
+	char *line = NULL, *q;
+	size_t len = 0;
+	FILE *f;
+
+	for (unsigned int i = 0; i < n; i++) {
+		q = shell_quote(paths[i]);
+		f = open_memstream(&line, &len);
+		if (q && f)
+			fprintf(f, "d%u=$(losetup -f --show -r %s)", i + 1, q);
+		if (f)
+			fclose(f);
+		free(q);
+		json_object_array_add(cmds,
+				      json_object_new_string(line ? line : ""));
+		free(line);
+		line = NULL;
+	}
+	q = shell_quote(image);
+	f = open_memstream(&line, &len);
+	if (q && f) {
+		fputs("mount -t erofs -o ro", f);
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(f, ",device=$d%u", i + 1);
+		fprintf(f, " %s DIR", q);
+	}
+	if (f)
+		fclose(f);
+	free(q);
+	json_object_array_add(cmds, json_object_new_string(line ? line : ""));
+	free(line);
 }
 
 /* --flatten and --merge: one image; --merge also lists its devices. */
 static int one_image(const struct oci_args *a, struct imgfs_error *err)
 {
 	struct imgfs_mkfs_stats st;
-	struct json_object *o, *devs = NULL;
+	struct json_object *o, *devs = NULL, *cmds = json_object_new_array();
 	char **paths = NULL;
 	unsigned int n = 0;
 	int r = a->mode == MODE_MERGE
@@ -448,8 +740,12 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 					  &st, err)
 			: imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
 
-	if (r)
+	if (r) {
+		json_object_put(cmds);
 		return r;
+	}
+	if (paths)
+		mount_commands(a->dst, paths, n, cmds);
 	if (a->m.json) {
 		o = json_object_new_object();
 		json_object_object_add(o, "schema_version",
@@ -469,6 +765,8 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 				json_object_array_add(
 					devs, json_object_new_string(paths[i]));
 			json_object_object_add(o, "devices", devs);
+			json_object_object_add(o, "mount_commands",
+					       json_object_get(cmds));
 		}
 		puts(json_object_to_json_string_ext(
 			o, JSON_C_TO_STRING_PRETTY |
@@ -479,16 +777,20 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 			"mkfs.img: %s: %" PRIu64 " inodes, %" PRIu64 " bytes\n",
 			a->dst, st.inodes, st.image_bytes);
 		if (paths) {
-			/* the devices, in order, as mount wants them */
-			fputs("mkfs.img: mount with -o ro", stderr);
-			for (unsigned int i = 0; i < n; i++)
-				fprintf(stderr, ",device=%s", paths[i]);
-			fputc('\n', stderr);
+			fputs("mkfs.img: mount it on DIR with a loop device per layer blob, bottom first (losetup -d them after umount):\n",
+			      stderr);
+			for (size_t i = 0; i < json_object_array_length(cmds);
+			     i++)
+				fprintf(stderr, "  %s\n",
+					json_object_get_string(
+						json_object_array_get_idx(cmds,
+									  i)));
 		}
 	}
 	for (unsigned int i = 0; paths && i < n; i++)
 		free(paths[i]);
 	free(paths);
+	json_object_put(cmds);
 	return 0;
 }
 
@@ -509,9 +811,49 @@ static void print_summary(const struct oci_args *a,
 		st->manifests, st->indexes, st->copied_blobs);
 }
 
+static void add_gc_json(struct json_object *o,
+			const struct imgfs_oci_gc_stats *g)
+{
+	struct json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "blobs_kept",
+			       json_object_new_int64((int64_t)g->blobs_kept));
+	json_object_object_add(
+		j, "blobs_removed",
+		json_object_new_int64((int64_t)g->blobs_removed));
+	json_object_object_add(
+		j, "bytes_removed",
+		json_object_new_int64((int64_t)g->bytes_removed));
+	json_object_object_add(
+		j, "records_removed",
+		json_object_new_int64((int64_t)g->records_removed));
+	json_object_object_add(o, "gc", j);
+}
+
+/* --gc: after the run (if any), what DST/index.json does not reach. */
+static int run_gc(const struct oci_args *a, struct imgfs_oci_gc_stats *g)
+{
+	struct imgfs_error err;
+
+	if (imgfs_oci_gc(a->dst, g, &err)) {
+		show_message("--gc: ", err.msg);
+		return 1;
+	}
+	if (!a->m.quiet && !a->m.json)
+		fprintf(stderr,
+			"mkfs.img: %s: %" PRIu64 " blobs removed (%" PRIu64
+			" bytes), %" PRIu64 " unit records removed, %" PRIu64
+			" blobs kept\n",
+			a->dst, g->blobs_removed, g->bytes_removed,
+			g->records_removed, g->blobs_kept);
+	return 0;
+}
+
 int mkfs_oci_main(int argc, char **argv)
 {
 	struct imgfs_oci_stats st;
+	struct imgfs_oci_gc_stats g;
+	struct progress pg;
 	struct imgfs_error err;
 	struct oci_args a;
 	int r;
@@ -525,13 +867,44 @@ int mkfs_oci_main(int argc, char **argv)
 			usage_error();
 		return r > 0 ? 0 : 2;
 	}
+	memset(&pg, 0, sizeof(pg));
+	pthread_mutex_init(&pg.lock, NULL);
+	pg.tty = isatty(STDERR_FILENO);
+	pg.json = a.m.json;
+	if (a.m.json)
+		pg.layers = json_object_new_array();
 	if (!a.m.quiet) {
 		a.o.warn = show_warning;
-		if (!a.m.json)
-			a.o.event = show_event;
+		a.o.warn_arg = &pg;
+		a.o.progress = show_progress;
+		a.o.progress_arg = &pg;
+	} else if (a.m.json) {
+		a.o.progress = show_progress; /* for the summary's layers */
+		a.o.progress_arg = &pg;
+		pg.quiet = true;
 	}
 	imgfs_error_clear(&err);
 	memset(&st, 0, sizeof(st));
+	memset(&g, 0, sizeof(g));
+	if (a.gc && !a.src) {
+		r = run_gc(&a, &g);
+		if (!r && a.m.json) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "schema_version",
+					       json_object_new_int(1));
+			json_object_object_add(o, "destination",
+					       json_object_new_string(a.dst));
+			add_gc_json(o, &g);
+			puts(json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		}
+		free(a.refs);
+		free(a.platforms);
+		return r;
+	}
 	switch (a.mode) {
 	case MODE_LIST:
 		r = imgfs_oci_list_units(a.src, &a.o, print_unit, NULL, &err);
@@ -550,15 +923,23 @@ int mkfs_oci_main(int argc, char **argv)
 		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
 		break;
 	}
+	clear_status(&pg);
 	if (r) {
 		show_message("", err.msg);
+		if (a.m.json && st.failed)
+			print_json(&a, &st, NULL, pg.layers); /* --keep-going */
 	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
 		   a.mode != MODE_MERGE) {
-		if (a.m.json)
-			print_json(&a, &st);
-		else if (!a.m.quiet)
+		if (!a.m.json && !a.m.quiet)
 			print_summary(&a, &st);
+		if (a.gc && run_gc(&a, &g))
+			r = 1;
+		else if (a.m.json)
+			print_json(&a, &st, a.gc ? &g : NULL, pg.layers);
 	}
+	json_object_put(pg.layers);
+	free(pg.start);
+	pthread_mutex_destroy(&pg.lock);
 	free(a.refs);
 	free(a.platforms);
 	return r ? 1 : 0;

@@ -59,9 +59,38 @@ enum imgfs_oci_event {
 	IMGFS_OCI_UNIT_CONVERTED = 0, /* converted (and verified) now */
 	IMGFS_OCI_UNIT_REUSED, /* found in the destination or the cache */
 	IMGFS_OCI_LAYER_KEPT, /* a layer left as it is (warning given) */
+	/* only through imgfs_oci_progress_fn: */
+	IMGFS_OCI_UNIT_STARTED, /* a conversion begins */
+	IMGFS_OCI_UNIT_READ, /* bytes_read of the source blob so far */
+	IMGFS_OCI_UNIT_FAILED, /* keep_going: msg says why */
 };
 typedef void (*imgfs_oci_event_fn)(enum imgfs_oci_event ev, const char *diff_id,
 				   const char *digest, void *arg);
+
+/* One event of a run, with its progress (valid during the call only). */
+struct imgfs_oci_progress {
+	enum imgfs_oci_event event;
+	/* the unit's place among the units this run converts (1 to total);
+	 * 0 for a reused unit */
+	uint64_t index;
+	uint64_t total;
+	const char *diff_id;
+	const char *blob; /* the source blob */
+	uint64_t blob_size;
+	uint64_t bytes_read; /* UNIT_READ, then the blob size at the end */
+	const char *digest; /* CONVERTED, REUSED: the layer blob */
+	/* --dm-verity: the tree's root hash (hex) and offset; else NULL */
+	const char *dm_verity_root_hash;
+	uint64_t dm_verity_hash_offset;
+	const char *msg; /* FAILED: the cause */
+};
+/*
+ * Called from the conversion threads, one call at a time (the library
+ * serialises them); UNIT_READ comes at each read of the source blob
+ * (128 KiB), so a front end throttles what it shows.
+ */
+typedef void (*imgfs_oci_progress_fn)(const struct imgfs_oci_progress *p,
+				      void *arg);
 
 struct imgfs_oci_options {
 	size_t struct_size; /* sizeof(struct imgfs_oci_options) */
@@ -95,6 +124,13 @@ struct imgfs_oci_options {
 	 * image check and the comparison with the source that a converted
 	 * unit has (counted in reused_unverified) */
 	bool trust_records;
+	/* a unit that fails does not stop the others: every unit that can
+	 * is converted, each failure is reported (warn) naming its blob and
+	 * images, only images whose units all converted are published, and
+	 * the call still fails at the end, listing the failed blobs */
+	bool keep_going;
+	imgfs_oci_progress_fn progress; /* may be NULL */
+	void *progress_arg;
 };
 
 struct imgfs_oci_stats {
@@ -109,6 +145,8 @@ struct imgfs_oci_stats {
 	uint64_t copied_blobs; /* blobs passed through untouched */
 	uint64_t bytes_in; /* compressed source bytes converted */
 	uint64_t bytes_out; /* layer blob bytes written */
+	uint64_t failed; /* units that failed (keep_going) */
+	uint64_t images_failed; /* images not published because of them */
 };
 
 /* Fill @o with the defaults. */
@@ -159,6 +197,25 @@ IMGFS_API
 int imgfs_oci_convert(const char *src, const char *dst,
 		      const struct imgfs_oci_options *o,
 		      struct imgfs_oci_stats *stats, struct imgfs_error *err);
+
+/* What imgfs_oci_gc() found. */
+struct imgfs_oci_gc_stats {
+	uint64_t blobs_kept; /* reached from index.json */
+	uint64_t blobs_removed; /* unreached, or a killed run's temporary */
+	uint64_t bytes_removed;
+	uint64_t records_removed; /* unit records of unreached blobs */
+};
+
+/*
+ * Remove the blobs and unit records of the layout @dst that its
+ * index.json does not reach, and temporary files of killed runs. Holds
+ * the layout's lock exclusively: fails with -EBUSY, removing nothing,
+ * while a run (conversion, shard, assembly) writes into @dst. Units of
+ * shards not assembled yet are not reached: collect after assembling.
+ */
+IMGFS_API
+int imgfs_oci_gc(const char *dst, struct imgfs_oci_gc_stats *st,
+		 struct imgfs_error *err);
 
 /*
  * Flatten the one image of @src that the refs and platforms of @o select
@@ -247,7 +304,8 @@ struct imgfs_oci_blob_result {
 	bool erofs; /* an EROFS layer: @check is its image check */
 	struct imgfs_check_result check;
 	/* a dm-verity tree follows the image (mkfs.img --dm-verity); it
-	 * matches the image (no root hash to compare it with is recorded) */
+	 * matches the image, and the layer's org.erofs.dmverity.roothash
+	 * annotation, when there is one, is its root */
 	bool dm_verity;
 	bool dm_verity_ok;
 	/* compared with @source (blob of the source layout) */

@@ -12,17 +12,24 @@
 #define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
 #endif
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oci/internal.h"
 
-/* Source layer annotations describing the tar itself: dropped. */
+#define REF_NAME_KEY "org.opencontainers.image.ref.name"
+
+/* Source layer annotations describing the source blob itself: dropped. */
 static const char *const tar_annotation_prefixes[] = {
-	"containerd.io/snapshot/stargz/", "containerd.io/uncompressed",
-	"io.containers.zstd-chunked.",	  "io.github.containers.zstd-chunked.",
-	"io.containers.estargz.",	  "org.opencontainers.image.toc",
+	"containerd.io/snapshot/stargz/",
+	"containerd.io/uncompressed",
+	"io.containers.zstd-chunked.",
+	"io.github.containers.zstd-chunked.",
+	"io.containers.estargz.",
+	"org.opencontainers.image.toc",
+	"org.erofs.dmverity.",
 };
 
 struct assemble {
@@ -31,12 +38,15 @@ struct assemble {
 	struct imgfs_oci_stats *st;
 	/* digests of the source manifests converted (for referrers) */
 	char **converted;
+	uint64_t *converted_size;
 	size_t nr_converted;
 	/* diffIDs of the units not converted yet, each once */
 	char **missing_ids;
 	size_t missing;
 	/* of those, units present but made with --no-verify */
 	size_t unverified;
+	/* --keep-going: the first failed unit's blob of the image at hand */
+	const char *fail_blob;
 	struct oci_memo seen; /* documents done, each once */
 };
 
@@ -73,15 +83,21 @@ static int add_missing(struct assemble *a, const char *diff_id,
 	return 0;
 }
 
-static int remember(struct assemble *a, const char *digest,
+static int remember(struct assemble *a, const char *digest, uint64_t size,
 		    struct imgfs_error *err)
 {
 	char **p = realloc(a->converted,
 			   (a->nr_converted + 1) * sizeof(*a->converted));
+	uint64_t *s;
 
-	if (!p)
+	if (p)
+		a->converted = p;
+	s = p ? realloc(a->converted_size, (a->nr_converted + 1) * sizeof(*s))
+	      : NULL;
+	if (!s)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	a->converted = p;
+	a->converted_size = s;
+	s[a->nr_converted] = size;
 	p[a->nr_converted] = strdup(digest);
 	if (!p[a->nr_converted])
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -89,12 +105,18 @@ static int remember(struct assemble *a, const char *digest,
 	return 0;
 }
 
-static bool was_converted(const struct assemble *a, const char *digest)
+/* The position of @digest among the converted sources, or -1. */
+static long converted_at(const struct assemble *a, const char *digest)
 {
 	for (size_t i = 0; digest && i < a->nr_converted; i++)
 		if (!strcmp(a->converted[i], digest))
-			return true;
-	return false;
+			return (long)i;
+	return -1;
+}
+
+static bool was_converted(const struct assemble *a, const char *digest)
+{
+	return converted_at(a, digest) >= 0;
 }
 
 /* Copy a blob and, for indexes and manifests, everything they name. */
@@ -229,17 +251,81 @@ static struct json_object *layer_desc(struct json_object *ld,
 		json_object_object_add(
 			nann, "org.erofs.uncompressed-digest",
 			json_object_new_string(u->out_diff_id.str));
+	if (u->verity_root[0]) {
+		char off[24];
+
+		snprintf(off, sizeof(off), "%" PRIu64, u->verity_offset);
+		json_object_object_add(nann, OCI_ANN_VERITY_ROOT,
+				       json_object_new_string(u->verity_root));
+		json_object_object_add(nann, OCI_ANN_VERITY_OFFSET,
+				       json_object_new_string(off));
+	}
 	json_object_object_add(nann, "org.imgfs.source.digest",
 			       json_object_new_string(src_digest));
 	json_object_object_add(nd, "annotations", nann);
 	return nd;
 }
 
-enum { KEEP = 1, SKIP = 2 };
+/*
+ * The OCI media type for a Docker schema-2 one: schema 2 has no EROFS
+ * layers, so a converted image is written as OCI whatever its input.
+ * NULL when @mt is not a Docker type.
+ */
+static const char *oci_type_of(const char *mt)
+{
+	static const char *const map[][2] = {
+		{ "application/vnd.docker.distribution.manifest.v2+json",
+		  "application/vnd.oci.image.manifest.v1+json" },
+		{ "application/vnd.docker.distribution.manifest.list.v2+json",
+		  "application/vnd.oci.image.index.v1+json" },
+		{ "application/vnd.docker.container.image.v1+json",
+		  "application/vnd.oci.image.config.v1+json" },
+		{ "application/vnd.docker.image.rootfs.diff.tar.gzip",
+		  "application/vnd.oci.image.layer.v1.tar+gzip" },
+		{ "application/vnd.docker.image.rootfs.diff.tar",
+		  "application/vnd.oci.image.layer.v1.tar" },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+		  "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip" },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar",
+		  "application/vnd.oci.image.layer.nondistributable.v1.tar" },
+	};
+
+	for (size_t i = 0; mt && i < sizeof(map) / sizeof(*map); i++)
+		if (!strcmp(mt, map[i][0]))
+			return map[i][1];
+	return NULL;
+}
+
+/* Give @o's "mediaType" its OCI name if it has a Docker one. */
+static void to_oci(struct json_object *o)
+{
+	const char *t = oci_type_of(oci_json_str(o, "mediaType"));
+
+	if (t)
+		json_object_object_add(o, "mediaType",
+				       json_object_new_string(t));
+}
+
+/* A converted manifest @m in OCI terms: itself, config, kept layers. */
+static void manifest_to_oci(struct json_object *m)
+{
+	struct json_object *v;
+
+	to_oci(m);
+	if (json_object_object_get_ex(m, "config", &v))
+		to_oci(v);
+	if (json_object_object_get_ex(m, "layers", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			to_oci(json_object_array_get_idx(v, i));
+}
+
+enum { KEEP = 1, SKIP = 2, FAILED = 3 };
 
 /*
  * Convert the manifest @desc: 0 with *@out the new descriptor, KEEP when
- * it passes through untouched, SKIP when the platform is not selected.
+ * it passes through untouched, SKIP when the platform is not selected,
+ * FAILED when a unit of it failed (--keep-going: not published).
  */
 static int do_manifest(struct assemble *a, struct json_object *desc,
 		       bool platform_checked, struct json_object **out,
@@ -250,6 +336,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	struct oci_digest d, cd;
 	uint64_t size, csize;
 	size_t ntar = 0;
+	bool failed = false;
 	int ret;
 
 	*out = NULL;
@@ -273,6 +360,12 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	}
 	if (!platform_checked && !oci_platform_selected(a->l->o, cfg, true)) {
 		ret = SKIP;
+		goto out;
+	}
+	if (json_object_object_get_ex(m, "layers", &layers) &&
+	    json_object_is_type(layers, json_type_array) &&
+	    !oci_tar_layers(layers)) {
+		ret = KEEP; /* a signature, an artifact: nothing converted */
 		goto out;
 	}
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
@@ -301,11 +394,11 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		if (oci_layer_kind(mt) != OCI_LAYER_TAR) {
 			if (oci_layer_kind(mt) == OCI_LAYER_NONDIST &&
 			    a->l->o->warn) {
-				char msg[256];
+				char msg[512];
 
 				snprintf(
 					msg, sizeof(msg),
-					"manifest %s: non-distributable layer %s left as it is",
+					"manifest %s: non-distributable layer %s left as a tar layer (an EROFS-capable runtime converts it when it applies it: docs/oci.md)",
 					d.str, ldig.str);
 				a->l->o->warn(msg, a->l->o->warn_arg);
 			}
@@ -328,6 +421,12 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		if (ret)
 			goto out;
 		u = oci_layout_unit(a->l, &did);
+		if (u && u->err) {
+			if (!a->fail_blob)
+				a->fail_blob = u->blob.str;
+			failed = true;
+			continue;
+		}
 		if (!u || !u->have) {
 			size_t before = a->missing;
 
@@ -347,6 +446,10 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		json_object_array_put_idx(
 			ids, i, json_object_new_string(u->out_diff_id.str));
 	}
+	if (failed) {
+		ret = FAILED;
+		goto out;
+	}
 	if (!ntar) {
 		ret = KEEP;
 		goto out;
@@ -356,6 +459,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		goto out; /* reported once at the end */
 	}
 	add_feature(cfg, "os.features");
+	manifest_to_oci(m);
 	ret = write_doc(a, cfg, cdesc, err);
 	if (ret)
 		goto out;
@@ -380,15 +484,16 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 	}
 	*out = NULL;
 	json_object_deep_copy(desc, out, NULL);
+	to_oci(*out);
 	ret = write_doc(a, m, *out, err);
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
 	if (!ret)
-		ret = remember(a, d.str, err);
+		ret = remember(a, d.str, size, err);
 	if (!ret)
 		a->st->manifests++;
 out:
-	if (ret < 0 || ret == KEEP || ret == SKIP) {
+	if (ret) {
 		json_object_put(*out);
 		*out = NULL;
 	}
@@ -428,8 +533,9 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 					   *nc;
 			int r = do_desc(a, c, depth + 1, &nc, err);
 
-			if (r < 0) {
-				ret = r;
+			if (r < 0 || r == FAILED) {
+				ret = r; /* an index is complete or not
+					    published */
 				goto out;
 			}
 			if (r == SKIP)
@@ -454,13 +560,15 @@ static int do_index(struct assemble *a, struct json_object *desc, int depth,
 	if (a->missing)
 		goto out;
 	json_object_object_add(ix, "manifests", json_object_get(nchildren));
+	to_oci(ix);
 	*out = NULL;
 	json_object_deep_copy(desc, out, NULL);
+	to_oci(*out);
 	ret = write_doc(a, ix, *out, err);
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
 	if (!ret)
-		ret = remember(a, d.str, err);
+		ret = remember(a, d.str, size, err);
 	if (!ret)
 		a->st->indexes++;
 out:
@@ -539,6 +647,62 @@ static int do_desc(struct assemble *a, struct json_object *desc, int depth,
 	return r;
 }
 
+/*
+ * A referrer passed through names its subject, a source manifest the
+ * conversion replaced: copy that manifest too (as --subject does), so
+ * that what the referrer attaches to is in the layout. @desc is the
+ * referrer, or a referrers-tag index of them.
+ */
+static int keep_subjects(struct assemble *a, struct json_object *desc,
+			 int depth, struct imgfs_error *err)
+{
+	struct json_object *doc = NULL, *v;
+	struct oci_digest d;
+	uint64_t size;
+	long at = -1;
+	int ret = oci_check_depth(depth, err);
+
+	/* the referrers tag schema: "sha256-<hex>[.sig|.att|...]" */
+	if (json_object_object_get_ex(desc, "annotations", &v)) {
+		const char *ref = oci_json_str(v, REF_NAME_KEY);
+		char dig[OCI_DIGEST_MAX];
+
+		if (ref && !strncmp(ref, "sha256-", 7)) {
+			snprintf(dig, sizeof(dig), "sha256:%.64s", ref + 7);
+			at = converted_at(a, dig);
+		}
+	}
+	if (!ret && at >= 0 &&
+	    !oci_digest_parse(a->converted[at], &d, "referrers tag", err)) {
+		ret = oci_blob_copy(a->run->src, a->run->dst, &d,
+				    a->converted_size[at], a->run->sync, err);
+		if (!ret)
+			a->st->copied_blobs++;
+	}
+	if (ret || (!oci_is_manifest_type(oci_json_str(desc, "mediaType")) &&
+		    !oci_is_index_type(oci_json_str(desc, "mediaType"))))
+		return ret;
+	ret = oci_desc_get(desc, &d, &size, NULL, "referrer", err);
+	if (!ret)
+		ret = oci_json_load(a->run->src, &d, size, &doc, err);
+	if (!ret && json_object_object_get_ex(doc, "subject", &v)) {
+		ret = oci_desc_get(v, &d, &size, NULL, "subject", err);
+		if (!ret && was_converted(a, d.str)) {
+			ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
+					    a->run->sync, err);
+			if (!ret)
+				a->st->copied_blobs++;
+		}
+	}
+	if (!ret && json_object_object_get_ex(doc, "manifests", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
+			ret = keep_subjects(a, json_object_array_get_idx(v, i),
+					    depth + 1, err);
+	json_object_put(doc);
+	return ret;
+}
+
 /* An index.json entry that refers to a converted manifest. */
 static bool is_referrer(struct assemble *a, struct json_object *desc,
 			struct imgfs_error *err)
@@ -574,14 +738,36 @@ static bool is_referrer(struct assemble *a, struct json_object *desc,
 	return yes;
 }
 
+/* --keep-going: the image of index.json entry @c is not published. */
+static void image_failed(struct assemble *a, struct json_object *c)
+{
+	struct json_object *ann;
+	const char *ref = NULL;
+	char msg[512];
+
+	a->st->images_failed++;
+	if (!a->l->o->warn)
+		return;
+	if (json_object_object_get_ex(c, "annotations", &ann))
+		ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	snprintf(
+		msg, sizeof(msg),
+		"image '%s' (%s) not published: its layer blob %s did not convert",
+		ref ? ref : "",
+		oci_json_str(c, "digest") ? oci_json_str(c, "digest") : "",
+		a->fail_blob ? a->fail_blob : "?");
+	a->l->o->warn(msg, a->l->o->warn_arg);
+}
+
 int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		 struct imgfs_oci_stats *st, struct imgfs_error *err)
 {
 	struct assemble a = { .run = run, .l = l, .st = st };
 	struct json_object *children, *nchildren = json_object_new_array();
-	struct json_object *top = NULL;
+	struct json_object *top = NULL, *olds = NULL, *merged;
+	char *other = NULL;
 	size_t n, nsel = 0;
-	bool *done = NULL;
+	unsigned char *done = NULL; /* 1: converted, 2: passed through */
 	int ret = 0;
 
 	json_object_object_get_ex(l->index, "manifests", &children);
@@ -598,14 +784,17 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 
 		if (!oci_ref_selected(l->o, c))
 			continue;
+		a.fail_blob = NULL;
 		r = do_desc(&a, c, 0, &nc, err);
 		if (r < 0) {
 			ret = r;
 			break;
 		}
-		if (r == SKIP)
+		if (r == FAILED)
+			image_failed(&a, c);
+		if (r == SKIP || r == FAILED)
 			continue;
-		done[i] = true;
+		done[i] = r == KEEP ? 2 : 1;
 		nsel++;
 		if (r == KEEP) {
 			ret = copy_closure(&a, c, 0, err);
@@ -626,7 +815,14 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
 						"%s%s", i ? " " : "",
 						a.missing_ids[i]);
-		if (a.unverified)
+		other = oci_options_mismatch(l->o, run->dst, &run->opts_digest,
+					     a.missing_ids, a.missing);
+		if (other)
+			ret = imgfs_error_set(
+				err, -ENOENT,
+				"%zu units are not converted yet with this run's options: %s (%s)",
+				a.missing, other, list);
+		else if (a.unverified)
 			ret = imgfs_error_set(
 				err, -ENOENT,
 				"%zu units are not converted yet (%zu of them "
@@ -644,14 +840,22 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	for (size_t i = 0; !ret && i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 
-		if (done[i] || !is_referrer(&a, c, err))
+		if (!done[i] && !is_referrer(&a, c, err))
 			continue;
-		ret = copy_closure(&a, c, 0, err);
-		if (!ret)
-			json_object_array_add(nchildren, json_object_get(c));
+		if (!done[i]) {
+			ret = copy_closure(&a, c, 0, err);
+			if (!ret)
+				json_object_array_add(nchildren,
+						      json_object_get(c));
+		}
+		/* also for referrers selected as entries of their own */
+		if (!ret && done[i] != 1)
+			ret = keep_subjects(&a, c, 0, err);
 	}
 	if (ret)
 		goto out;
+	if (!nsel && st->images_failed)
+		goto out; /* nothing complete: the caller lists the failures */
 	if (!nsel) {
 		ret = imgfs_error_set(
 			err, -ENOENT,
@@ -659,8 +863,17 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 			run->src);
 		goto out;
 	}
+	ret = oci_dst_index_load(run->dst, &olds, err);
+	if (ret)
+		goto out;
 	json_object_deep_copy(l->index, &top, NULL);
-	json_object_object_add(top, "manifests", json_object_get(nchildren));
+	/* images converted by earlier runs stay, unless replaced by ref */
+	merged = oci_index_merge(olds, nchildren);
+	if (!merged) {
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	json_object_object_add(top, "manifests", merged);
 	{
 		size_t len;
 		const char *text = oci_json_text(top, &len);
@@ -677,11 +890,14 @@ out:
 	for (size_t i = 0; i < a.nr_converted; i++)
 		free(a.converted[i]);
 	free(a.converted);
+	free(a.converted_size);
 	for (size_t i = 0; i < a.missing; i++)
 		free(a.missing_ids[i]);
 	free(a.missing_ids);
 	oci_memo_free(&a.seen);
 	json_object_put(top);
+	json_object_put(olds);
+	free(other);
 	json_object_put(nchildren);
 	free(done);
 	return ret;

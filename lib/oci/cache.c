@@ -11,7 +11,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf, O_TMPFILE, pipe2 */
 #endif
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,19 @@ static int hexdump(char *p, size_t size, const uint8_t *b, size_t n)
 
 int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 		       struct imgfs_error *err)
+{
+	char *text;
+	int ret = oci_options_text(o, &text, err);
+
+	if (ret)
+		return ret;
+	oci_sha256_buf(text, strlen(text), d);
+	free(text);
+	return 0;
+}
+
+int oci_options_text(const struct imgfs_oci_options *o, char **out,
+		     struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *m = &o->mkfs;
 	char salt[2 * IMGFS_VERITY_SALT_MAX + 1] = "", vuuid[33] = "";
@@ -81,8 +96,7 @@ int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 		     vuuid, (int)m->tar_index);
 	if (n < 0)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	oci_sha256_buf(text, (size_t)n, d);
-	free(text);
+	*out = text;
 	return 0;
 }
 
@@ -95,6 +109,28 @@ static char *record_name(const struct oci_unit *u,
 			oci_digest_hex(opts)) < 0
 		       ? NULL
 		       : p;
+}
+
+/* The record's dm-verity root hash and offset, if any: 0, or -EINVAL. */
+static int record_verity(struct json_object *r, struct oci_unit *u)
+{
+	const char *h = oci_json_str(r, "dmVerityRootHash");
+	struct json_object *v;
+	size_t n = 0;
+
+	u->verity_root[0] = '\0';
+	if (!h)
+		return 0;
+	while (h[n] && n < 64 && strchr("0123456789abcdef", h[n]))
+		n++;
+	if (n != 64 || h[n] ||
+	    !json_object_object_get_ex(r, "dmVerityHashOffset", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) <= 0)
+		return -EINVAL;
+	memcpy(u->verity_root, h, 65);
+	u->verity_offset = (uint64_t)json_object_get_int64(v);
+	return 0;
 }
 
 int oci_record_load(const char *dir, const struct oci_digest *opts,
@@ -134,6 +170,13 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
+	if (record_verity(r, u)) {
+		ret = imgfs_error_set(
+			err, -EINVAL,
+			"%s: not a valid unit record (dm-verity root hash)",
+			path);
+		goto out;
+	}
 	u->verified = json_object_object_get_ex(r, "verified", &v) &&
 		      json_object_is_type(v, json_type_boolean) &&
 		      json_object_get_boolean(v);
@@ -176,6 +219,13 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 			       json_object_new_string(u->out_diff_id.str));
 	json_object_object_add(r, "verified",
 			       json_object_new_boolean(u->verified));
+	if (u->verity_root[0]) {
+		json_object_object_add(r, "dmVerityRootHash",
+				       json_object_new_string(u->verity_root));
+		json_object_object_add(
+			r, "dmVerityHashOffset",
+			json_object_new_int64((int64_t)u->verity_offset));
+	}
 	text = oci_json_text(r, &len);
 	ret = oci_file_write(dir, ".imgfs/units", name, text, len, sync, err);
 out:
@@ -189,4 +239,122 @@ void oci_cache_image_rel(const struct oci_digest *diff_id, char rel[96])
 	const char *hex = oci_digest_hex(diff_id);
 
 	snprintf(rel, 96, "sha256/%.2s/%s.erofs", hex, hex);
+}
+
+int oci_options_note(const struct imgfs_oci_options *o, const char *dst,
+		     const struct oci_digest *d, bool sync,
+		     struct imgfs_error *err)
+{
+	char *dir = NULL, *name = NULL, *text = NULL;
+	int ret = oci_options_text(o, &text, err);
+
+	if (!ret && (asprintf(&dir, "%s/.imgfs/options", dst) < 0 ||
+		     asprintf(&name, "%s.txt", oci_digest_hex(d)) < 0))
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	if (!ret)
+		ret = oci_mkdirs(dir, err);
+	if (!ret)
+		ret = oci_file_write(dir, name, text, strlen(text), sync, err);
+	free(text);
+	free(name);
+	free(dir);
+	return ret;
+}
+
+/* The options hex of a record of one of @ids made with others than @d. */
+static bool other_record(const char *name, const struct oci_digest *d,
+			 char *const *ids, size_t n, char hex[65])
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *id = ids[i] + 7;
+
+		if (strlen(name) == 64 + 1 + 64 + 5 && !strncmp(name, id, 64) &&
+		    name[64] == '.' &&
+		    strncmp(name + 65, oci_digest_hex(d), 64)) {
+			memcpy(hex, name + 65, 64);
+			hex[64] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* "here 'LINE' / there 'LINE'" for each line of @a not in @b. */
+static void diff_lines(FILE *f, const char *a, const char *b)
+{
+	char *ca = strdup(a), *save = NULL;
+
+	for (char *l = ca ? strtok_r(ca, "\n", &save) : NULL; l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strchr(l, ' ');
+		size_t klen = sp ? (size_t)(sp - l) : strlen(l);
+		const char *m = b;
+
+		while ((m = strstr(m, l)) &&
+		       ((m != b && m[-1] != '\n') ||
+			(m[strlen(l)] && m[strlen(l)] != '\n')))
+			m++;
+		if (m)
+			continue; /* the same line there */
+		for (m = b; m && *m;
+		     m = strchr(m, '\n') ? strchr(m, '\n') + 1 : NULL)
+			if (!strncmp(m, l, klen) && m[klen] == ' ')
+				break;
+		fprintf(f, "; this run: '%s', there: '%.*s'", l,
+			m && *m ? (int)(strchrnul(m, '\n') - m) : 7,
+			m && *m ? m : "unknown");
+	}
+	free(ca);
+}
+
+char *oci_options_mismatch(const struct imgfs_oci_options *o, const char *dst,
+			   const struct oci_digest *d, char *const *ids,
+			   size_t n)
+{
+	char *dir = NULL, *ours = NULL, *theirs = NULL, *msg = NULL, *p;
+	char hex[65], buf[4096];
+	struct imgfs_error e;
+	size_t len = 0;
+	struct dirent *de;
+	DIR *dh;
+	FILE *f;
+	bool found = false;
+
+	if (asprintf(&dir, "%s/.imgfs/units", dst) < 0)
+		return NULL;
+	dh = opendir(dir);
+	while (dh && (de = readdir(dh)))
+		if ((found = other_record(de->d_name, d, ids, n, hex)))
+			break;
+	if (dh)
+		closedir(dh);
+	free(dir);
+	if (!found || oci_options_text(o, &ours, &e))
+		return NULL;
+	f = open_memstream(&msg, &len);
+	if (!f) {
+		free(ours);
+		return NULL;
+	}
+	fprintf(f,
+		"units of this layout are in %s converted with other options (options digest sha256:%s)",
+		dst, hex);
+	if (asprintf(&p, "%s/.imgfs/options/%s.txt", dst, hex) >= 0) {
+		int fd =
+			open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		FILE *t = fd >= 0 ? fdopen(fd, "r") : NULL;
+		size_t got = t ? fread(buf, 1, sizeof(buf) - 1, t) : 0;
+
+		if (t)
+			fclose(t);
+		buf[got] = '\0';
+		theirs = got ? buf : NULL;
+		free(p);
+	}
+	if (theirs)
+		diff_lines(f, ours, theirs);
+	fputs("; every step needs the same options (docs/sharding.md)", f);
+	fclose(f);
+	free(ours);
+	return msg;
 }

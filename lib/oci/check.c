@@ -28,6 +28,9 @@ static const char *const config_types[] = {
 	"application/vnd.docker.container.image.v1+json",
 };
 
+/* The OCI empty descriptor's type: an artifact's config (or layer). */
+#define OCI_EMPTY_TYPE "application/vnd.oci.empty.v1+json"
+
 const char *imgfs_oci_blob_role_name(enum imgfs_oci_blob_role r)
 {
 	switch (r) {
@@ -493,7 +496,7 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 		c->res->configs++;
 		if (!in_list(mt, config_types,
 			     sizeof(config_types) / sizeof(*config_types)) &&
-		    mt)
+		    mt && strcmp(mt, OCI_EMPTY_TYPE))
 			chk_report(
 				c, b, IMGFS_CHECK_WARNING, where,
 				"config %s has the unknown media type %s (not an image: diff_ids not checked)",

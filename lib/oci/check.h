@@ -14,6 +14,7 @@
 #include "imgfs/check.h"
 #include "imgfs/compare.h"
 #include "imgfs/oci.h"
+#include "imgfs/verity.h"
 #include "oci/internal.h"
 #include "util/hashtab.h"
 
@@ -67,5 +68,14 @@ int chk_verify(struct oci_chk *c, struct chk_blob *b);
  * comparison with its source. 0, or -errno when the run must stop.
  */
 int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc);
+
+/*
+ * check_verity.c: the layer's dm-verity annotations of @desc against
+ * @tree (its superblock, root recomputed; NULL when there is no tree or
+ * it is wrong, b->dm_verity telling which).
+ */
+void chk_verity_annotations(struct oci_chk *c, struct chk_blob *b,
+			    struct json_object *desc,
+			    const struct imgfs_verity_result *tree);
 
 #endif /* IMGFS_OCI_CHECK_H */

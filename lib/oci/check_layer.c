@@ -293,7 +293,6 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 		struct imgfs_verity_check vchk;
 		int vret;
 
-		/* no root hash to compare with: the layout records none */
 		vret = imgfs_check_verity(img, NULL, &vchk, &e);
 		b->dm_verity = true;
 		b->dm_verity_ok = !vret;
@@ -305,6 +304,9 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 			chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 				   "EROFS layer %s: its dm-verity tree: %s",
 				   b->digest.str, e.msg);
+		chk_verity_annotations(c, b, desc, vret ? NULL : &vchk.info);
+	} else if (!ret) {
+		chk_verity_annotations(c, b, desc, NULL);
 	}
 	if (ret)
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,

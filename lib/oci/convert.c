@@ -53,8 +53,8 @@ static void unit_mkfs_options(const struct oci_run *run,
 	m->dm_verity_no_sidecar = true;
 	/* layers in parallel share the CPUs: compression workers per layer
 	 * so that jobs x workers stays about the CPU count (the bytes do not
-	 * depend on it) */
-	if (!m->workers) {
+	 * depend on it); none without compression, where they do nothing */
+	if (!m->workers && m->compress != IMGFS_COMPRESS_NONE) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned int jobs =
 			run->o->jobs ? run->o->jobs
@@ -69,6 +69,18 @@ static void unit_mkfs_options(const struct oci_run *run,
 	m->warn_arg = run->o->warn_arg;
 }
 
+struct read_ctx {
+	const struct oci_run *run;
+	const struct oci_unit *u;
+};
+
+static void on_read(void *arg, uint64_t bytes)
+{
+	struct read_ctx *rc = arg;
+
+	oci_progress(rc->run, rc->u, IMGFS_OCI_UNIT_READ, bytes, NULL);
+}
+
 static int build(const struct oci_run *run, struct oci_unit *u,
 		 const struct imgfs_mkfs_options *m, int fd,
 		 struct imgfs_mkfs_stats *st, struct imgfs_error *err)
@@ -77,10 +89,12 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	struct imgfs_tar *t = NULL;
 	struct imgfs_error ferr;
 	struct oci_feed f;
+	struct read_ctx rc = { run, u };
 	char name[OCI_DIGEST_MAX + 8];
 	int ret;
 
-	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
+	ret = oci_feed_start_cb(&f, run->src, &u->blob, u->blob_size, true,
+				on_read, &rc, err);
 	if (ret)
 		return ret;
 	snprintf(name, sizeof(name), "blob %s", u->blob.str);
@@ -369,6 +383,12 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	if (ret)
 		return ret;
 	ret = build(run, u, &m, img.fd, &st, err);
+	u->verity_root[0] = '\0';
+	if (!ret && m.dm_verity) {
+		snprintf(u->verity_root, sizeof(u->verity_root), "%s",
+			 st.dm_verity.root_hex);
+		u->verity_offset = st.dm_verity.hash_offset;
+	}
 	if (!ret && !run->o->no_verify)
 		ret = verify(run, u, &m, img.fd, err);
 	if (!ret)

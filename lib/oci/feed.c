@@ -36,6 +36,8 @@ static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 		archive_set_error(a, EIO, "%s", f->err.msg);
 		return -1;
 	}
+	if (f->on_read)
+		f->on_read(f->on_read_arg, f->blob.size);
 	*buf = f->inbuf;
 	return n;
 }
@@ -120,6 +122,8 @@ static int run_raw(struct oci_feed *f)
 
 		if (n <= 0)
 			return (int)n;
+		if (f->on_read)
+			f->on_read(f->on_read_arg, f->blob.size);
 		if (sink(f, f->inbuf, (size_t)n))
 			return f->err.code;
 	}
@@ -157,9 +161,19 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
 		   struct imgfs_error *err)
 {
+	return oci_feed_start_cb(f, root, d, size, decompress, NULL, NULL, err);
+}
+
+int oci_feed_start_cb(struct oci_feed *f, const char *root,
+		      const struct oci_digest *d, uint64_t size,
+		      bool decompress, void (*on_read)(void *, uint64_t),
+		      void *arg, struct imgfs_error *err)
+{
 	int p[2];
 
 	memset(f, 0, sizeof(*f));
+	f->on_read = on_read;
+	f->on_read_arg = arg;
 	f->wfd = f->rfd = -1;
 	imgfs_error_clear(&f->err);
 	f->decompress = decompress;

@@ -24,12 +24,20 @@ struct oci_feed {
 	uint64_t plain_size;
 	int ret;
 	struct imgfs_error err;
+	/* called by the thread after each read with the bytes read so far */
+	void (*on_read)(void *arg, uint64_t bytes);
+	void *on_read_arg;
 };
 
 /* Start streaming blob @d of @root into f->rfd. */
 int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
 		   struct imgfs_error *err);
+/* The same, calling @on_read(@arg, bytes read so far) as it reads. */
+int oci_feed_start_cb(struct oci_feed *f, const char *root,
+		      const struct oci_digest *d, uint64_t size,
+		      bool decompress, void (*on_read)(void *, uint64_t),
+		      void *arg, struct imgfs_error *err);
 /*
  * Close the reading end, wait for the thread: 0 when the whole blob had
  * its digest and size (f->plain_digest then holds the uncompressed

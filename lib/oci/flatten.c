@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgfs/format.h"
+#include "imgfs/reader.h"
 #include "imgfs/source.h"
 #include "imgfs/stack.h"
 #include "oci/feed.h"
@@ -338,6 +340,38 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 	return ret;
 }
 
+/*
+ * After imgfs_merge_images() failed: when a layer image is compressed
+ * (converted with -z), say so rather than which of its files failed.
+ */
+static void explain_compressed(char **paths, const struct layer_src *layers,
+			       unsigned int n, struct imgfs_error *err)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct imgfs_image *img;
+		struct imgfs_error e;
+		const struct imgfs_sb_info *sb;
+		bool z;
+
+		if (imgfs_image_open(paths[i], IMGFS_OPEN_IGNORE_CHECKSUM, &img,
+				     &e))
+			continue;
+		sb = imgfs_image_sb(img);
+		z = sb->compr_algs || (sb->feature_incompat &
+				       (IMGFS_FEATURE_INCOMPAT_COMPR_CFGS |
+					IMGFS_FEATURE_INCOMPAT_ZERO_PADDING));
+		imgfs_image_close(img);
+		if (!z)
+			continue;
+		imgfs_error_clear(err);
+		imgfs_error_set(
+			err, -EINVAL,
+			"layer %u (blob %s) holds compressed data (converted with -z): a merged image refers to the layers' data in place, uncompressed; merge a layout converted without -z",
+			i + 1, layers[i].blob.str);
+		return;
+	}
+}
+
 int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
 		    const char *image_path, char ***layer_paths,
 		    unsigned int *nlayers, struct imgfs_mkfs_stats *stats,
@@ -374,6 +408,8 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
 		image_options(o, "merge", &md, &m);
 		ret = imgfs_merge_images(&m, n, (const char *const *)paths,
 					 image_path, stats, err);
+		if (ret && ret != -ENOMEM)
+			explain_compressed(paths, layers, n, err);
 	}
 	free(layers);
 	if (ret) {

@@ -8,6 +8,7 @@
 #define IMGFS_OCI_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,13 @@ int oci_json_parse(const char *buf, size_t len, struct json_object **out);
  */
 int oci_read_json_file(const char *root, const char *rel,
 		       struct json_object **out, struct imgfs_error *err);
+/*
+ * The layer annotations a runtime reads to set up dm-verity over an EROFS
+ * layer with an appended tree: containerd's sidecar fields (roothash,
+ * hashoffset) under an org.erofs prefix.
+ */
+#define OCI_ANN_VERITY_ROOT "org.erofs.dmverity.roothash"
+#define OCI_ANN_VERITY_OFFSET "org.erofs.dmverity.hashoffset"
 
 /* ---- blob.c: reading verified, writing atomically ---- */
 
@@ -234,6 +242,10 @@ struct oci_unit {
 	uint64_t out_size;
 	struct oci_digest out_diff_id; /* sha256 of the uncompressed image */
 	char *out_media_type;
+	/* --dm-verity: the tree's root hash (hex, "" without) and offset */
+	char verity_root[65];
+	uint64_t verity_offset;
+	uint64_t index, total; /* place among the units converted (progress) */
 	int err; /* conversion failure */
 	char *err_msg;
 };
@@ -247,6 +259,7 @@ struct oci_layout {
 	struct oci_unit *extra;
 	size_t nr_extra;
 	struct oci_memo seen; /* documents collected */
+	size_t nr_images; /* manifests selected (referrers apart) */
 	const struct imgfs_oci_options *o;
 };
 
@@ -257,6 +270,8 @@ void oci_layout_free(struct oci_layout *l);
 struct oci_unit *oci_layout_unit(struct oci_layout *l,
 				 const struct oci_digest *diff_id);
 enum oci_layer_kind oci_layer_kind(const char *media_type);
+/* how many layers of the array @layers are tar layers (converted) */
+size_t oci_tar_layers(struct json_object *layers);
 bool oci_is_index_type(const char *mt);
 bool oci_is_manifest_type(const char *mt);
 /* does descriptor/config platform @p match the selection? */
@@ -275,9 +290,23 @@ const char *oci_json_str(struct json_object *o, const char *key);
 
 /* ---- cache.c: unit records ---- */
 
-/* the options digest (hex) and its canonical text */
+/* the options digest: the SHA-256 of the canonical text below */
 int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 		       struct imgfs_error *err);
+/* the canonical text of the options (one line each; malloc'd) */
+int oci_options_text(const struct imgfs_oci_options *o, char **text,
+		     struct imgfs_error *err);
+/* DST/.imgfs/options/<hex>.txt: the text of the options digest @d */
+int oci_options_note(const struct imgfs_oci_options *o, const char *dst,
+		     const struct oci_digest *d, bool sync,
+		     struct imgfs_error *err);
+/*
+ * When units missing from @dst were converted there with other options:
+ * a message naming the option lines that differ (malloc'd), else NULL.
+ */
+char *oci_options_mismatch(const struct imgfs_oci_options *o, const char *dst,
+			   const struct oci_digest *d, char *const *diff_ids,
+			   size_t n);
 /* look for the unit's record in @dir (a layout or cache dir) */
 int oci_record_load(const char *dir, const struct oci_digest *opts,
 		    struct oci_unit *u, struct imgfs_error *err);
@@ -294,12 +323,32 @@ struct oci_run {
 	const struct imgfs_oci_options *o;
 	struct oci_digest opts_digest;
 	bool sync;
+	pthread_mutex_t *progress_lock; /* one progress call at a time */
 };
+/* Report @ev for @u through o->progress (serialised), and o->event. */
+void oci_progress(const struct oci_run *run, const struct oci_unit *u,
+		  enum imgfs_oci_event ev, uint64_t bytes_read,
+		  const char *msg);
 int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 		     struct imgfs_error *err);
 /* the image @fd of a unit found: checked and compared with its source */
 int oci_unit_verify(const struct oci_run *run, struct oci_unit *u, int fd,
 		    struct imgfs_error *err);
+
+/* ---- dst.c: the destination's lock and earlier index.json ---- */
+
+/* DST/.imgfs/lock: shared (waits) or exclusive (fails with -EBUSY). */
+int oci_lock(const char *dst, bool exclusive, int *fd, struct imgfs_error *err);
+void oci_unlock(int fd);
+/*
+ * The manifests array of @dst/index.json (a new reference), validated:
+ * descriptors whose documents are there. *@entries NULL when absent.
+ */
+int oci_dst_index_load(const char *dst, struct json_object **entries,
+		       struct imgfs_error *err);
+/* @olds with entries of @news' ref names replaced, then the rest of @news */
+struct json_object *oci_index_merge(struct json_object *olds,
+				    struct json_object *news);
 
 /* ---- assemble.c ---- */
 int oci_assemble(const struct oci_run *run, struct oci_layout *l,

@@ -261,6 +261,17 @@ static int dedupe_units(struct oci_layout *l, struct imgfs_error *err)
 	return 0;
 }
 
+size_t oci_tar_layers(struct json_object *layers)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(layers); i++)
+		n += oci_layer_kind(
+			     oci_json_str(json_object_array_get_idx(layers, i),
+					  "mediaType")) == OCI_LAYER_TAR;
+	return n;
+}
+
 static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 			    bool platform_checked, struct imgfs_error *err)
 {
@@ -295,12 +306,16 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 		goto out;
 	if (!platform_checked && !oci_platform_selected(l->o, cfg, true))
 		goto out;
+	l->nr_images++;
 	if (!json_object_object_get_ex(m, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array)) {
 		ret = imgfs_error_set(err, -EINVAL,
 				      "manifest %s: no layers array", d.str);
 		goto out;
 	}
+	/* no tar layer (a signature, an artifact): nothing to convert */
+	if (!oci_tar_layers(layers))
+		goto out;
 	ids = NULL;
 	if (json_object_object_get_ex(cfg, "rootfs", &rootfs) &&
 	    json_object_is_type(rootfs, json_type_object))

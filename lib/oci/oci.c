@@ -100,6 +100,39 @@ static bool in_shard(const struct imgfs_oci_options *o,
 	return strtoull(hex, NULL, 16) % o->shard_count == o->shard_index;
 }
 
+void oci_progress(const struct oci_run *run, const struct oci_unit *u,
+		  enum imgfs_oci_event ev, uint64_t bytes_read,
+		  const char *msg)
+{
+	const struct imgfs_oci_options *o = run->o;
+	bool done = ev == IMGFS_OCI_UNIT_CONVERTED ||
+		    ev == IMGFS_OCI_UNIT_REUSED;
+	struct imgfs_oci_progress p = {
+		.event = ev,
+		.index = u->index,
+		.total = u->total,
+		.diff_id = u->diff_id.str,
+		.blob = u->blob.str,
+		.blob_size = u->blob_size,
+		.bytes_read = bytes_read,
+		.digest = done ? u->out.str : NULL,
+		.dm_verity_root_hash =
+			done && u->verity_root[0] ? u->verity_root : NULL,
+		.dm_verity_hash_offset = done ? u->verity_offset : 0,
+		.msg = msg,
+	};
+
+	if (o->event && done)
+		o->event(ev, u->diff_id.str, u->out.str, o->event_arg);
+	if (!o->progress)
+		return;
+	if (run->progress_lock)
+		pthread_mutex_lock(run->progress_lock);
+	o->progress(&p, o->progress_arg);
+	if (run->progress_lock)
+		pthread_mutex_unlock(run->progress_lock);
+}
+
 /* The jobs: each takes the next unit to do; results stay in the units. */
 struct jobs {
 	const struct oci_run *run;
@@ -107,6 +140,7 @@ struct jobs {
 	struct imgfs_oci_stats *st;
 	pthread_mutex_t lock;
 	size_t next;
+	uint64_t started, total; /* units begun, and to do (progress) */
 	bool stop; /* the first failure stops new units */
 	int ret;
 	struct imgfs_error err;
@@ -115,6 +149,26 @@ struct jobs {
 static bool wanted(const struct jobs *j, const struct oci_unit *u)
 {
 	return in_shard(j->run->o, u) && !u->have;
+}
+
+/* --keep-going: the failure stays with the unit, reported, not fatal. */
+static void unit_failed(struct jobs *j, struct oci_unit *u, int ret,
+			const struct imgfs_error *err)
+{
+	const struct imgfs_oci_options *o = j->run->o;
+
+	u->err = ret;
+	free(u->err_msg);
+	u->err_msg = strdup(err->msg);
+	j->st->failed++;
+	if (o->warn) {
+		char msg[IMGFS_ERROR_MSG_MAX + 200];
+
+		snprintf(msg, sizeof(msg),
+			 "unit %s (blob %s) not converted: %s", u->diff_id.str,
+			 u->blob.str, err->msg);
+		o->warn(msg, o->warn_arg);
+	}
 }
 
 static void *job_thread(void *arg)
@@ -132,16 +186,21 @@ static void *job_thread(void *arg)
 
 			if (wanted(j, c)) {
 				u = c;
+				u->index = ++j->started;
+				u->total = j->total;
 				break;
 			}
 		}
 		pthread_mutex_unlock(&j->lock);
 		if (!u)
 			return NULL;
+		oci_progress(j->run, u, IMGFS_OCI_UNIT_STARTED, 0, NULL);
 		imgfs_error_clear(&err);
 		ret = oci_unit_convert(j->run, u, &err);
 		pthread_mutex_lock(&j->lock);
-		if (ret) {
+		if (ret && j->run->o->keep_going) {
+			unit_failed(j, u, ret, &err);
+		} else if (ret) {
 			if (!j->ret) {
 				j->ret = ret;
 				j->err = err;
@@ -153,12 +212,14 @@ static void *job_thread(void *arg)
 			j->st->bytes_out += u->out_size;
 			if (!j->run->o->no_verify)
 				j->st->verified++;
-			if (j->run->o->event)
-				j->run->o->event(IMGFS_OCI_UNIT_CONVERTED,
-						 u->diff_id.str, u->out.str,
-						 j->run->o->event_arg);
 		}
 		pthread_mutex_unlock(&j->lock);
+		if (!ret)
+			oci_progress(j->run, u, IMGFS_OCI_UNIT_CONVERTED,
+				     u->blob_size, NULL);
+		else if (j->run->o->keep_going)
+			oci_progress(j->run, u, IMGFS_OCI_UNIT_FAILED, 0,
+				     u->err_msg);
 	}
 }
 
@@ -322,6 +383,13 @@ static int prepare(const char *src, const char *dst,
 	ret = oci_options_digest(o, &run->opts_digest, err);
 	if (!ret)
 		ret = oci_layout_open(src, o, l, err);
+	/* before anything is created in the destination */
+	if (!ret && !l->nr_images && o->nr_platforms)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%s: no manifest of the images selected is of the platform%s given (--platform=%s%s)",
+			src, o->nr_platforms > 1 ? "s" : "", o->platforms[0],
+			o->nr_platforms > 1 ? ", ..." : "");
 	if (!ret)
 		ret = oci_dir_open(dst, "blobs/sha256", true, err);
 	if (ret < 0)
@@ -352,10 +420,7 @@ static int find_units(const struct oci_run *run, struct oci_layout *l,
 			st->reused++;
 			if (u->reused_unverified)
 				st->reused_unverified++;
-			if (run->o->event)
-				run->o->event(IMGFS_OCI_UNIT_REUSED,
-					      u->diff_id.str, u->out.str,
-					      run->o->event_arg);
+			oci_progress(run, u, IMGFS_OCI_UNIT_REUSED, 0, NULL);
 		}
 	}
 	return 0;
@@ -372,6 +437,8 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 
 	if (ret)
 		return ret;
+	for (size_t i = 0; i < l->nr_units; i++)
+		j.total += wanted(&j, &l->units[i]);
 	if (n > l->nr_units)
 		n = l->nr_units ? (unsigned int)l->nr_units : 1;
 	t = calloc(n, sizeof(*t));
@@ -429,6 +496,24 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 		u->src_checked = true;
 	}
 	return 0;
+
+/* --keep-going's end: the call fails, naming every blob that did. */
+static int failures(const struct oci_layout *l,
+		    const struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	char list[IMGFS_ERROR_MSG_MAX];
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < l->nr_units && len < sizeof(list); i++)
+		if (l->units[i].err)
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%s", len ? " " : "",
+						l->units[i].blob.str);
+	return imgfs_error_set(err, -EIO,
+			       "%" PRIu64 " units failed, %" PRIu64
+			       " images not published: %s",
+			       st->failed, st->images_failed, list);
 }
 
 /* What a call runs after preparing the layout. */
@@ -444,12 +529,20 @@ static int run_steps(const char *src, const char *dst,
 	struct imgfs_oci_stats st_local;
 	struct oci_layout l;
 	struct oci_run run;
-	int ret;
+	pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+	int ret, lock = -1;
 
 	if (!stats)
 		stats = &st_local;
 	memset(stats, 0, sizeof(*stats));
 	ret = prepare(src, dst, o, &run, &l, err);
+	run.progress_lock = &plock;
+	/* shared with other runs; a garbage collection waits for none */
+	if (!ret)
+		ret = oci_lock(dst, false, &lock, err);
+	/* what the options digest stands for, for --assemble's messages */
+	if (!ret && (steps & OCI_STEP_CONVERT))
+		ret = oci_options_note(o, dst, &run.opts_digest, run.sync, err);
 	if (!ret && steps == (OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE) &&
 	    o->shard_count)
 		ret = imgfs_error_set(
@@ -463,6 +556,9 @@ static int run_steps(const char *src, const char *dst,
 		ret = check_sources(&run, &l, err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
 		ret = oci_assemble(&run, &l, stats, err);
+	if (!ret && stats->failed)
+		ret = failures(&l, stats, err);
+	oci_unlock(lock);
 	oci_layout_free(&l);
 	return ret;
 }

@@ -71,18 +71,20 @@ def ref(root, name):
     for m in json.load(open(os.path.join(root, "index.json")))["manifests"]:
         if m["annotations"]["org.opencontainers.image.ref.name"] == name:
             return m
-# docker media types kept for the manifest and config, layers EROFS
+# Docker input: OCI manifest and config (schema 2 has no EROFS layers)
 m = ref(dst, "docker")
-assert m["mediaType"] == "application/vnd.docker.distribution.manifest.v2+json"
+assert m["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
 man = load(dst, m["digest"])
-assert man["config"]["mediaType"] == "application/vnd.docker.container.image.v1+json"
+assert man["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
+assert man["config"]["mediaType"] == "application/vnd.oci.image.config.v1+json"
 assert all(l["mediaType"] == "application/vnd.erofs.layer.v1" for l in man["layers"])
 # the index: both platforms converted, os.features in each entry
 for name in ("multi", "multi-copy"):
     ix = load(dst, ref(dst, name)["digest"])
     plats = [(e["platform"]["architecture"], e["platform"]["os.features"]) for e in ix["manifests"]]
     assert plats == [("amd64", ["erofs"]), ("arm64", ["erofs"])], plats
-# the non-distributable layer is kept as it was, blob and diffID
+# the non-distributable layer is kept as it was, blob and diffID, and
+# the image still says "erofs" (docs/oci.md: the EROFS differ applies it)
 sm = load(src, ref(src, "nd")["digest"])
 dm = load(dst, ref(dst, "nd")["digest"])
 assert dm["layers"][1] == sm["layers"][1], dm["layers"][1]
@@ -90,6 +92,7 @@ assert dm["layers"][0]["mediaType"] == "application/vnd.erofs.layer.v1"
 scfg, dcfg = load(src, sm["config"]["digest"]), load(dst, dm["config"]["digest"])
 assert dcfg["rootfs"]["diff_ids"][1] == scfg["rootfs"]["diff_ids"][1]
 assert os.path.exists(os.path.join(dst, "blobs", "sha256", sm["layers"][1]["digest"][7:]))
+assert dcfg["os.features"] == ["erofs"], dcfg.get("os.features")
 print("ok")
 PY
 grep -qx ok "$WORK/meta.out" && ok "Docker manifests, the index, the non-distributable layer" ||
