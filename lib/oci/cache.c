@@ -245,19 +245,18 @@ int oci_options_note(const struct imgfs_oci_options *o, const char *dst,
 		     const struct oci_digest *d, bool sync,
 		     struct imgfs_error *err)
 {
-	char *dir = NULL, *name = NULL, *text = NULL;
+	char *name = NULL, *text = NULL;
 	int ret = oci_options_text(o, &text, err);
 
-	if (!ret && (asprintf(&dir, "%s/.imgfs/options", dst) < 0 ||
-		     asprintf(&name, "%s.txt", oci_digest_hex(d)) < 0))
+	if (!ret && asprintf(&name, "%s.txt", oci_digest_hex(d)) < 0) {
+		name = NULL;
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
 	if (!ret)
-		ret = oci_mkdirs(dir, err);
-	if (!ret)
-		ret = oci_file_write(dir, name, text, strlen(text), sync, err);
+		ret = oci_file_write(dst, ".imgfs/options", name, text,
+				     strlen(text), sync, err);
 	free(text);
 	free(name);
-	free(dir);
 	return ret;
 }
 

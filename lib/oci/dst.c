@@ -31,36 +31,29 @@
 
 int oci_lock(const char *dst, bool exclusive, int *fd, struct imgfs_error *err)
 {
-	char *dir = NULL, *path = NULL;
-	int ret = 0;
+	int dfd = oci_dir_open(dst, ".imgfs", true, err), ret = 0;
 
 	*fd = -1;
-	if (asprintf(&dir, "%s/.imgfs", dst) < 0 ||
-	    asprintf(&path, "%s/lock", dir) < 0) {
-		free(dir);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	ret = oci_mkdirs(dir, err);
-	if (!ret) {
-		*fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			   0644);
-		if (*fd < 0)
-			ret = imgfs_error_set(err, -errno, "%s: %s", path,
-					      strerror(errno));
-	}
-	if (!ret && flock(*fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) {
+	if (dfd < 0)
+		return dfd;
+	*fd = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		     0644);
+	close(dfd);
+	if (*fd < 0)
+		return imgfs_error_set(err, -errno, "%s/.imgfs/lock: %s", dst,
+				       strerror(errno));
+	if (flock(*fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) {
 		ret = errno == EWOULDBLOCK
 			      ? imgfs_error_set(
 					err, -EBUSY,
-					"%s: another run is writing into this layout (%s is locked): nothing removed",
-					dst, path)
-			      : imgfs_error_set(err, -errno, "%s: %s", path,
+					"%s: another run is writing into this layout (%s/.imgfs/lock is locked): nothing removed",
+					dst, dst)
+			      : imgfs_error_set(err, -errno,
+						"%s/.imgfs/lock: %s", dst,
 						strerror(errno));
 		close(*fd);
 		*fd = -1;
 	}
-	free(path);
-	free(dir);
 	return ret;
 }
 
@@ -70,46 +63,24 @@ void oci_unlock(int fd)
 		close(fd); /* releases the flock */
 }
 
-/* The whole of @dir/index.json, read without following a link. */
+/* The whole of @dst/index.json, if any: no link followed, bounded. */
 static int read_index(const char *dst, char **buf, size_t *len,
 		      struct imgfs_error *err)
 {
-	char *path;
-	struct stat st;
-	ssize_t n;
-	int fd, ret = 0;
+	int fd, ret;
 
 	*buf = NULL;
-	if (asprintf(&path, "%s/index.json", dst) < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		ret = errno == ENOENT ? 0
-				      : imgfs_error_set(err, -errno, "%s: %s",
-							path, strerror(errno));
-		free(path);
-		return ret;
+	fd = oci_open_file(dst, "index.json", err);
+	if (fd == -ENOENT) {
+		imgfs_error_clear(err); /* a new destination */
+		return 0;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (1 << 24))
-		ret = imgfs_error_set(
-			err, -EINVAL,
-			"%s: the destination's index is not a regular file of at most 16 MiB",
-			path);
-	else if (!(*buf = malloc((size_t)st.st_size + 1)))
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
-	else if ((n = pread(fd, *buf, (size_t)st.st_size, 0)) !=
-		 (ssize_t)st.st_size)
-		ret = imgfs_error_set(err, -EIO, "%s: short read", path);
+	if (fd < 0)
+		return fd;
+	ret = oci_read_fd(fd, OCI_JSON_MAX, buf, len,
+			  "the destination's index.json", err);
 	close(fd);
-	free(path);
-	if (ret) {
-		free(*buf);
-		*buf = NULL;
-		return ret;
-	}
-	(*buf)[st.st_size] = '\0';
-	*len = (size_t)st.st_size;
-	return 0;
+	return ret;
 }
 
 /* Entry @i of an earlier index.json: a descriptor whose blob is there. */

@@ -195,14 +195,22 @@ static char *record_blob(int dfd, const char *name)
 static int sweep(const struct reach *r, const char *dir, bool blobs,
 		 struct imgfs_oci_gc_stats *st, struct imgfs_error *err)
 {
-	DIR *dh = opendir(dir);
+	/* no link followed on the way: a planted one must not redirect */
+	int dfd = oci_dir_open(r->root, dir, false, err);
 	struct dirent *de;
+	DIR *dh;
 	int ret = 0;
 
-	if (!dh)
-		return errno == ENOENT ? 0
-				       : imgfs_error_set(err, -errno, "%s: %s",
-							 dir, strerror(errno));
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0)
+		return dfd;
+	dh = fdopendir(dfd);
+	if (!dh) {
+		close(dfd);
+		return imgfs_error_set(err, -errno, "%s/%s: %s", r->root, dir,
+				       strerror(errno));
+	}
 	while (!ret && (de = readdir(dh))) {
 		const char *n = de->d_name;
 		bool keep;
@@ -261,7 +269,6 @@ static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 {
 	struct reach r = { .root = dst };
 	struct json_object *entries = NULL;
-	char *dir = NULL;
 	int ret = oci_dst_index_load(dst, &entries, err);
 
 	if (!ret && !entries)
@@ -277,17 +284,10 @@ static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 	}
 	if (!ret)
 		qsort(r.hex, r.n, sizeof(*r.hex), hex_cmp);
-	if (!ret && asprintf(&dir, "%s/blobs/sha256", dst) < 0)
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (!ret)
-		ret = sweep(&r, dir, true, st, err);
-	free(dir);
-	dir = NULL;
-	if (!ret && asprintf(&dir, "%s/.imgfs/units", dst) < 0)
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = sweep(&r, "blobs/sha256", true, st, err);
 	if (!ret)
-		ret = sweep(&r, dir, false, st, err);
-	free(dir);
+		ret = sweep(&r, ".imgfs/units", false, st, err);
 	for (size_t i = 0; i < r.n; i++)
 		free(r.hex[i]);
 	free(r.hex);

@@ -479,7 +479,8 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 		struct oci_feed f;
 		int ret;
 
-		if (u->src_checked)
+		/* a unit that failed (--keep-going) is reported already */
+		if (u->src_checked || u->err)
 			continue;
 		ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size,
 				     true, err);
@@ -496,6 +497,7 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 		u->src_checked = true;
 	}
 	return 0;
+}
 
 /* --keep-going's end: the call fails, naming every blob that did. */
 static int failures(const struct oci_layout *l,
