@@ -177,6 +177,10 @@ rm -rf "$WORK/fifo" && cp -r "$WORK/d1" "$WORK/fifo" || die "cp"
 rm -f "$WORK/fifo/index.json" && mkfifo "$WORK/fifo/index.json" || die "mkfifo"
 run fifo "$FSCK_IMG" --oci="$WORK/fifo"
 expect_error "fsck.img --oci, index.json a FIFO" "not a regular file"
+# the destination's own index.json a FIFO: refused as well
+run fifoidx mkfs_img --oci "$WORK/src" "$WORK/fifo"
+expect_error "mkfs.img --oci, destination index.json a FIFO" "not a regular file"
+rm -f "$WORK/fifo/index.json"
 rec=$(ls "$WORK/fifo/.imgfs/units" | head -n1)
 rm -f "$WORK/fifo/.imgfs/units/$rec" && mkfifo "$WORK/fifo/.imgfs/units/$rec"
 run fiforec mkfs_img --oci "$WORK/src" "$WORK/fifo"
