@@ -138,6 +138,8 @@ out:
 struct fwd {
 	struct oci_chk *c;
 	struct chk_blob *b;
+	const char *src; /* the source layer compared with */
+	const char *where;
 	unsigned int shown;
 };
 
@@ -162,9 +164,9 @@ static void forward_difference(void *arg,
 	if (max && f->shown >= max)
 		return;
 	f->shown++;
-	chk_report(f->c, f->b, IMGFS_CHECK_ERROR, f->b->where,
+	chk_report(f->c, f->b, IMGFS_CHECK_ERROR, f->where,
 		   "EROFS layer %s differs from its source %s: %s: %s: %s",
-		   f->b->digest.str, f->b->source, d->path,
+		   f->b->digest.str, f->src, d->path,
 		   imgfs_compare_kind_name(d->kind), d->msg);
 }
 
@@ -172,60 +174,41 @@ static void forward_warning(const char *msg, void *arg)
 {
 	struct fwd *f = arg;
 
-	chk_report(f->c, f->b, IMGFS_CHECK_WARNING, f->b->where,
-		   "source %s of layer %s: %s", f->b->source, f->b->digest.str,
-		   msg);
+	chk_report(f->c, f->b, IMGFS_CHECK_WARNING, f->where,
+		   "source %s of layer %s: %s", f->src, f->b->digest.str, msg);
 }
 
-/* Compare the image of @b with the source layer its annotation names. */
+/* Compare the image of @b with the source layer @sd, verified first. */
 static int compare_source(struct oci_chk *c, struct chk_blob *b,
-			  struct imgfs_image *img, struct json_object *desc)
+			  struct imgfs_image *img, const struct oci_digest *sd,
+			  const char *where)
 {
-	struct json_object *ann = NULL;
 	struct imgfs_compare_options co;
+	struct imgfs_compare_result cr;
 	struct imgfs_error e = { 0 };
 	struct oci_blob_reader r;
-	struct fwd f = { .c = c, .b = b };
-	const char *src;
-	struct oci_digest sd;
+	struct fwd f = { .c = c, .b = b, .src = sd->str, .where = where };
 	struct stat st;
 	char *path;
 	int ret;
 
-	json_object_object_get_ex(desc, "annotations", &ann);
-	src = oci_json_str(ann, ANN_SOURCE);
-	if (!src) {
-		chk_report(
-			c, b, IMGFS_CHECK_ERROR, b->where,
-			"EROFS layer %s has no %s annotation: no source layer to compare it with",
-			b->digest.str, ANN_SOURCE);
-		return 0;
-	}
-	if (oci_digest_parse(src, &sd, ANN_SOURCE, &e)) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "EROFS layer %s: %s", b->digest.str, e.msg);
-		return 0;
-	}
-	path = oci_blob_path(c->o->compare_src, &sd);
-	b->source = strdup(sd.str);
-	if (!path || !b->source) {
-		free(path);
+	path = oci_blob_path(c->o->compare_src, sd);
+	if (!path)
 		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	}
 	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
 			   "the source %s of EROFS layer %s is not in %s",
-			   sd.str, b->digest.str, c->o->compare_src);
+			   sd->str, b->digest.str, c->o->compare_src);
 		free(path);
 		return 0;
 	}
 	/* compared only once its bytes are known to be the source's */
-	ret = oci_blob_open_path(path, &sd, (uint64_t)st.st_size, &r, &e);
+	ret = oci_blob_open_path(path, sd, (uint64_t)st.st_size, &r, &e);
 	if (!ret)
 		ret = oci_blob_finish(&r, &e);
 	oci_blob_close(&r);
 	if (ret) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
 			   "the source of EROFS layer %s in %s: %s",
 			   b->digest.str, c->o->compare_src, e.msg);
 		free(path);
@@ -236,33 +219,133 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	co.report_arg = &f;
 	co.warn = forward_warning;
 	co.warn_arg = &f;
-	ret = imgfs_compare_tar(img, path, &co, &b->compare, &e);
+	ret = imgfs_compare_tar(img, path, &co, &cr, &e);
 	free(path);
 	if (ret == -ENOMEM)
 		return imgfs_error_set(c->err, ret, "out of memory");
 	if (ret) {
 		chk_report(
-			c, b, IMGFS_CHECK_ERROR, b->where,
+			c, b, IMGFS_CHECK_ERROR, where,
 			"EROFS layer %s could not be compared with its source %s: %s",
-			b->digest.str, sd.str, e.msg);
+			b->digest.str, sd->str, e.msg);
 		return 0;
 	}
+	if (!b->compared) {
+		b->compare = cr;
+		c->res->compared_layers++;
+	} else {
+		b->compare.differences += cr.differences;
+	}
 	b->compared = true;
-	c->res->compared_layers++;
-	c->res->differences += b->compare.differences;
-	if (f.shown < b->compare.differences)
+	c->res->differences += cr.differences;
+	if (f.shown < cr.differences)
 		chk_report(
-			c, b, IMGFS_CHECK_ERROR, b->where,
+			c, b, IMGFS_CHECK_ERROR, where,
 			"EROFS layer %s: %llu differences from its source %s in all (%u shown)",
-			b->digest.str,
-			(unsigned long long)b->compare.differences, sd.str,
-			f.shown);
+			b->digest.str, (unsigned long long)cr.differences,
+			sd->str, f.shown);
 	return 0;
 }
 
-/* The image checker on @fd, then the comparison. */
+/*
+ * @src, the source layer at @b's place, parsed into @sd: 1 when @b was
+ * paired with it already, 0 when not (now it is), or -errno.
+ */
+static int source_seen(struct oci_chk *c, struct chk_blob *b,
+		       struct json_object *src, struct oci_digest *sd,
+		       const char **smt, const char *where)
+{
+	struct imgfs_error e = { 0 };
+	struct oci_digest *v;
+	uint64_t size;
+
+	if (oci_desc_get(src, sd, &size, smt, where, &e)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where, "source: %s", e.msg);
+		return 1;
+	}
+	for (size_t i = 0; i < b->nr_sources; i++)
+		if (!strcmp(b->sources[i].str, sd->str))
+			return 1;
+	v = realloc(b->sources, (b->nr_sources + 1) * sizeof(*v));
+	if (!v)
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	b->sources = v;
+	b->sources[b->nr_sources++] = *sd;
+	if (!b->source && !(b->source = strdup(sd->str)))
+		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * @b at @where against the layer @sd (of type @smt) at the same place
+ * in the source manifest: a tar layer must have become an EROFS layer
+ * whose image (@img, NULL when it has errors) holds what the tar does;
+ * any other layer is kept as it is.
+ */
+static int pair_source(struct oci_chk *c, struct chk_blob *b,
+		       struct imgfs_image *img, struct json_object *desc,
+		       const struct oci_digest *sd, const char *smt,
+		       const char *where)
+{
+	struct json_object *ann = NULL;
+	const char *named;
+
+	if (oci_layer_kind(smt) != OCI_LAYER_TAR) {
+		if (strcmp(sd->str, b->digest.str))
+			chk_report(
+				c, b, IMGFS_CHECK_ERROR, where,
+				"layer %s is not the layer %s of the source manifest (which is kept as it is)",
+				b->digest.str, sd->str);
+		return 0;
+	}
+	if (!b->erofs) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "layer %s is no EROFS layer, but its source %s is a tar layer",
+			   b->digest.str, sd->str);
+		return 0;
+	}
+	json_object_object_get_ex(desc, "annotations", &ann);
+	named = oci_json_str(ann, ANN_SOURCE);
+	if (!named)
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, where,
+			"EROFS layer %s has no %s annotation (its source at its place in the source manifest is %s)",
+			b->digest.str, ANN_SOURCE, sd->str);
+	else if (strcmp(named, sd->str))
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, where,
+			"EROFS layer %s: its %s is %s, but the source manifest has %s at its place",
+			b->digest.str, ANN_SOURCE, named, sd->str);
+	if (img)
+		return compare_source(c, b, img, sd, where);
+	chk_report(
+		c, b, IMGFS_CHECK_ERROR, where,
+		"EROFS layer %s is not compared with its source %s: the image has errors",
+		b->digest.str, sd->str);
+	return 0;
+}
+
+/* @b paired with @src (NULL: none) unless it was already. */
+static int paired(struct oci_chk *c, struct chk_blob *b,
+		  struct imgfs_image *img, struct json_object *desc,
+		  struct json_object *src, const char *where)
+{
+	struct oci_digest sd;
+	const char *smt = NULL;
+	int ret;
+
+	if (!c->o->compare_src || !src)
+		return 0;
+	ret = source_seen(c, b, src, &sd, &smt, where);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return pair_source(c, b, img, desc, &sd, smt, where);
+}
+
+/* The image checker on @fd, then the comparison with @src. */
 static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
-		       struct json_object *desc)
+		       struct json_object *desc, struct json_object *src,
+		       const char *where)
 {
 	struct imgfs_check_options co;
 	struct imgfs_error e = { 0 };
@@ -279,7 +362,8 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "EROFS layer %s is no EROFS image: %s",
 			   b->digest.str, e.msg);
-		return 0;
+		b->check.errors++;
+		return paired(c, b, NULL, desc, src, where);
 	}
 	imgfs_check_options_init(&co);
 	co.report = forward_problem;
@@ -306,22 +390,57 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 				   "EROFS layer %s: its dm-verity tree: %s",
 				   b->digest.str, e.msg);
 	}
-	if (ret)
+	if (ret) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "EROFS layer %s could not be checked: %s",
 			   b->digest.str, e.msg);
-	else if (c->o->compare_src && !b->check.errors)
-		ret = compare_source(c, b, img, desc);
-	else if (c->o->compare_src)
-		chk_report(
-			c, b, IMGFS_CHECK_ERROR, b->where,
-			"EROFS layer %s is not compared with its source: the image has errors",
-			b->digest.str);
+		b->check.errors++;
+	}
+	ret = paired(c, b, ret || b->check.errors ? NULL : img, desc, src,
+		     where);
 	imgfs_image_close(img);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
-int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc)
+/*
+ * The image of the EROFS layer @b (of type @t) in *@fd: the blob itself,
+ * or a +zstd one decompressed into a temporary file (its diff_id then
+ * computed). 0, 1 when reported, or -errno.
+ */
+static int layer_image(struct oci_chk *c, struct chk_blob *b,
+		       enum imgfs_oci_layer_type t, int *fd)
+{
+	int ret;
+
+	*fd = -1;
+	if (t != IMGFS_OCI_LAYER_EROFS_ZSTD) {
+		/* stored as it is: the blob is the image */
+		ret = chk_verify(c, b);
+		if (ret)
+			return ret;
+		b->diff_id = b->digest;
+		b->have_diff_id = true;
+		*fd = open(b->path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return imgfs_error_set(c->err, -errno, "%s: %s",
+					       b->path, strerror(errno));
+		return 0;
+	}
+	*fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL), "imgfs-oci-layer");
+	if (*fd < 0)
+		return imgfs_error_set(c->err, -errno,
+				       "temporary file in %s: %s",
+				       imgfs_tmpdir(NULL), strerror(errno));
+	ret = uncompress(c, b, *fd);
+	if (ret) {
+		close(*fd);
+		*fd = -1;
+	}
+	return ret;
+}
+
+int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc,
+	      struct json_object *src, const char *where)
 {
 	enum imgfs_oci_layer_type t;
 	struct json_object *ann = NULL;
@@ -330,57 +449,79 @@ int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc)
 		     !imgfs_oci_layer_type_parse(b->media_type, &t);
 	int fd, ret;
 
-	if (!erofs && oci_layer_kind(b->media_type) == OCI_LAYER_OTHER) {
-		if (b->media_type)
+	if (!erofs) {
+		if (oci_layer_kind(b->media_type) != OCI_LAYER_OTHER) {
+			ret = uncompress(c, b, -1);
+		} else {
+			if (b->media_type)
+				chk_report(
+					c, b, IMGFS_CHECK_WARNING, b->where,
+					"layer %s has the unknown media type %s (only its digest and size are checked)",
+					b->digest.str, b->media_type);
+			ret = chk_verify(c, b);
+		}
+		if (!ret)
+			ret = paired(c, b, NULL, desc, src, where);
+		return ret < 0 ? ret : 0;
+	}
+	ret = layer_image(c, b, t, &fd);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (t == IMGFS_OCI_LAYER_EROFS_ZSTD) {
+		json_object_object_get_ex(desc, "annotations", &ann);
+		want = oci_json_str(ann, ANN_UNCOMPRESSED);
+		if (!want)
+			chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
+				   "zstd EROFS layer %s has no %s annotation",
+				   b->digest.str, ANN_UNCOMPRESSED);
+		else if (strcmp(want, b->diff_id.str))
 			chk_report(
-				c, b, IMGFS_CHECK_WARNING, b->where,
-				"layer %s has the unknown media type %s (only its digest and size are checked)",
-				b->digest.str, b->media_type);
-		ret = chk_verify(c, b);
+				c, b, IMGFS_CHECK_ERROR, b->where,
+				"zstd EROFS layer %s: %s is %s, the image has %s",
+				b->digest.str, ANN_UNCOMPRESSED, want,
+				b->diff_id.str);
+	}
+	ret = check_image(c, b, fd, desc, src, where);
+	close(fd);
+	return ret;
+}
+
+int chk_layer_again(struct oci_chk *c, struct chk_blob *b,
+		    struct json_object *desc, struct json_object *src,
+		    const char *where)
+{
+	enum imgfs_oci_layer_type t;
+	struct imgfs_error e = { 0 };
+	struct imgfs_image *img;
+	struct oci_digest sd;
+	const char *smt = NULL;
+	int fd, ret;
+
+	if (!c->o->compare_src || !src || !b->verified)
+		return 0;
+	ret = source_seen(c, b, src, &sd, &smt, where);
+	if (ret)
 		return ret < 0 ? ret : 0;
-	}
-	if (erofs && t != IMGFS_OCI_LAYER_EROFS_ZSTD) {
-		/* stored as it is: the blob is the image */
-		ret = chk_verify(c, b);
-		if (ret)
-			return ret < 0 ? ret : 0;
-		b->diff_id = b->digest;
-		b->have_diff_id = true;
-		fd = open(b->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return imgfs_error_set(c->err, -errno, "%s: %s",
-					       b->path, strerror(errno));
-		ret = check_image(c, b, fd, desc);
-		close(fd);
-		return ret;
-	}
-	fd = -1;
-	if (erofs) {
-		fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL), "imgfs-oci-layer");
-		if (fd < 0)
-			return imgfs_error_set(c->err, -errno,
-					       "temporary file in %s: %s",
-					       imgfs_tmpdir(NULL),
-					       strerror(errno));
-	}
-	ret = uncompress(c, b, fd);
-	if (ret || !erofs) {
-		if (fd >= 0)
-			close(fd);
+	if (!b->erofs || b->check.errors ||
+	    oci_layer_kind(smt) != OCI_LAYER_TAR ||
+	    imgfs_oci_layer_type_parse(b->media_type, &t))
+		return pair_source(c, b, NULL, desc, &sd, smt, where);
+	/* the image again, for another source */
+	ret = layer_image(c, b, t, &fd);
+	if (ret)
 		return ret < 0 ? ret : 0;
+	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM, &img, &e);
+	if (!ret) {
+		ret = pair_source(c, b, img, desc, &sd, smt, where);
+		imgfs_image_close(img);
+	} else if (ret != -ENOMEM) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "EROFS layer %s is no EROFS image: %s",
+			   b->digest.str, e.msg);
+		ret = 0;
+	} else {
+		ret = imgfs_error_set(c->err, ret, "out of memory");
 	}
-	json_object_object_get_ex(desc, "annotations", &ann);
-	want = oci_json_str(ann, ANN_UNCOMPRESSED);
-	if (!want)
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "zstd EROFS layer %s has no %s annotation",
-			   b->digest.str, ANN_UNCOMPRESSED);
-	else if (strcmp(want, b->diff_id.str))
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
-			   "zstd EROFS layer %s: %s is %s, the image has %s",
-			   b->digest.str, ANN_UNCOMPRESSED, want,
-			   b->diff_id.str);
-	ret = check_image(c, b, fd, desc);
 	close(fd);
 	return ret;
 }
