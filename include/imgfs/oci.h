@@ -194,7 +194,8 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
  * rootfs.diff_ids match its manifest's layers (the SHA-256 of each
  * layer's uncompressed content); that every EROFS layer passes
  * imgfs_check_image() (a +zstd one is decompressed to an unnamed
- * temporary file), with the dm-verity tree after it if there is one,
+ * temporary file, no larger than its superblock allows: a stream that
+ * goes on is an error), with the dm-verity tree after it if there is one,
  * and its org.erofs.uncompressed-digest annotation is right; that an image with EROFS layers has "erofs" in its
  * config's os.features and in the platform of every index entry naming
  * it; and that media types are known. With a source layout, each

@@ -5,7 +5,8 @@
  * an EROFS layer the image checker and, when a source layout is given,
  * the comparison with the source layer it was converted from. Compressed
  * blobs are decompressed as they stream through the verifying reader (a
- * +zstd EROFS layer into an unnamed temporary file, for the checker).
+ * +zstd EROFS layer into an unnamed temporary file, for the checker, no
+ * larger than the image its superblock describes can be).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +21,8 @@
 
 #include <archive.h>
 
+#include "format/format.h"
+#include "imgfs/format.h"
 #include "oci/check.h"
 #include "util/tmpfile.h"
 
@@ -49,6 +52,99 @@ static la_ssize_t stream_read(struct archive *a, void *arg, const void **buf)
 	return n;
 }
 
+/* Bytes of a +zstd layer's image read before its size is bounded. */
+#define HEAD_BYTES (64u << 10)
+/* a dm-verity tree's superblock and partial blocks (one per level) */
+#define TREE_SLACK (32ull * 4096)
+
+/*
+ * The most bytes an EROFS image starting with the @len bytes @head can
+ * take, a dm-verity tree after it included: its blocks (or the end of the
+ * extra devices its device table maps into it), rounded up to the tree's
+ * 4096-byte alignment, plus the largest tree over that (32 bytes per
+ * 512-byte data block and the levels above: under a 15th; a 4096-byte
+ * block per level, and the tree's superblock). 0: no EROFS superblock.
+ */
+static uint64_t image_bound(const uint8_t *head, size_t len)
+{
+	struct imgfs_super_block d;
+	bool is48;
+	uint64_t end;
+
+	if (len < IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE)
+		return 0;
+	imgfs_super_block_decode(head + IMGFS_SUPER_OFFSET, &d);
+	if (d.magic != IMGFS_SUPER_MAGIC || d.blkszbits < 9 ||
+	    d.blkszbits > 16)
+		return 0;
+	is48 = d.feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT;
+	end = d.blocks_lo;
+	if (is48 && d.root_nid_64)
+		end |= (uint64_t)d.root_nid << 32;
+	for (unsigned int i = 0;
+	     (d.feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) &&
+	     i < d.extra_devices;
+	     i++) {
+		/* a table beyond the head maps nothing here */
+		size_t pos = ((size_t)d.devt_slotoff + i) *
+			     IMGFS_DEVICE_SLOT_SIZE;
+		const uint8_t *slot = head + pos;
+		uint64_t blocks, base;
+
+		if (pos + IMGFS_DEVICE_SLOT_SIZE > len)
+			break;
+		blocks = imgfs_get_le32(slot + 64) |
+			 (is48 ? (uint64_t)imgfs_get_le16(slot + 72) << 32 : 0);
+		base = imgfs_get_le32(slot + 68) |
+		       (is48 ? (uint64_t)imgfs_get_le16(slot + 74) << 32 : 0);
+		if (base && base + blocks > end)
+			end = base + blocks;
+	}
+	end = ((end << d.blkszbits) + 4095) / 4096 * 4096;
+	return end + end / 15 + TREE_SLACK;
+}
+
+/* The first bytes of a +zstd layer's image, and how many there may be. */
+struct head {
+	uint8_t buf[HEAD_BYTES];
+	size_t len;
+	uint64_t written;
+	uint64_t bound; /* 0: not known yet */
+};
+
+/*
+ * @n more bytes @p of the image of @b: 0, or 1 when they go past what its
+ * superblock accounts for (reported: the rest is not decompressed).
+ */
+static int bounded(struct oci_chk *c, struct chk_blob *b, struct head *h,
+		   const void *p, size_t n)
+{
+	if (h->len < HEAD_BYTES) {
+		size_t k = n < HEAD_BYTES - h->len ? n : HEAD_BYTES - h->len;
+
+		memcpy(h->buf + h->len, p, k);
+		h->len += k;
+		if (h->len == HEAD_BYTES)
+			h->bound = image_bound(h->buf, h->len);
+		if (h->len == HEAD_BYTES && !h->bound) {
+			chk_report(
+				c, b, IMGFS_CHECK_ERROR, b->where,
+				"zstd EROFS layer %s does not start with an EROFS superblock (not decompressed further, its digest not checked)",
+				b->digest.str);
+			return 1;
+		}
+	}
+	h->written += n;
+	if (h->bound && h->written > h->bound) {
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, b->where,
+			"zstd EROFS layer %s holds more than the %llu bytes its EROFS superblock accounts for (the image and a dm-verity tree after it): not decompressed further, its digest not checked",
+			b->digest.str, (unsigned long long)h->bound);
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Stream @b through its decompressor (whatever the bytes say: Docker's
  * media types do not tell), hashing the output into b->diff_id and
@@ -57,13 +153,14 @@ static la_ssize_t stream_read(struct archive *a, void *arg, const void **buf)
 static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 {
 	struct chk_stream *s = calloc(1, sizeof(*s));
+	struct head *hd = out_fd >= 0 ? calloc(1, sizeof(*hd)) : NULL;
 	struct oci_hash *h = oci_hash_new();
 	struct archive *a = archive_read_new();
 	struct archive_entry *ae;
 	char *what = NULL;
 	int ret = 0, r;
 
-	if (!s || !h || !a) {
+	if (!s || !h || !a || (out_fd >= 0 && !hd)) {
 		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -92,6 +189,10 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		oci_hash_update(h, buf, (size_t)n);
 		if (out_fd >= 0) {
 			char copy[sizeof("temporary copy of ") + OCI_DIGEST_MAX];
+
+			ret = bounded(c, b, hd, buf, (size_t)n);
+			if (ret)
+				goto out;
 
 			snprintf(copy, sizeof(copy), "temporary copy of %s",
 				 b->digest.str);
@@ -125,6 +226,7 @@ out:
 	if (s)
 		c->res->bytes += s->r.size;
 	free(what);
+	free(hd);
 	if (a)
 		archive_read_free(a);
 	if (h)

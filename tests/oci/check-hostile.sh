@@ -1,20 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# fsck.img --oci on hostile layouts (tests/oci/hostile.py edits a layout
+# fsck.img --oci on hostile layouts (tests/oci/check-hostile.py edits a layout
 # mkfs.img --oci converted, keeping every digest and size right): each
 # must give the verdict the documents call for. A layer blob named first
 # in another role (index.json entry of an unknown type, another image's
 # config) is still checked as a layer; a config that is not JSON is an
 # error; --compare pairs each converted manifest with its source manifest
 # layer by layer (reversed layers differ); an absent non-distributable
-# layer is reported as not present, not as an error. Nothing is mounted.
+# layer is reported as not present, not as an error; a +zstd EROFS layer
+# is decompressed no further than its superblock allows. No image is
+# mounted (a tmpfs is, for $TMPDIR).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_tools zstd "$PYTHON"
 [ -x "$FSCK_IMG" ] || die "fsck.img not built"
 setup_tmp
 
 MKLAYOUT="$PYTHON $top_srcdir/tests/oci/mklayout.py"
-HOSTILE="$PYTHON $top_srcdir/tests/oci/hostile.py"
+HOSTILE="$PYTHON $top_srcdir/tests/oci/check-hostile.py"
 
 "$PYTHON" - "$WORK" <<'EOF' || die "making the tars"
 import io, sys, tarfile
@@ -119,5 +121,31 @@ sys.exit(d["exit_code"] or d["errors"] or not any(
     p["severity"] == "note" and "non-distributable layer" in p["message"]
     and "not checked" in p["message"] for p in d["problems"]))' "$WORK/nd.json"
 done
+
+# F. A +zstd EROFS layer whose image (a real one) is followed by 256 MiB
+# of zeros: a few hundred bytes of zstd. It is decompressed no further
+# than its superblock allows: an error naming it, with $TMPDIR on a
+# tmpfs of 8 MiB (no ENOSPC, no exit 8).
+fresh bomb
+L0=$($PYTHON -c 'import json, sys
+r = sys.argv[1]
+ix = json.load(open(r + "/index.json"))
+m = json.load(open(r + "/blobs/sha256/" + ix["manifests"][0]["digest"][7:]))
+print(m["layers"][0]["digest"][7:])' "$D") || die "layer 0"
+bomb() { cat "$D/blobs/sha256/$L0" && head -c $((256 << 20)) /dev/zero; }
+bomb | zstd -q -c >"$WORK/bomb.zst" || die "zstd"
+sha=$(bomb | sha256sum | cut -c1-64)
+log "bomb: $(stat -c %s "$WORK/bomb.zst") bytes of zstd"
+$HOSTILE "$D" zstd-layer 0 "$WORK/bomb.zst" "sha256:$sha" ||
+	die "hostile zstd-layer"
+mkdir -p "$WORK/small"
+mount -t tmpfs -o size=8m imgfs-small "$WORK/small" ||
+	die "mounting a tmpfs for TMPDIR"
+track_mount "$WORK/small"
+saved_tmpdir=${TMPDIR-}
+export TMPDIR=$WORK/small
+reported zstd-bomb "zstd EROFS layer sha256:[0-9a-f]+ holds more than the [0-9]+ bytes its EROFS superblock accounts for"
+export TMPDIR=$saved_tmpdir
+[ -n "$TMPDIR" ] || unset TMPDIR
 
 finish

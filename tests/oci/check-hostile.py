@@ -6,7 +6,7 @@ Each edit leaves every digest and size of the documents right (blobs are
 added under their own digest, the documents above them rewritten), so
 that only what the edit is about can be wrong.
 
-usage: hostile.py LAYOUT WHAT ARGS...
+usage: check-hostile.py LAYOUT WHAT ARGS...
   swap-other N FILE    layer N of the first image becomes the blob FILE
                        (its diff_id updated), and index.json names that
                        blob first, as application/octet-stream
@@ -113,7 +113,7 @@ def main():
             "org.erofs.uncompressed-digest"] = args[2]
         img.save()
     else:
-        sys.exit("hostile.py: unknown edit " + what)
+        sys.exit("check-hostile.py: unknown edit " + what)
 
 
 if __name__ == "__main__":
