@@ -507,8 +507,8 @@ static void check_again(struct oci_chk *c, struct chk_blob *b, uint64_t size,
 }
 
 /* An index or a manifest, paired with the source document @src. */
-static void visit_doc(struct oci_chk *c, struct chk_blob *b,
-		      unsigned int depth, struct json_object *src)
+static void visit_doc(struct oci_chk *c, struct chk_blob *b, unsigned int depth,
+		      struct json_object *src)
 {
 	struct json_object *doc, *sdoc = NULL;
 	char *iwhere;

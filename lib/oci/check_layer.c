@@ -74,8 +74,7 @@ static uint64_t image_bound(const uint8_t *head, size_t len)
 	if (len < IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE)
 		return 0;
 	imgfs_super_block_decode(head + IMGFS_SUPER_OFFSET, &d);
-	if (d.magic != IMGFS_SUPER_MAGIC || d.blkszbits < 9 ||
-	    d.blkszbits > 16)
+	if (d.magic != IMGFS_SUPER_MAGIC || d.blkszbits < 9 || d.blkszbits > 16)
 		return 0;
 	is48 = d.feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT;
 	end = d.blocks_lo;
@@ -86,8 +85,8 @@ static uint64_t image_bound(const uint8_t *head, size_t len)
 	     i < d.extra_devices;
 	     i++) {
 		/* a table beyond the head maps nothing here */
-		size_t pos = ((size_t)d.devt_slotoff + i) *
-			     IMGFS_DEVICE_SLOT_SIZE;
+		size_t pos =
+			((size_t)d.devt_slotoff + i) * IMGFS_DEVICE_SLOT_SIZE;
 		const uint8_t *slot = head + pos;
 		uint64_t blocks, base;
 
@@ -401,9 +400,10 @@ static int pair_source(struct oci_chk *c, struct chk_blob *b,
 		return 0;
 	}
 	if (!b->erofs) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, where,
-			   "layer %s is no EROFS layer, but its source %s is a tar layer",
-			   b->digest.str, sd->str);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, where,
+			"layer %s is no EROFS layer, but its source %s is a tar layer",
+			b->digest.str, sd->str);
 		return 0;
 	}
 	json_object_object_get_ex(desc, "annotations", &ann);

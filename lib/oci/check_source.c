@@ -75,10 +75,11 @@ struct json_object *chk_source_entry(struct oci_chk *c, struct chk_blob *b,
 			if (pairs_with(d, s, top, pass))
 				return s;
 		}
-	chk_report(c, b, IMGFS_CHECK_ERROR, where,
-		   "%s: no entry of the source layout's %s has its digest or its %s: nothing to compare it with",
-		   where, top ? "index.json" : "index",
-		   top ? "ref name" : "platform");
+	chk_report(
+		c, b, IMGFS_CHECK_ERROR, where,
+		"%s: no entry of the source layout's %s has its digest or its %s: nothing to compare it with",
+		where, top ? "index.json" : "index",
+		top ? "ref name" : "platform");
 	return NULL;
 }
 

@@ -7,7 +7,7 @@
 # --verity-roothash" must accept exactly the copies "veritysetup verify"
 # accepts (a byte after "sha256\0" in the algorithm field, the UUID, the
 # padding). The sidecar IMAGE.dmverity is read strictly: bytes after its
-# JSON object are an error. The flipped copies go to veritysetup and
+# JSON object are an error, and so is a sidecar larger than 4096 bytes. The flipped copies go to veritysetup and
 # fsck.img only, never to the kernel.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_tools "$PYTHON"
@@ -103,5 +103,20 @@ for tail in ' x' '{}' '"'; do
 		fail "a sidecar with '$tail' after its object: exit $rc, expected 4 and an error"
 	fi
 done
+# A sidecar is read whole or refused: bytes after 4096 of white space.
+{
+	printf '{"roothash":"%s","hashoffset":%s}' "$root" "$off"
+	head -c 5000 /dev/zero | tr '\0' ' '
+	printf 'x\n'
+} >"$WORK/v.img.dmverity"
+"$FSCK_IMG" --verity "$WORK/v.img" >"$WORK/sidecar.out" 2>&1
+rc=$?
+if [ $rc -eq 4 ] && grep -q "v.img.dmverity: larger than 4096 bytes" \
+	"$WORK/sidecar.out"; then
+	ok "a sidecar of over 4096 bytes: exit 4, an error"
+else
+	cat "$WORK/sidecar.out"
+	fail "a sidecar of over 4096 bytes: exit $rc, expected 4 and an error"
+fi
 
 finish
