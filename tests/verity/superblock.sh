@@ -29,7 +29,7 @@ out=$(mkfs_img -q -T 0 --dm-verity "$WORK/small.tar" "$WORK/v.img") ||
 	die "mkfs.img --dm-verity"
 root=$(printf '%s\n' "$out" | sed -n 's/^Root hash:\t//p')
 off=$(printf '%s\n' "$out" | sed -n 's/^Hash offset:\t//p')
-[ "${#root}" = 64 ] && [ -n "$off" ] || die "no root hash or offset: $out"
+if [ "${#root}" != 64 ] || [ -z "$off" ]; then die "no root hash or offset: $out"; fi
 check "the image: veritysetup verify accepts it" \
 	veritysetup verify "$WORK/v.img" "$WORK/v.img" "$root" \
 	--hash-offset="$off"
@@ -87,36 +87,34 @@ else
 fi
 
 # The sidecar: as mkfs.img writes it (a newline after the object) it is
-# read; with anything after the object it is an error.
+# read; with anything after the object, or over 4096 bytes, it is an
+# error.
 check "the sidecar mkfs.img wrote is accepted" \
 	"$FSCK_IMG" -q --verity "$WORK/v.img"
+# refused WHAT MESSAGE: fsck.img exits 4 with MESSAGE for v.img.dmverity.
+refused() {
+	local rc
+	"$FSCK_IMG" --verity "$WORK/v.img" >"$WORK/sidecar.out" 2>&1
+	rc=$?
+	if [ $rc -eq 4 ] && grep -q "v.img.dmverity: $2" "$WORK/sidecar.out"; then
+		ok "$1: exit 4, an error"
+	else
+		cat "$WORK/sidecar.out"
+		fail "$1: exit $rc, expected 4 and an error"
+	fi
+}
 for tail in ' x' '{}' '"'; do
 	printf '{"roothash":"%s","hashoffset":%s}%s\n' "$root" "$off" "$tail" \
 		>"$WORK/v.img.dmverity"
-	"$FSCK_IMG" --verity "$WORK/v.img" >"$WORK/sidecar.out" 2>&1
-	rc=$?
-	if [ $rc -eq 4 ] && grep -q "v.img.dmverity: dm-verity sidecar: bytes after the JSON object" \
-		"$WORK/sidecar.out"; then
-		ok "a sidecar with '$tail' after its object: exit 4, an error"
-	else
-		cat "$WORK/sidecar.out"
-		fail "a sidecar with '$tail' after its object: exit $rc, expected 4 and an error"
-	fi
+	refused "a sidecar with '$tail' after its object" \
+		"dm-verity sidecar: bytes after the JSON object"
 done
-# A sidecar is read whole or refused: bytes after 4096 of white space.
 {
 	printf '{"roothash":"%s","hashoffset":%s}' "$root" "$off"
 	head -c 5000 /dev/zero | tr '\0' ' '
 	printf 'x\n'
 } >"$WORK/v.img.dmverity"
-"$FSCK_IMG" --verity "$WORK/v.img" >"$WORK/sidecar.out" 2>&1
-rc=$?
-if [ $rc -eq 4 ] && grep -q "v.img.dmverity: larger than 4096 bytes" \
-	"$WORK/sidecar.out"; then
-	ok "a sidecar of over 4096 bytes: exit 4, an error"
-else
-	cat "$WORK/sidecar.out"
-	fail "a sidecar of over 4096 bytes: exit $rc, expected 4 and an error"
-fi
+refused "a sidecar of over 4096 bytes (x after 5000 spaces)" \
+	"larger than 4096 bytes"
 
 finish
