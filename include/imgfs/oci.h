@@ -278,7 +278,7 @@ struct imgfs_oci_check_options {
 struct imgfs_oci_check_result {
 	uint64_t errors;
 	uint64_t warnings;
-	uint64_t blobs; /* distinct blobs named */
+	uint64_t blobs; /* distinct blobs named, once per role and media type */
 	uint64_t indexes; /* index.json apart */
 	uint64_t manifests;
 	uint64_t configs;
