@@ -885,6 +885,15 @@ static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
 		fclose(f);
 		return imgfs_error_set(err, -EIO, "%s: read error", name);
 	}
+	/* what is not read cannot be checked: a sidecar is a few dozen bytes */
+	if (n == sizeof(buf) && fgetc(f) != EOF) {
+		fclose(f);
+		snprintf(msg, sizeof(msg),
+			 "%s: larger than %zu bytes: not a dm-verity sidecar",
+			 name, sizeof(buf));
+		verity_problem(out, res, IMGFS_CHECK_ERROR, msg);
+		return -1;
+	}
 	fclose(f);
 	if (imgfs_verity_sidecar_parse(buf, n, root, &off, err)) {
 		snprintf(msg, sizeof(msg), "%s: %s", name, err->msg);

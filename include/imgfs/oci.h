@@ -249,19 +249,25 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
  * ---- Checking a layout (lib/oci/check*.c, fsck.img --oci) ----
  *
  * imgfs_oci_check() follows index.json through nested indexes, manifests
- * and configs to every blob they name and checks, once per blob: that it
+ * and configs to every blob they name and checks, once per blob and role
+ * (with its media type: a blob named as a layer and as a config is
+ * checked as both): that it
  * is there with the size and digest of each descriptor naming it; that
  * indexes, manifests and configs parse; that each config's
  * rootfs.diff_ids match its manifest's layers (the SHA-256 of each
  * layer's uncompressed content); that every EROFS layer passes
  * imgfs_check_image() (a +zstd one is decompressed to an unnamed
- * temporary file), with the dm-verity tree after it if there is one,
+ * temporary file, no larger than its superblock allows: a stream that
+ * goes on is an error), with the dm-verity tree after it if there is one,
  * and its org.erofs.uncompressed-digest annotation is right; that an image with EROFS layers has "erofs" in its
  * config's os.features and in the platform of every index entry naming
- * it; and that media types are known. With a source layout, each EROFS
- * layer carrying the org.imgfs.source.digest annotation is compared with
- * that source layer (imgfs_compare_tar(), owners kept, whiteouts
- * converted: the defaults of the conversion). Blobs nothing names are
+ * it; and that media types are known. With a source layout, each
+ * manifest is paired with the source manifest it was converted from (an
+ * index.json entry with the source's entry of the same digest, else ref
+ * name; an index's child by digest, else platform), and the EROFS layer
+ * at each place compared with the source's tar layer at that place
+ * (imgfs_compare_tar(), owners kept, whiteouts converted: the defaults of
+ * the conversion), which its org.imgfs.source.digest annotation must name. Blobs nothing names are
  * not looked at, and a manifest's subject is not followed.
  */
 
@@ -336,7 +342,7 @@ struct imgfs_oci_check_options {
 struct imgfs_oci_check_result {
 	uint64_t errors;
 	uint64_t warnings;
-	uint64_t blobs; /* distinct blobs named */
+	uint64_t blobs; /* distinct blobs named, once per role and media type */
 	uint64_t indexes; /* index.json apart */
 	uint64_t manifests;
 	uint64_t configs;

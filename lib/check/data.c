@@ -579,8 +579,15 @@ static const struct check_job_ops job_ops = {
 static int job_map_cb(void *arg, const struct imgfs_extent *ext)
 {
 	struct check_job *job = arg;
-	struct check_job_ext *e;
+	struct check_job_ext *e = job->nr_ext ? &job->ext[job->nr_ext - 1] : NULL;
 
+	/* hole chunks in a row are one hole: memory follows the data */
+	if (e && ext->kind == IMGFS_EXTENT_HOLE &&
+	    e->ext.kind == IMGFS_EXTENT_HOLE &&
+	    e->ext.logical + e->ext.length == ext->logical) {
+		e->ext.length += ext->length;
+		return 0;
+	}
 	if (IMGFS_VEC_RESERVE(job->ext, job->ext_cap, job->nr_ext + 1, 16))
 		return imgfs_error_set(&job->map_err, -ENOMEM, "out of memory");
 	e = &job->ext[job->nr_ext++];

@@ -2,17 +2,18 @@
 /*
  * oci/check.c - checking an OCI image layout (imgfs/oci.h, fsck.img
  * --oci): every blob that index.json leads to, through nested indexes,
- * manifests and configs, is verified once against the descriptors naming
- * it; the documents must parse and agree with each other (diff_ids,
- * os.features); EROFS layers go through the image checker
- * (lib/oci/check_layer.c) and, with a source layout, the comparison with
- * their source layer. Blobs are read with the blob reader of
+ * manifests and configs, is verified against the descriptors naming it,
+ * once per role it is named in; the documents must parse and agree with
+ * each other (diff_ids, os.features); EROFS layers go through the image
+ * checker (lib/oci/check_layer.c) and, with a source layout, the
+ * comparison with their source layer. Blobs are read with the blob reader of
  * lib/oci/blob.c, which checks size and digest as it streams.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* vasprintf */
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,11 +89,31 @@ void chk_report(struct oci_chk *c, struct chk_blob *b,
 	free(msg);
 }
 
+/*
+ * Blobs are met per (digest, role, media type): what is checked depends
+ * on all three, so a layer first named as a config or as an unknown type
+ * is still checked as the layer it also is.
+ */
+struct blob_key {
+	const struct oci_digest *digest;
+	enum imgfs_oci_blob_role role;
+	const char *media_type;
+	/* documents paired with different sources are checked for each */
+	const struct oci_digest *pair;
+};
+
 static bool blob_eq(const struct imgfs_hnode *n, const void *key)
 {
 	const struct chk_blob *b = imgfs_container_of(n, struct chk_blob, node);
+	const struct blob_key *k = key;
 
-	return !strcmp(b->digest.str, ((const struct oci_digest *)key)->str);
+	if (b->role != k->role || strcmp(b->digest.str, k->digest->str) ||
+	    b->paired != !!k->pair ||
+	    (k->pair && strcmp(b->pair.str, k->pair->str)))
+		return false;
+	if (!b->media_type || !k->media_type)
+		return b->media_type == k->media_type;
+	return !strcmp(b->media_type, k->media_type);
 }
 
 static uint64_t digest_hash(const struct oci_digest *d)
@@ -103,26 +124,29 @@ static uint64_t digest_hash(const struct oci_digest *d)
 	return h;
 }
 
-static struct chk_blob *blob_find(struct oci_chk *c, const struct oci_digest *d)
+static struct chk_blob *blob_find(struct oci_chk *c, const struct blob_key *k)
 {
-	struct imgfs_hnode *n =
-		imgfs_hashtab_find(&c->blobs, digest_hash(d), blob_eq, d);
+	struct imgfs_hnode *n = imgfs_hashtab_find(
+		&c->blobs, digest_hash(k->digest), blob_eq, k);
 
 	return n ? imgfs_container_of(n, struct chk_blob, node) : NULL;
 }
 
-static struct chk_blob *blob_new(struct oci_chk *c, const struct oci_digest *d,
-				 uint64_t size, const char *mt,
-				 enum imgfs_oci_blob_role role,
-				 const char *where)
+static struct chk_blob *blob_new(struct oci_chk *c, const struct blob_key *k,
+				 uint64_t size, const char *where)
 {
+	const struct oci_digest *d = k->digest;
+	const char *mt = k->media_type;
 	struct chk_blob *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
 	b->digest = *d;
 	b->size = size;
-	b->role = role;
+	b->role = k->role;
+	b->paired = k->pair;
+	if (k->pair)
+		b->pair = *k->pair;
 	b->media_type = mt ? strdup(mt) : NULL;
 	b->where = strdup(where);
 	b->path = oci_blob_path(c->root, d);
@@ -158,6 +182,15 @@ static bool blob_present(struct oci_chk *c, struct chk_blob *b)
 		errno = fd < 0 ? -fd : errno;
 		if (fd >= 0)
 			close(fd);
+		/* often absent: mkfs.img --oci keeps them so (docs/oci.md) */
+		if (errno == ENOENT && b->role == IMGFS_OCI_BLOB_LAYER &&
+		    oci_layer_kind(b->media_type) == OCI_LAYER_NONDIST) {
+			chk_report(
+				c, b, IMGFS_CHECK_NOTE, b->where,
+				"non-distributable layer %s is not in the layout: not checked",
+				b->digest.str);
+			return false;
+		}
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "blob %s (%s) is missing: %s", b->digest.str,
 			   imgfs_oci_blob_role_name(b->role), strerror(errno));
@@ -266,11 +299,15 @@ static struct json_object *get(struct json_object *o, const char *key)
 
 static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 			      enum imgfs_oci_blob_role role, const char *where,
-			      unsigned int depth);
+			      unsigned int depth, struct json_object *src);
 
+/*
+ * The entries of the index @b (NULL: index.json); @sdoc is the source
+ * index it was converted from (NULL: none, or no comparison).
+ */
 static void check_index(struct oci_chk *c, struct chk_blob *b,
 			struct json_object *doc, const char *where,
-			unsigned int depth)
+			unsigned int depth, struct json_object *sdoc)
 {
 	struct json_object *list = get(doc, "manifests");
 	size_t n;
@@ -289,7 +326,7 @@ static void check_index(struct oci_chk *c, struct chk_blob *b,
 	n = json_object_array_length(list);
 	for (size_t i = 0; i < n && !c->failed; i++) {
 		struct json_object *d = json_object_array_get_idx(list, i);
-		struct json_object *plat = get(d, "platform");
+		struct json_object *plat = get(d, "platform"), *src = NULL;
 		struct chk_blob *m;
 		char *w;
 
@@ -298,7 +335,9 @@ static void check_index(struct oci_chk *c, struct chk_blob *b,
 			imgfs_error_set(c->err, -ENOMEM, "out of memory");
 			return;
 		}
-		m = visit(c, d, IMGFS_OCI_BLOB_OTHER, w, depth + 1);
+		if (sdoc)
+			src = chk_source_entry(c, b, sdoc, d, !b, w);
+		m = visit(c, d, IMGFS_OCI_BLOB_OTHER, w, depth + 1, src);
 		/* containerd picks its EROFS snapshotter from the platform */
 		if (m && m->has_erofs && plat &&
 		    !array_has(get(plat, "os.features"), "erofs"))
@@ -347,34 +386,83 @@ static void check_diff_ids(struct oci_chk *c, struct chk_blob *cfg,
 	}
 }
 
+/* The config @cfg of @mwhere parsed, or NULL (reported when it is bad). */
+static struct json_object *load_config(struct oci_chk *c, struct chk_blob *cfg,
+				       const char *mwhere)
+{
+	struct json_object *config = NULL;
+	struct imgfs_error e = { 0 };
+	int r;
+
+	if (!cfg || !cfg->present || !cfg->verified ||
+	    !in_list(cfg->media_type, config_types,
+		     sizeof(config_types) / sizeof(*config_types)))
+		return NULL;
+	r = oci_json_load(c->root, &cfg->digest, cfg->size, &config, &e);
+	if (r == -ENOMEM) {
+		c->failed = true;
+		imgfs_error_set(c->err, r, "out of memory");
+	} else if (r) {
+		/* else diff_ids and os.features would go unchecked */
+		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
+			   "config %s of %s: %s", cfg->digest.str, mwhere,
+			   e.msg);
+	}
+	return config;
+}
+
+/*
+ * The layers of the source manifest @sdesc names (NULL: none), which
+ * must be as many as @n.
+ */
+static struct json_object *source_layers(struct oci_chk *c, struct chk_blob *b,
+					 struct json_object *sdesc, size_t n,
+					 const char *mwhere,
+					 struct json_object **srcm)
+{
+	struct json_object *list;
+
+	*srcm = sdesc ? chk_source_load(c, b, sdesc, mwhere) : NULL;
+	if (!*srcm)
+		return NULL;
+	list = get(*srcm, "layers");
+	if (!json_object_is_type(list, json_type_array))
+		list = NULL;
+	if ((list ? json_object_array_length(list) : 0) != n)
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, mwhere,
+			"%s has %zu layers, the source manifest %s it was converted from %zu",
+			mwhere, n, oci_json_str(sdesc, "digest"),
+			list ? json_object_array_length(list) : 0);
+	return list;
+}
+
+/*
+ * The manifest @b; with a source layout, @sdesc names the source
+ * manifest it was converted from, whose layers are its layers' sources,
+ * place by place.
+ */
 static void check_manifest(struct oci_chk *c, struct chk_blob *b,
-			   struct json_object *doc)
+			   struct json_object *doc, struct json_object *sdesc)
 {
 	struct json_object *cdesc = get(doc, "config");
 	struct json_object *list = get(doc, "layers");
-	struct json_object *config = NULL;
+	struct json_object *config = NULL, *srcm = NULL, *slist;
 	struct chk_blob *cfg, **layers = NULL;
 	char *mwhere = NULL;
 	size_t n = 0;
 
 	if (asprintf(&mwhere, "manifest %s", b->digest.str) < 0)
 		goto oom;
-	cfg = visit(c, cdesc, IMGFS_OCI_BLOB_CONFIG, mwhere, 0);
-	if (cfg && cfg->present && cfg->verified &&
-	    in_list(cfg->media_type, config_types,
-		    sizeof(config_types) / sizeof(*config_types))) {
-		struct imgfs_error e = { 0 };
-
-		if (oci_json_load(c->root, &cfg->digest, cfg->size, &config,
-				  &e) == -ENOMEM)
-			goto oom;
-	}
+	cfg = visit(c, cdesc, IMGFS_OCI_BLOB_CONFIG, mwhere, 0, NULL);
+	config = load_config(c, cfg, mwhere);
 	if (list && !json_object_is_type(list, json_type_array)) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, mwhere,
 			   "%s: \"layers\" is not an array", mwhere);
 		list = NULL;
 	}
 	n = list ? json_object_array_length(list) : 0;
+	slist = source_layers(c, b, sdesc, n, mwhere, &srcm);
 	layers = calloc(n ? n : 1, sizeof(*layers));
 	if (!layers)
 		goto oom;
@@ -384,7 +472,9 @@ static void check_manifest(struct oci_chk *c, struct chk_blob *b,
 		if (asprintf(&w, "%s, layer %zu", mwhere, i) < 0)
 			goto oom;
 		layers[i] = visit(c, json_object_array_get_idx(list, i),
-				  IMGFS_OCI_BLOB_LAYER, w, 0);
+				  IMGFS_OCI_BLOB_LAYER, w, 0,
+				  slist ? json_object_array_get_idx(slist, i)
+					: NULL);
 		if (layers[i] && layers[i]->erofs)
 			b->has_erofs = true;
 		free(w);
@@ -414,6 +504,7 @@ oom:
 	c->failed = true;
 	imgfs_error_set(c->err, -ENOMEM, "out of memory");
 out:
+	json_object_put(srcm);
 	json_object_put(config);
 	free(layers);
 	free(mwhere);
@@ -431,66 +522,49 @@ static void check_again(struct oci_chk *c, struct chk_blob *b, uint64_t size,
 		   (unsigned long long)size);
 }
 
-static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
-			      enum imgfs_oci_blob_role role, const char *where,
-			      unsigned int depth)
+/* An index or a manifest, paired with the source document @src. */
+static void visit_doc(struct oci_chk *c, struct chk_blob *b, unsigned int depth,
+		      struct json_object *src)
 {
-	struct imgfs_error e = { 0 };
-	struct json_object *doc;
-	struct oci_digest d;
-	struct chk_blob *b;
-	const char *mt = NULL;
-	uint64_t size;
+	struct json_object *doc, *sdoc = NULL;
+	char *iwhere;
 
-	if (oci_desc_get(desc, &d, &size, &mt, where, &e)) {
-		chk_report(c, NULL, IMGFS_CHECK_ERROR, where, "%s", e.msg);
-		return NULL;
-	}
-	b = blob_find(c, &d);
-	if (b) {
-		check_again(c, b, size, where);
-		return b;
-	}
-	if (role == IMGFS_OCI_BLOB_OTHER) {
-		if (oci_is_index_type(mt))
-			role = IMGFS_OCI_BLOB_INDEX;
-		else if (oci_is_manifest_type(mt))
-			role = IMGFS_OCI_BLOB_MANIFEST;
-	}
-	b = blob_new(c, &d, size, mt, role, where);
-	if (!b) {
-		c->failed = true;
-		imgfs_error_set(c->err, -ENOMEM, "out of memory");
-		return NULL;
-	}
-	if (!mt)
-		chk_report(c, b, IMGFS_CHECK_ERROR, where,
-			   "the descriptor of %s in %s has no mediaType",
-			   b->digest.str, where);
-	switch (role) {
-	case IMGFS_OCI_BLOB_INDEX:
-		c->res->indexes++;
-		doc = load_json(c, b);
-		if (doc) {
-			char *iwhere;
-
-			if (asprintf(&iwhere, "index %s", b->digest.str) < 0) {
-				c->failed = true;
-				imgfs_error_set(c->err, -ENOMEM,
-						"out of memory");
-			} else {
-				check_index(c, b, doc, iwhere, depth);
-				free(iwhere);
-			}
-		}
-		json_object_put(doc);
-		break;
-	case IMGFS_OCI_BLOB_MANIFEST:
+	if (b->role == IMGFS_OCI_BLOB_MANIFEST) {
 		c->res->manifests++;
 		doc = load_json(c, b);
 		if (doc)
-			check_manifest(c, b, doc);
+			check_manifest(c, b, doc, src);
 		json_object_put(doc);
+		return;
+	}
+	c->res->indexes++;
+	doc = load_json(c, b);
+	if (!doc)
+		return;
+	if (asprintf(&iwhere, "index %s", b->digest.str) < 0) {
+		c->failed = true;
+		imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	} else {
+		if (src)
+			sdoc = chk_source_load(c, b, src, iwhere);
+		check_index(c, b, doc, iwhere, depth, sdoc);
+		free(iwhere);
+	}
+	json_object_put(sdoc);
+	json_object_put(doc);
+}
+
+/* The new blob @b, checked in its role. */
+static void visit_blob(struct oci_chk *c, struct chk_blob *b,
+		       struct json_object *desc, unsigned int depth,
+		       struct json_object *src)
+{
+	const char *mt = b->media_type;
+
+	switch (b->role) {
+	case IMGFS_OCI_BLOB_INDEX:
+	case IMGFS_OCI_BLOB_MANIFEST:
+		visit_doc(c, b, depth, src);
 		break;
 	case IMGFS_OCI_BLOB_CONFIG:
 		c->res->configs++;
@@ -498,7 +572,7 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 			     sizeof(config_types) / sizeof(*config_types)) &&
 		    mt && strcmp(mt, OCI_EMPTY_TYPE))
 			chk_report(
-				c, b, IMGFS_CHECK_WARNING, where,
+				c, b, IMGFS_CHECK_WARNING, b->where,
 				"config %s has the unknown media type %s (not an image: diff_ids not checked)",
 				b->digest.str, mt);
 		/* parsed by the manifest's check, which needs its content */
@@ -507,29 +581,90 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 		break;
 	case IMGFS_OCI_BLOB_LAYER:
 		c->res->layers++;
-		if (blob_present(c, b) && chk_layer(c, b, desc) < 0)
+		if (blob_present(c, b) &&
+		    chk_layer(c, b, desc, src, b->where) < 0)
 			c->failed = true;
 		break;
 	case IMGFS_OCI_BLOB_OTHER:
 		if (mt)
 			chk_report(
-				c, b, IMGFS_CHECK_WARNING, where,
+				c, b, IMGFS_CHECK_WARNING, b->where,
 				"blob %s has the unknown media type %s (only its digest and size are checked)",
 				b->digest.str, mt);
 		if (blob_present(c, b) && chk_verify(c, b) < 0)
 			c->failed = true;
 		break;
 	}
+}
+
+/*
+ * The blob @desc names, in @role, checked unless it was in that role
+ * with that media type (and source document @src) already.
+ */
+static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
+			      enum imgfs_oci_blob_role role, const char *where,
+			      unsigned int depth, struct json_object *src)
+{
+	struct imgfs_error e = { 0 };
+	struct blob_key k = { 0 };
+	struct oci_digest d, sd;
+	struct chk_blob *b;
+	uint64_t size, ssize;
+
+	if (oci_desc_get(desc, &d, &size, &k.media_type, where, &e)) {
+		chk_report(c, NULL, IMGFS_CHECK_ERROR, where, "%s", e.msg);
+		return NULL;
+	}
+	if (role == IMGFS_OCI_BLOB_OTHER) {
+		if (oci_is_index_type(k.media_type))
+			role = IMGFS_OCI_BLOB_INDEX;
+		else if (oci_is_manifest_type(k.media_type))
+			role = IMGFS_OCI_BLOB_MANIFEST;
+	}
+	k.digest = &d;
+	k.role = role;
+	if (src && role != IMGFS_OCI_BLOB_LAYER &&
+	    !oci_desc_get(src, &sd, &ssize, NULL, where, &e))
+		k.pair = &sd;
+	b = blob_find(c, &k);
+	if (b) {
+		check_again(c, b, size, where);
+		if (role == IMGFS_OCI_BLOB_LAYER &&
+		    chk_layer_again(c, b, desc, src, where) < 0)
+			c->failed = true;
+		return b;
+	}
+	b = blob_new(c, &k, size, where);
+	if (!b) {
+		c->failed = true;
+		imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!k.media_type)
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "the descriptor of %s in %s has no mediaType",
+			   b->digest.str, where);
+	visit_blob(c, b, desc, depth, src);
 	return b;
 }
 
-/* A small JSON file of the layout itself (not a blob); NULL if bad. */
-static struct json_object *load_file(struct oci_chk *c, const char *name)
+/*
+ * A small JSON file of the layout @root itself (not a blob); NULL if bad.
+ * Findings name it @name in the layout checked, by its path in another.
+ */
+static struct json_object *load_file(struct oci_chk *c, const char *root,
+				     const char *name)
 {
 	struct json_object *doc;
 	struct imgfs_error e = { 0 };
-	int ret = oci_read_json_file(c->root, name, &doc, &e);
+	int ret = oci_read_json_file(root, name, &doc, &e);
+	char where[PATH_MAX];
 
+	/* findings name it by its path when it is another layout's */
+	if (root != c->root) {
+		snprintf(where, sizeof(where), "%s/%s", root, name);
+		name = where;
+	}
 	if (ret == -ENOMEM) {
 		c->failed = true;
 		imgfs_error_set(c->err, ret, "out of memory");
@@ -581,7 +716,7 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
 		    struct imgfs_oci_check_result *res, struct imgfs_error *err)
 {
 	struct oci_chk c = { .root = dir, .o = o, .res = res, .err = err };
-	struct json_object *doc;
+	struct json_object *doc, *sdoc = NULL;
 	struct stat st;
 	int ret = 0;
 
@@ -601,15 +736,18 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
 			err, -ENOTDIR,
 			"%s: the source layout is not a directory",
 			o->compare_src);
-	doc = load_file(&c, "oci-layout");
+	doc = load_file(&c, dir, "oci-layout");
 	if (doc && (!oci_json_str(doc, "imageLayoutVersion") ||
 		    strcmp(oci_json_str(doc, "imageLayoutVersion"), "1.0.0")))
 		chk_report(&c, NULL, IMGFS_CHECK_ERROR, "oci-layout",
 			   "oci-layout: imageLayoutVersion is not \"1.0.0\"");
 	json_object_put(doc);
-	doc = c.failed ? NULL : load_file(&c, "index.json");
+	doc = c.failed ? NULL : load_file(&c, dir, "index.json");
+	if (doc && o->compare_src)
+		sdoc = load_file(&c, o->compare_src, "index.json");
 	if (doc)
-		check_index(&c, NULL, doc, "index.json", 0);
+		check_index(&c, NULL, doc, "index.json", 0, sdoc);
+	json_object_put(sdoc);
 	json_object_put(doc);
 	/* what writers without O_TMPFILE left (the rule of blob.c) */
 	oci_tmpname_scan(dir, "blobs/sha256", false, leftover, &c);
@@ -626,6 +764,7 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
 		free(b->where);
 		free(b->path);
 		free(b->source);
+		free(b->sources);
 		free(b);
 	}
 	imgfs_hashtab_free(&c.blobs);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * oci/check.h - what the files of the layout check share: the blobs met
- * (each checked once, however many documents name it) and the run.
+ * (each checked once per role and media type, however many documents
+ * name it) and the run.
  */
 #ifndef IMGFS_OCI_CHECK_H
 #define IMGFS_OCI_CHECK_H
@@ -19,7 +20,7 @@
 #include "util/hashtab.h"
 
 struct chk_blob {
-	struct imgfs_hnode node; /* by digest */
+	struct imgfs_hnode node; /* by digest, role and media type */
 	struct chk_blob *next; /* in the order met */
 	struct oci_digest digest;
 	uint64_t size; /* as the first descriptor gives it */
@@ -37,7 +38,12 @@ struct chk_blob {
 	bool dm_verity; /* a dm-verity tree follows the image */
 	bool dm_verity_ok;
 	bool has_erofs; /* a manifest with EROFS layers */
-	char *source; /* source blob digest compared with */
+	char *source; /* source blob digest compared with (the first) */
+	struct oci_digest *sources; /* every source paired with */
+	size_t nr_sources;
+	/* an index or manifest paired with the source document @pair */
+	bool paired;
+	struct oci_digest pair;
 	bool compared;
 	struct imgfs_compare_result compare;
 	uint64_t errors;
@@ -65,9 +71,34 @@ int chk_verify(struct oci_chk *c, struct chk_blob *b);
 /*
  * Check the layer @b (present, with the right size) named by @desc:
  * digest, uncompressed digest, the image of an EROFS layer, and the
- * comparison with its source. 0, or -errno when the run must stop.
+ * comparison with @src, the layer at the same place in the source
+ * manifest (NULL: none). 0, or -errno when the run must stop.
  */
-int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc);
+int chk_layer(struct oci_chk *c, struct chk_blob *b, struct json_object *desc,
+	      struct json_object *src, const char *where);
+
+/*
+ * The layer @b, checked already, met again at @where with the source
+ * layer @src (NULL: none): compared with it if not yet. 0 or -errno.
+ */
+int chk_layer_again(struct oci_chk *c, struct chk_blob *b,
+		    struct json_object *desc, struct json_object *src,
+		    const char *where);
+
+/*
+ * With a source layout: the entry of the source index @sindex that the
+ * entry @d of the index @b (NULL: index.json, @top) was converted from,
+ * or NULL (reported).
+ */
+struct json_object *chk_source_entry(struct oci_chk *c, struct chk_blob *b,
+				     struct json_object *sindex,
+				     struct json_object *d, bool top,
+				     const char *where);
+
+/* The source document @sdesc names, verified; NULL (reported) if bad. */
+struct json_object *chk_source_load(struct oci_chk *c, struct chk_blob *b,
+				    struct json_object *sdesc,
+				    const char *where);
 
 /*
  * check_verity.c: the layer's dm-verity annotations of @desc against

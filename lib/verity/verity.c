@@ -428,6 +428,7 @@ static int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 #define SB_HASH_TYPE 12
 #define SB_UUID 16
 #define SB_ALGORITHM 32
+#define SB_ALGORITHM_SIZE 32
 #define SB_DATA_BLOCK_SIZE 64
 #define SB_HASH_BLOCK_SIZE 68
 #define SB_DATA_BLOCKS 72
@@ -953,6 +954,15 @@ int imgfs_verity_parse_root(const char *hex, uint8_t root_hash[DIGEST])
 	return 0;
 }
 
+/* JSON's white space only (mkfs.img ends the sidecar with a newline). */
+static bool only_space(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\n\r", p[i]) || !p[i])
+			return false;
+	return true;
+}
+
 int imgfs_verity_sidecar_parse(const char *json, size_t len,
 			       uint8_t root_hash[DIGEST], uint64_t *hash_offset,
 			       struct imgfs_error *err)
@@ -969,6 +979,12 @@ int imgfs_verity_sidecar_parse(const char *json, size_t len,
 	    !json_object_is_type(doc, json_type_object))
 		ret = imgfs_error_set(err, -EBADMSG,
 				      "dm-verity sidecar: not a JSON object");
+	else if (!only_space(json + json_tokener_get_parse_end(tok),
+			     len - json_tokener_get_parse_end(tok)))
+		ret = imgfs_error_set(
+			err, -EBADMSG,
+			"dm-verity sidecar: bytes after the JSON object (at offset %zu)",
+			json_tokener_get_parse_end(tok));
 	else if (!json_object_object_get_ex(doc, "roothash", &root) ||
 		 !json_object_is_type(root, json_type_string) ||
 		 imgfs_verity_parse_root(json_object_get_string(root),
@@ -998,10 +1014,28 @@ struct vcheck {
 	uint8_t *cmp;
 };
 
+/*
+ * Does the superblock's algorithm field name SHA-256? As veritysetup
+ * reads it: the name ends at its first NUL (or after 32 bytes), and the
+ * crypto library looks it up (OpenSSL: in any case).
+ */
+static bool is_sha256(const uint8_t *field)
+{
+	char name[SB_ALGORITHM_SIZE + 1];
+	EVP_MD *md;
+	bool yes;
+
+	memcpy(name, field, SB_ALGORITHM_SIZE);
+	name[SB_ALGORITHM_SIZE] = '\0';
+	md = EVP_MD_fetch(NULL, name, NULL);
+	yes = md && EVP_MD_is_a(md, "SHA2-256");
+	EVP_MD_free(md);
+	return yes;
+}
+
 static int parse_sb(struct imgfs_verity *v, const uint8_t *sb,
 		    uint64_t hash_offset, struct imgfs_error *err)
 {
-	static const char algorithm[32] = "sha256";
 	uint32_t version = get_le32(sb + SB_VERSION);
 	uint32_t type = get_le32(sb + SB_HASH_TYPE);
 	uint64_t blocks = get_le64(sb + SB_DATA_BLOCKS);
@@ -1017,7 +1051,7 @@ static int parse_sb(struct imgfs_verity *v, const uint8_t *sb,
 			err, -EBADMSG,
 			"dm-verity: superblock version %u, hash type %u (only 1 and 1 are known)",
 			version, type);
-	if (memcmp(sb + SB_ALGORITHM, algorithm, sizeof(algorithm)))
+	if (!is_sha256(sb + SB_ALGORITHM))
 		return imgfs_error_set(
 			err, -EBADMSG,
 			"dm-verity: hash algorithm is not sha256");

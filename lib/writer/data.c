@@ -6,6 +6,8 @@
  * the image. The chunk size of each sparse file is chosen from its sparse
  * map (given with the entry, before any data) to make the chunk index plus
  * the zeros written inside partly filled chunks as small as possible.
+ * Tar-index images take this way too for a sparse file whose data would
+ * need a large chunk index to stay in the tar (taridx_copies()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -201,7 +203,8 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 static int choose_chunkbits(struct imgfs_writer *w,
 			    const struct imgfs_data_range *map, size_t count,
 			    uint64_t size, const char *path,
-			    unsigned int *chunkbits, struct imgfs_error *err)
+			    unsigned int *chunkbits, uint64_t *costp,
+			    struct imgfs_error *err)
 {
 	uint64_t max = (uint64_t)w->bs << CHUNKBITS_MAX, best = UINT64_MAX;
 	struct sparse_ext *x;
@@ -247,6 +250,8 @@ static int choose_chunkbits(struct imgfs_writer *w,
 		}
 	}
 	free(x);
+	if (costp)
+		*costp = best;
 	return 0;
 }
 
@@ -279,7 +284,7 @@ static int begin_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	int ret;
 
 	ret = choose_chunkbits(w, map, count, inode->size, s->path,
-			       &s->chunkbits, err);
+			       &s->chunkbits, NULL, err);
 	if (ret)
 		return ret;
 	s->cs.cur = -1;
@@ -369,6 +374,35 @@ void imgfs_data_abort(struct imgfs_data_stream *s)
 	free(s);
 }
 
+/*
+ * Chunk index a sparse file of a tar-index image may take with its data
+ * left in the tar, whatever copying the data would cost.
+ */
+#define TARIDX_INDEX_FREE (64u << 10)
+
+/*
+ * Should the sparse file of a tar-index image have its data copied into
+ * the index? When leaving it in the tar needs a chunk index larger than
+ * TARIDX_INDEX_FREE and larger than the image's own chunks would take:
+ * a few ranges on odd 512-byte boundaries in a file of a large apparent
+ * size would otherwise cost 8 bytes per 512 bytes of it.
+ */
+static bool taridx_copies(struct imgfs_writer *w, struct imgfs_data_stream *s,
+			  const struct imgfs_data_range *map, size_t count)
+{
+	uint64_t index = imgfs_taridx_index_bytes(s->inode, map, count);
+	uint64_t cost = UINT64_MAX;
+	unsigned int bits;
+	struct imgfs_error e = { 0 };
+
+	if (!index || index <= TARIDX_INDEX_FREE)
+		return false;
+	if (choose_chunkbits(w, map, count, s->inode->size, s->path, &bits,
+			     &cost, &e))
+		return false; /* the tar index's own checks apply */
+	return cost < index;
+}
+
 static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		      const struct imgfs_data_range *sparse, size_t nr_sparse,
 		      uint32_t inline_room, struct imgfs_error *err)
@@ -382,6 +416,9 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		s->kind = STREAM_EMPTY;
 		return 0;
 	}
+	if (w->opts.tar_index && nr_sparse &&
+	    taridx_copies(w, s, sparse, nr_sparse))
+		return begin_sparse(w, s, sparse, nr_sparse, err);
 	if (w->opts.tar_index) {
 		s->kind = STREAM_TARIDX;
 		return imgfs_taridx_begin(w, inode, sparse, nr_sparse, s->path,

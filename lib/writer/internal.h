@@ -178,6 +178,13 @@ int imgfs_writer_verity_finish(struct imgfs_writer *w,
  * device slot that maps the tar after the index (at l->blocks, the
  * index's blocks); append puts the copy after the index.
  */
+/*
+ * Bytes of chunk index the file @inode with the sparse map @map needs when
+ * its data stays in the tar; 0 when it cannot be indexed (begin says why).
+ */
+uint64_t imgfs_taridx_index_bytes(const struct imgfs_node *inode,
+				  const struct imgfs_data_range *map,
+				  size_t count);
 int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		       const struct imgfs_data_range *sparse, size_t nr_sparse,
 		       const char *path, struct imgfs_taridx_stream **out,

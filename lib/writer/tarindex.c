@@ -7,7 +7,10 @@
  * index + tar reads it there, as for mkfs.erofs --tar=i images (which
  * containerd completes by appending the tar itself). Blocks are 512
  * bytes: tar data starts on 512-byte boundaries, so a chunk index can
- * name the block where a file's data starts in the tar.
+ * name the block where a file's data starts in the tar. A sparse file
+ * whose data would need a large chunk index (small chunks over a large
+ * apparent size) has its data copied into the index instead, as any
+ * image stores a sparse file (lib/writer/data.c).
  *
  * With IMGFS_TAR_INDEX_APPEND the uncompressed tar is copied, as it is
  * read, into an unlinked file in $TMPDIR, and put after the index at the
@@ -58,12 +61,11 @@ static unsigned int ceil_log2(uint64_t v)
  * The chunk size: one chunk for a whole file, as mkfs.erofs makes it;
  * for a sparse file the largest power of two every data range starts and
  * ends on (a chunk is all data, read from one place in the tar, or all
- * hole).
+ * hole). Below TAR_BLKBITS: the file cannot be indexed.
  */
-static int choose_shift(const struct imgfs_node *inode,
-			const struct imgfs_data_range *map, size_t count,
-			const char *path, unsigned int *shift,
-			struct imgfs_error *err)
+static unsigned int aligned_shift(const struct imgfs_node *inode,
+				  const struct imgfs_data_range *map,
+				  size_t count)
 {
 	unsigned int s = ceil_log2(inode->size);
 
@@ -84,6 +86,27 @@ static int choose_shift(const struct imgfs_node *inode,
 				s = (unsigned int)__builtin_ctzll(b[k]);
 		}
 	}
+	return s;
+}
+
+uint64_t imgfs_taridx_index_bytes(const struct imgfs_node *inode,
+				  const struct imgfs_data_range *map,
+				  size_t count)
+{
+	unsigned int s = aligned_shift(inode, map, count);
+
+	if (s < TAR_BLKBITS || !inode->size)
+		return 0;
+	return (((inode->size - 1) >> s) + 1) * CHUNK_INDEX_SIZE;
+}
+
+static int choose_shift(const struct imgfs_node *inode,
+			const struct imgfs_data_range *map, size_t count,
+			const char *path, unsigned int *shift,
+			struct imgfs_error *err)
+{
+	unsigned int s = aligned_shift(inode, map, count);
+
 	if (s < TAR_BLKBITS)
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: sparse file cannot be indexed: its data ranges do not start and end on 512-byte boundaries",

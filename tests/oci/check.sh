@@ -3,7 +3,8 @@
 # fsck.img --oci=DIR on layouts mkfs.img --oci converted from the corpus
 # (tests/oci/corpus.sh: umoci, skopeo copy --all, gzip/zstd/plain/Docker
 # layers; EROFS layers stored as they are and as zstd): each passes, also
-# with --compare=SOURCE, and --json lists every blob once, verified. Then
+# with --compare=SOURCE, and --json lists every blob once (per role and
+# media type), verified. Then
 # copies of a converted layout are damaged one way each, the documents
 # above the damage rewritten so that only it is wrong (tests/oci/corpus.py
 # edit), and fsck.img must exit 4 with an error naming the blob: a
@@ -47,9 +48,12 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 compared = len(sys.argv) > 2
 digests = [b["digest"] for b in doc["blobs"]]
+# once per role and media type (a config shared by an OCI and a Docker
+# manifest is named with two media types)
+keys = [(b["digest"], b["role"], b["media_type"]) for b in doc["blobs"]]
 # (the Docker manifest's EROFS layers give a warning, see stack.sh)
 bad = [p["message"] for p in doc["problems"] if p["severity"] == "error"]
-bad += ["%s listed twice" % d for d in set(digests) if digests.count(d) > 1]
+bad += ["%s listed twice" % (k,) for k in set(keys) if keys.count(k) > 1]
 for b in doc["blobs"]:
     if not (b["present"] and b["verified"]) or b["errors"]:
         bad.append("%s not verified" % b["digest"])
