@@ -358,9 +358,20 @@ static void check_diff_ids(struct oci_chk *c, struct chk_blob *cfg,
 	size_t nids;
 
 	if (!json_object_is_type(ids, json_type_array)) {
-		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
-			   "config %s has no rootfs.diff_ids array",
-			   cfg->digest.str);
+		bool image = false;
+
+		/* an artifact (a signature) has layers nobody unpacks */
+		for (size_t i = 0; i < n; i++)
+			if (layers[i] &&
+			    (layers[i]->erofs ||
+			     oci_layer_kind(layers[i]->media_type) !=
+				     OCI_LAYER_OTHER))
+				image = true;
+		chk_report(c, cfg,
+			   image ? IMGFS_CHECK_ERROR : IMGFS_CHECK_WARNING,
+			   mwhere, "config %s has no rootfs.diff_ids array%s",
+			   cfg->digest.str,
+			   image ? "" : " (an artifact: no layer of it is an image layer)");
 		return;
 	}
 	nids = json_object_array_length(ids);
