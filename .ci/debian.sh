@@ -38,9 +38,16 @@ MIRROR=${MIRROR:-$(mirror | head -n 1)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 
 work=$(mktemp -d /tmp/imgfs-debian.XXXXXX)
-# The root is only ever mounted on inside "unshare --mount" (gone with
-# it); what is left is files.
-trap 'rm -rf --one-file-system "$work"' EXIT
+# The root is mounted on only inside "unshare --mount" (gone with it) and
+# by mmdebstrap, which unmounts what it mounted; should a killed step leave
+# a mount under $work anyway, it is undone before anything is removed.
+cleanup() {
+	local m
+	findmnt -rn -o TARGET | awk -v w="$work/" 'index($0, w) == 1' |
+		sort -r | while read -r m; do umount -l "$m"; done
+	rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
 
 section "clean copy of $src"
 mkdir "$work/src"
