@@ -11,7 +11,9 @@
 # manifest, config and layer blob, and the registry's stored copy of each
 # EROFS layer), must pass fsck.img --oci --compare against the pulled
 # sources, and each image, its layers mounted and stacked with overlayfs,
-# must be the tree umoci unpack gives for the source.
+# must be the tree umoci unpack gives for the source (the draft media
+# type's layers, the default's bytes, are shown to be those and not
+# stacked twice).
 #
 # The registry listens on a free port of 127.0.0.1 with its own
 # configuration and storage in the test's directory, and is stopped by
@@ -144,7 +146,7 @@ stored_erofs() {
 	"$PYTHON" - "$1" "$2" "$WORK/registry/docker/registry/v2/blobs" <<'EOF'
 import filecmp, json, os, sys
 lay, mt, store = sys.argv[1:]
-n = 0
+seen = set()
 for name in os.listdir(lay + "/blobs/sha256"):
     try:
         doc = json.load(open(lay + "/blobs/sha256/" + name))
@@ -157,10 +159,10 @@ for name in os.listdir(lay + "/blobs/sha256"):
         data = os.path.join(store, "sha256", h[:2], h, "data")
         if not filecmp.cmp(lay + "/blobs/sha256/" + h, data, shallow=False):
             sys.exit("layer %s: the registry stores other bytes" % h)
-        n += 1
-if n == 0:
+        seen.add(h)
+if not seen:
     sys.exit("no %s layer" % mt)
-print(n)
+print(len(seen))
 EOF
 }
 
@@ -213,11 +215,22 @@ for mt in $CORPUS_EROFS_TYPES; do
 		cat "$WORK/fsck.out"
 		fail "$mt: fsck.img --oci --compare"
 	fi
-	corpus_stack_compare "$suffix-app" "$back" "$WORK/pulled" app
-	corpus_stack_compare "$suffix-app2" "$back" "$WORK/pulled" app2
-	for p in $(corpus_platforms "$WORK/pulled" multi); do
-		corpus_stack_compare "$suffix-multi-${p//\//-}" "$back" \
-			"$WORK/pulled" multi "$p"
+	for tp in app app2 $(corpus_platforms "$WORK/pulled" multi |
+		sed 's|^|multi=|'); do
+		tag=${tp%%=*} p=
+		[ "$tag" = "$tp" ] || p=${tp#*=}
+		name=$suffix-$tag${p:+-${p//\//-}}
+		# the draft type's blobs are the default's (mkfs.img writes the
+		# same image under either type): shown equal, they are not
+		# stacked again
+		if [ "$mt" = application/vnd.erofs ] &&
+			[ "$(corpus_layers "$back" "$tag" ${p:+"$p"} | cut -d' ' -f2,3)" = \
+			"$(corpus_layers "$WORK/back1" "$tag" ${p:+"$p"} | cut -d' ' -f2,3)" ]
+		then
+			ok "$name: the layer blobs of $mt are those stacked above"
+			continue
+		fi
+		corpus_stack_compare "$name" "$back" "$WORK/pulled" "$tag" ${p:+"$p"}
 	done
 done
 
