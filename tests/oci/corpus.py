@@ -12,6 +12,10 @@ usage:
   corpus.py index LAYOUT NEWTAG TAG=OS/ARCH[/VARIANT]...
       add an image index blob listing the manifests of the TAGs with their
       platforms, tagged NEWTAG in index.json
+  corpus.py referrer LAYOUT TAG NEWTAG
+      add an SBOM of TAG (an artifact manifest: empty config, one
+      application/spdx+json layer, subject TAG's descriptor), tagged
+      NEWTAG in index.json
   corpus.py recompress LAYOUT SRCTAG NEWTAG N zstd|gzip|none
       NEWTAG = SRCTAG with layer N (0 = bottom) recompressed (the blob is
       made with the zstd/gzip command-line tools)
@@ -168,6 +172,24 @@ def cmd_index(layout, newtag, *pairs):
              "manifests": manifests}
     digest, size = put_json_blob(layout, index)
     set_tag(layout, {"mediaType": index["mediaType"], "digest": digest,
+                     "size": size}, newtag)
+
+
+def cmd_referrer(layout, tag, newtag):
+    subject = tag_descriptor(layout, tag)
+    def desc(mt, data):
+        digest, size = put_blob(layout, data)
+        return {"mediaType": mt, "digest": digest, "size": size}
+    sbom = json.dumps({"spdxVersion": "SPDX-2.3", "name": tag}).encode()
+    ref = {"schemaVersion": 2,
+           "mediaType": "application/vnd.oci.image.manifest.v1+json",
+           "artifactType": "application/spdx+json",
+           "config": desc("application/vnd.oci.empty.v1+json", b"{}"),
+           "layers": [desc("application/spdx+json", sbom)],
+           "subject": {k: subject[k] for k in ("mediaType", "digest",
+                                                "size")}}
+    digest, size = put_json_blob(layout, ref)
+    set_tag(layout, {"mediaType": ref["mediaType"], "digest": digest,
                      "size": size}, newtag)
 
 
@@ -359,7 +381,8 @@ def cmd_view(layout, tag, platform, out, viewtag):
          "annotations": {REF: viewtag}}]})
 
 
-COMMANDS = {"index": cmd_index, "recompress": cmd_recompress,
+COMMANDS = {"index": cmd_index, "referrer": cmd_referrer,
+            "recompress": cmd_recompress,
             "import-dir": cmd_import_dir, "export-dir": cmd_export_dir,
             "edit": cmd_edit, "manifest": cmd_manifest,
             "layers": cmd_layers, "platforms": cmd_platforms,

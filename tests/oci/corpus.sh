@@ -21,6 +21,8 @@
 #                             (skopeo --format v2s2: Docker media types;
 #                             skopeo's oci: transport does not read it
 #                             back, corpus.py export-dir gives a dir:)
+#   corpus_referrer LAYOUT TAG NEWTAG   an SBOM of TAG (an artifact
+#                             manifest whose subject is TAG's), tagged NEWTAG
 # Readers:
 #   corpus_unpack LAYOUT TAG DIR [OS/ARCH[/VARIANT]]
 #       umoci unpack of the image into the bundle DIR; the tree is
@@ -37,6 +39,13 @@
 #       overlayfs lowerdir=top:...:bottom at MNTDIR (one layer: a bind
 #       mount); every mount is registered for the cleanup trap
 #   corpus_stack_umount MNTDIR     undo corpus_stack_mount now
+#   corpus_stack_compare NAME CONVERTED_LAYOUT SRC_LAYOUT TAG [PLATFORM]
+#       (after tests/lib.sh: records ok/fail) the converted image stacked
+#       by corpus_stack_mount against umoci unpack of the source image;
+#       the only differences allowed are overlayfs's and the layer
+#       format's own: a merged directory reports one link, and a
+#       directory a layer holds without an entry for it is an implied
+#       directory of that layer, whose mtime hides the lower one's
 #   CORPUS_TAGS_<builder>          the tags each builder writes
 
 CORPUS_PY=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/oci/corpus.py
@@ -317,6 +326,7 @@ corpus_compressed() {
 	return $rc
 }
 
+corpus_referrer() { _corpus_py referrer "$@"; }
 corpus_manifest() { _corpus_py manifest "$@"; }
 corpus_layers() { _corpus_py layers "$@"; }
 corpus_platforms() { _corpus_py platforms "$@"; }
@@ -403,4 +413,86 @@ corpus_stack_umount() {
 	done
 	rm -rf "$mnt.layers"
 	return $rc
+}
+
+# _corpus_only_allowed TREECMP_OUT REF SRC TAG [PLATFORM]: every difference is
+# one overlayfs or implied directories explain (see above).
+_corpus_only_allowed() {
+	local out=$1 ref=$2 src=$3 tag=$4 plat=${5:-} d
+	for d in $(corpus_layers "$src" "$tag" ${plat:+"$plat"} | cut -d' ' -f2); do
+		corpus_blob "$src" "$d"
+	done >"$WORK/layers.list"
+	"$PYTHON" - "$out" "$ref" "$WORK/layers.list" <<'EOF'
+import os, re, subprocess, sys
+out, ref, layers = sys.argv[1:4]
+
+def norm(p):
+    p = p.strip()
+    while p.startswith("./"):
+        p = p[2:]
+    return p.strip("/")
+
+implied = set()
+for blob in open(layers).read().split():
+    names = subprocess.run(["bsdtar", "-tf", blob], check=True,
+                           stdout=subprocess.PIPE).stdout.decode(
+                               "utf-8", "surrogateescape").splitlines()
+    listed = {norm(n) for n in names}
+    for n in listed:
+        parts = n.split("/")
+        for i in range(1, len(parts)):
+            p = "/".join(parts[:i])
+            if p not in listed:
+                implied.add(p)
+bad = []
+for line in open(out):
+    line = line.rstrip("\n")
+    if line.startswith("treecmp: "):
+        continue
+    m = re.match(r"^'(.*)': (nlink|mtime): expected \S+, actual (\S+)$", line)
+    if m:
+        path = norm(m.group(1))
+        isdir = os.path.isdir(os.path.join(ref, path)) and \
+            not os.path.islink(os.path.join(ref, path))
+        if m.group(2) == "nlink" and isdir and m.group(3) == "1":
+            continue
+        if m.group(2) == "mtime" and isdir and path in implied:
+            continue
+    bad.append(line)
+for line in bad:
+    print("unexpected:", line)
+sys.exit(1 if bad else 0)
+EOF
+}
+
+corpus_stack_compare() {
+	local name=$1 conv=$2 src=$3 tag=$4 plat=${5:-} mnt ref n
+	mnt=$WORK/$name.merged
+	ref=$WORK/$name.bundle
+	if ! corpus_unpack "$src" "$tag" "$ref" ${plat:+"$plat"}; then
+		fail "$name: umoci unpack of the source"
+		return
+	fi
+	if ! corpus_stack_mount "$conv" "$tag" "$mnt" ${plat:+"$plat"}; then
+		fail "$name: mounting and stacking the converted layers"
+		corpus_stack_umount "$mnt"
+		return
+	fi
+	n=$(find "$mnt.layers" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	ok "$name: $n EROFS layers mounted, overlayfs over them"
+	$TREECMP --skip-root "$ref/rootfs" "$mnt" >"$WORK/$name.treecmp" 2>&1
+	if grep -q "entries expected" "$WORK/$name.treecmp" &&
+		awk '/^treecmp: / { exit !($2 == $5) }' "$WORK/$name.treecmp" &&
+		_corpus_only_allowed "$WORK/$name.treecmp" "$ref/rootfs" "$src" "$tag" \
+			${plat:+"$plat"}; then
+		ok "$name: merged tree = umoci unpack of the source" \
+			"($(grep '^treecmp: ' "$WORK/$name.treecmp" | cut -d, -f1 |
+				cut -d' ' -f2) entries; overlayfs link counts" \
+			"and implied directories' mtimes aside)"
+	else
+		cat "$WORK/$name.treecmp"
+		fail "$name: merged tree differs from umoci unpack"
+	fi
+	corpus_stack_umount "$mnt" || fail "$name: unmount"
+	rm -rf "$ref"
 }
