@@ -33,6 +33,7 @@ extern "C" {
 #endif
 
 struct archive;
+struct imgfs_tar;
 
 /*
  * How imgfs_flatten() reads the layers. Layer 0 is the bottom one; each
@@ -49,6 +50,12 @@ struct imgfs_layer_opener {
 	int (*close)(void *arg, unsigned int layer, struct archive *a,
 		     struct imgfs_error *err);
 	void *arg;
+	/* used instead of open when set: the layer as a tar reader of the
+	 * library (imgfs/source.h, left to the opener to close), read with
+	 * imgfs_tar_next()'s rules, names as archived; close gets
+	 * imgfs_tar_archive() of it */
+	int (*open_tar)(void *arg, unsigned int layer, struct imgfs_tar **t,
+			struct imgfs_error *err);
 };
 
 /*

@@ -97,7 +97,7 @@ struct opener {
 	struct imgfs_tar *t;
 };
 
-static int open_layer(void *arg, unsigned int layer, struct archive **a,
+static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 		      struct imgfs_error *err)
 {
 	struct opener *op = arg;
@@ -129,7 +129,7 @@ static int open_layer(void *arg, unsigned int layer, struct archive **a,
 		}
 		return err->code;
 	}
-	*a = imgfs_tar_archive(op->t);
+	*t = op->t;
 	return 0;
 }
 
@@ -320,7 +320,8 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 	if (ret)
 		return ret;
 	image_options(o, "flatten", &md, &m);
-	lo.open = open_layer;
+	memset(&lo, 0, sizeof(lo));
+	lo.open_tar = open_layer;
 	lo.close = close_layer;
 	lo.arg = &op;
 	ret = imgfs_flatten(&m, n, &lo, image_path, stats, err);
