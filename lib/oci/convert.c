@@ -53,8 +53,9 @@ static void unit_mkfs_options(const struct oci_run *run,
 	m->dm_verity_no_sidecar = true;
 	/* layers in parallel share the CPUs: compression workers per layer
 	 * so that jobs x workers stays about the CPU count (the bytes do not
-	 * depend on it) */
-	if (!m->workers) {
+	 * depend on it); none without compression, where they do nothing
+	 * and the writer would warn of an option the user did not give */
+	if (!m->workers && m->compress != IMGFS_COMPRESS_NONE) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned int jobs =
 			run->o->jobs ? run->o->jobs
