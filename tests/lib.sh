@@ -277,7 +277,7 @@ fsck_image() {
 				case $o in
 				--keep-whiteouts | --ignore-file-flags | \
 				--file-flags=* | \
-				--allow-missing-end | \
+				--allow-missing-end | --require-end | \
 				--all-root | --force-uid=* | \
 				--force-gid=* | --uid-offset=* | --gid-offset=*)
 					copts+=("$o") ;;

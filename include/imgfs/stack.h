@@ -76,8 +76,8 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 /*
  * imgfs_flatten() of the tar files @tar_paths[0..@nlayers-1] (bottom
  * first; plain or compressed, read with imgfs_tar_next()'s end-of-archive
- * rules and opts->allow_missing_end). A target that is one of the layers
- * is refused.
+ * rules, opts->allow_missing_end and opts->require_end). A target that
+ * is one of the layers is refused.
  */
 IMGFS_API
 int imgfs_flatten_tars(const struct imgfs_mkfs_options *opts,

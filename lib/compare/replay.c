@@ -352,6 +352,7 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	struct imgfs_tar_options to = {
 		.allow_missing_end = c->o.flags &
 				     IMGFS_COMPARE_F_ALLOW_MISSING_END,
+		.require_end = c->o.flags & IMGFS_COMPARE_F_REQUIRE_END,
 		.warn = c->o.warn,
 		.warn_arg = c->o.warn_arg,
 	};

@@ -167,6 +167,8 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 		co.flags |= IMGFS_COMPARE_F_ALL_ROOT;
 	if (m->allow_missing_end)
 		co.flags |= IMGFS_COMPARE_F_ALLOW_MISSING_END;
+	if (m->require_end)
+		co.flags |= IMGFS_COMPARE_F_REQUIRE_END;
 	co.force_uid = m->force_uid;
 	co.force_gid = m->force_gid;
 	co.uid_offset = m->uid_offset;

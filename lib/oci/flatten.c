@@ -289,6 +289,9 @@ static void image_options(const struct imgfs_oci_options *o, const char *what,
 			  struct imgfs_mkfs_options *m)
 {
 	*m = o->mkfs;
+	/* a layer's warnings (a missing end-of-archive marker) are told */
+	m->warn = o->warn;
+	m->warn_arg = o->warn_arg;
 	if (!m->have_build_time) {
 		m->have_build_time = true;
 		m->build_time = 0;

@@ -696,13 +696,14 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		      t->path, how);
 		return 0;
 	}
+	/* some producers end there: GNU tar, bsdtar and Go read it */
 	where(t, at, sizeof(at));
-	if (!o->allow_missing_end)
+	if (o->require_end && !o->allow_missing_end)
 		return imgfs_error_set(err, -EINVAL,
-				       "%s: the input ends %s without an end-of-archive marker: truncated? (--allow-missing-end accepts it)",
+				       "%s: the input ends %s without an end-of-archive marker: truncated? (refused: --require-end)",
 				       t->path, at);
-	warnf(o, "%s: no end-of-archive marker: the input ends %s", t->path,
-	      at);
+	warnf(o, "%s: the input ends %s without an end-of-archive marker: truncated?",
+	      t->path, at);
 	return 0;
 }
 

@@ -347,6 +347,7 @@ static int next_entry(struct flatten *f, struct archive_entry **e,
 {
 	struct imgfs_tar_options o = {
 		.allow_missing_end = f->opts->allow_missing_end,
+		.require_end = f->opts->require_end,
 		.warn = f->opts->warn,
 		.warn_arg = f->opts->warn_arg,
 	};
