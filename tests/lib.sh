@@ -309,8 +309,8 @@ fsck_image() {
 
 # The second opinion of erofs-utils' fsck.erofs: $FSCK_EROFS, or 1.9.3
 # when built in /opt/erofs-utils-1.9.3/bin, or the one on PATH. It is
-# used only on images it can read: it is asked first, on a tiny image of
-# the same block size and compression, and when the image has features
+# used only on images it can read: it is asked first to extract a tiny
+# image of the same block size and compression, and when the image has features
 # that tiny image lacks, its version must be 1.9 or later (what imgfs
 # writes was checked with 1.9.3). A check it cannot do is not run.
 FSCK_EROFS=${FSCK_EROFS-}
@@ -355,7 +355,10 @@ PY
 				rm -f "$d/$bs-$a.verdict"
 				return 1
 			fi
-			"$FSCK_EROFS" "$d/$bs-$a.img" >"$d/$bs-$a.out" 2>&1 &&
+			# --extract: a plain check does not decompress
+			rm -rf "$d/x"
+			"$FSCK_EROFS" --extract="$d/x" "$d/$bs-$a.img" \
+				>"$d/$bs-$a.out" 2>&1 && cmp -s "$d/x/f" <(tar -xOf "$d/probe.tar" f) &&
 				echo ok >"$d/$bs-$a.verdict" ||
 				grep -m1 -v '^fsck.erofs' "$d/$bs-$a.out" >"$d/$bs-$a.verdict"
 		fi
