@@ -6,7 +6,8 @@
 # and byte for byte as archived, in pax, GNU, ustar and Go-style pax
 # tars (tests/helpers/nametars.py), through mkfs.img, the mkfs.erofs
 # drop-in, mkfs.img --oci and --oci --flatten: each image mounted by the
-# kernel and listed against Python tarfile's reading of the same tar.
+# kernel and listed against Python tarfile's reading of the same tar (the
+# --merge image's names read with dump.img).
 # fsck.img --compare decodes names on its own: it finds a name an image
 # changed. A pax name that is not UTF-8 stays an error.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -67,6 +68,21 @@ BLOB=$(layer_blobs "$WORK/dst" t)
 check "mkfs.img --oci --flatten" mkfs_img --oci -q --flatten "$WORK/oci" \
 	"$WORK/flat.img"
 mount_same "$WORK/flat.img" "$WORK/go.tar" "mkfs.img --oci --flatten"
+# --merge: the merged metadata image names every file as the layer does
+check "mkfs.img --oci --merge" mkfs_img --oci -q --merge "$WORK/dst" \
+	"$WORK/merged.img"
+"$DUMP_IMG" --ls=/d "$WORK/merged.img" >"$WORK/merged.ls" 2>&1 ||
+	fail "dump.img --ls of the merged image"
+"$PYTHON" - "$HELPERS" "$WORK/merged.ls" <<'PY' &&
+import sys
+sys.path.insert(0, sys.argv[1])
+import nametars
+got = {l.rsplit(b" ", 1)[-1] for l in open(sys.argv[2], "rb").read().splitlines()}
+want = {n.encode() for n in nametars.NAMES + nametars.DIRS}
+sys.exit(0 if want <= got else 1)
+PY
+	ok "mkfs.img --oci --merge: every name of /d, byte for byte" ||
+	{ cat "$WORK/merged.ls"; fail "mkfs.img --oci --merge: names of /d"; }
 
 # A name changed in an image (never mounted): "A" + U+030A and U+212B
 # stay apart in the good image; U+212B rewritten in place as U+00C5
