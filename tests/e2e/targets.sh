@@ -122,8 +122,8 @@ done
 check "kill -9: the output was open before the source had any data" \
 	sh -c "ls -l /proc/$pid/fd | grep -q '$K/.*(deleted)'"
 kill -9 "$pid"
+: >"$WORK/go" # the held writer ends too: wait waits for the whole pipeline
 wait "$pid" 2>/dev/null
-: >"$WORK/go"
 check "kill -9: nothing left but the previous image" holds_only "$K" old.img
 check "kill -9: the previous image is untouched" \
 	test "$(cat "$K/old.img")" = "previous image"
@@ -210,8 +210,8 @@ done
 check "named fallback: the output has a short hidden name while building" \
 	sh -c "ls -A '$F/k' | grep -qx '\.imgfs-......'"
 kill -TERM "$pid"
-wait "$pid" 2>/dev/null
 : >"$WORK/go"
+wait "$pid" 2>/dev/null
 check "named fallback: SIGTERM leaves nothing" holds_only "$F/k"
 
 # --- Directory-source files whose data does not match their listing.
