@@ -45,7 +45,8 @@ struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
 	co.flags =
 		(o->keep_whiteouts ? IMGFS_COMPARE_F_KEEP_WHITEOUTS : 0) |
 		(o->all_root ? IMGFS_COMPARE_F_ALL_ROOT : 0) |
-		(o->allow_missing_end ? IMGFS_COMPARE_F_ALLOW_MISSING_END : 0);
+		(o->allow_missing_end ? IMGFS_COMPARE_F_ALLOW_MISSING_END : 0) |
+		(o->require_end ? IMGFS_COMPARE_F_REQUIRE_END : 0);
 	co.file_flags = o->file_flags;
 	co.force_uid = o->force_uid;
 	co.force_gid = o->force_gid;

@@ -28,7 +28,8 @@ struct fsck_compare_opts {
 	int64_t force_gid;
 	int64_t uid_offset;
 	int64_t gid_offset;
-	bool allow_missing_end; /* a tar without its end-of-archive marker */
+	bool allow_missing_end; /* an empty tar; overrides require_end */
+	bool require_end; /* a tar without its end-of-archive marker */
 };
 
 /* Output sink: text on stdout, or JSON collected and printed at the end. */

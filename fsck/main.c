@@ -84,6 +84,7 @@ enum {
 	OPT_NO_DATA,
 	OPT_EXTRACT_LIMIT,
 	OPT_ALLOW_MISSING_END,
+	OPT_REQUIRE_END,
 	OPT_VERITY,
 	OPT_NO_VERITY,
 	OPT_VERITY_ROOTHASH,
@@ -108,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "file-flags", required_argument, NULL, OPT_FILE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
+	{ "require-end", no_argument, NULL, OPT_REQUIRE_END },
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
 	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
@@ -150,8 +152,9 @@ static void usage(FILE *f)
 		"                        (default), a difference per entry, or nothing\n"
 		"      --ignore-file-flags  same as --file-flags=ignore (deprecated)\n"
 		"      --all-root        owners were set to 0:0\n"
-		"      --allow-missing-end  TAR may end without its end-of-archive\n"
-		"                        marker (or be empty)\n"
+		"      --require-end     TAR must end with its end-of-archive marker\n"
+		"                        (by default a missing one is a warning)\n"
+		"      --allow-missing-end  TAR may be empty (and cancels --require-end)\n"
 		"      --force-uid=N, --force-gid=N, --uid-offset=N, --gid-offset=N\n"
 		"  dm-verity tree after the image (checked whenever one is there):\n"
 		"      --verity         require one\n"
@@ -322,6 +325,11 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			break;
 		case OPT_ALLOW_MISSING_END:
 			o->cmp.allow_missing_end = true;
+			o->cmp.require_end = false;
+			break;
+		case OPT_REQUIRE_END:
+			o->cmp.require_end = true;
+			o->cmp.allow_missing_end = false;
 			break;
 		case OPT_IGNORE_FLAGS:
 			o->cmp.file_flags = IMGFS_FILE_FLAGS_IGNORE;
@@ -396,6 +404,9 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 	}
 	if (o->cmp.allow_missing_end && !o->compare_tar) {
 		return usage_error("--allow-missing-end only makes sense with --compare");
+	}
+	if (o->cmp.require_end && !o->compare_tar) {
+		return usage_error("--require-end only makes sense with --compare");
 	}
 	if (o->overwrite && !o->extract_dir) {
 		return usage_error("--overwrite only makes sense with --extract");

@@ -70,8 +70,10 @@ static void usage(FILE *f)
 		"                       one warning (default), refused, or dropped silently;\n"
 		"                       internal ones (extent, ...) are always dropped\n"
 		"      --ignore-file-flags same as --file-flags=ignore (deprecated)\n"
-		"      --allow-missing-end accept a tar that ends without its end-of-archive\n"
-		"                       marker, or an empty input (a warning instead)\n"
+		"      --require-end    refuse a tar that ends without its end-of-archive\n"
+		"                       marker (by default: read, with a warning)\n"
+		"      --allow-missing-end accept an empty input as an empty layer (a\n"
+		"                       warning instead); cancels --require-end\n"
 		"      --all-root       make every entry owned by 0:0\n"
 		"      --force-uid=N    set every uid to N\n"
 		"      --force-gid=N    set every gid to N\n"
@@ -136,6 +138,7 @@ enum {
 	OPT_IGNORE_FLAGS,
 	OPT_FILE_FLAGS,
 	OPT_ALLOW_MISSING_END,
+	OPT_REQUIRE_END,
 	OPT_NO_FSYNC,
 	OPT_DM_VERITY,
 	OPT_DM_VERITY_SALT,
@@ -162,6 +165,7 @@ static const struct option long_opts[] = {
 	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
 	{ "file-flags", required_argument, NULL, OPT_FILE_FLAGS },
 	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
+	{ "require-end", no_argument, NULL, OPT_REQUIRE_END },
 	{ "no-fsync", no_argument, NULL, OPT_NO_FSYNC },
 	{ "dm-verity", no_argument, NULL, OPT_DM_VERITY },
 	{ "dm-verity-salt", required_argument, NULL, OPT_DM_VERITY_SALT },
@@ -338,6 +342,11 @@ static int parse_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_ALLOW_MISSING_END:
 		o->allow_missing_end = true;
+		o->require_end = false;
+		return 0;
+	case OPT_REQUIRE_END:
+		o->require_end = true;
+		o->allow_missing_end = false;
 		return 0;
 	case OPT_ALL_ROOT:
 		o->all_root = true;
@@ -548,10 +557,13 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 		return -1;
 	}
 	/* a directory has no end-of-archive marker to miss */
-	if (a->opts.allow_missing_end && strcmp(a->source, "-") &&
-	    !stat(a->source, &sb) && S_ISDIR(sb.st_mode)) {
+	if ((a->opts.allow_missing_end || a->opts.require_end) &&
+	    strcmp(a->source, "-") && !stat(a->source, &sb) &&
+	    S_ISDIR(sb.st_mode)) {
 		fprintf(stderr,
-			"mkfs.img: --allow-missing-end has no effect with a directory source (%s): it applies to tar streams\n",
+			"mkfs.img: %s has no effect with a directory source (%s): it applies to tar streams\n",
+			a->opts.require_end ? "--require-end" :
+					      "--allow-missing-end",
 			a->source);
 		return -1;
 	}

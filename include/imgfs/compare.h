@@ -75,9 +75,12 @@ enum {
 	IMGFS_COMPARE_F_IGNORE_FILE_FLAGS = 1u << 1,
 	/* --all-root: every owner became 0:0 (before force and offsets) */
 	IMGFS_COMPARE_F_ALL_ROOT = 1u << 2,
-	/* --allow-missing-end: the tar may end without its end-of-archive
-	 * marker, or be empty (a warning goes to @warn) */
+	/* --allow-missing-end: the tar may be empty (a warning goes to
+	 * @warn); overrides IMGFS_COMPARE_F_REQUIRE_END */
 	IMGFS_COMPARE_F_ALLOW_MISSING_END = 1u << 3,
+	/* --require-end: a tar without its end-of-archive marker is an
+	 * error (by default a warning goes to @warn) */
+	IMGFS_COMPARE_F_REQUIRE_END = 1u << 4,
 };
 
 struct imgfs_compare_options {

@@ -29,9 +29,12 @@ struct imgfs_tar;
 
 /* How a tar stream may end (see imgfs_tar_next()). */
 struct imgfs_tar_options {
-	/* accept (with a warning) a stream that ends at an entry boundary
-	 * without the end-of-archive blocks, and an empty (0-byte) input */
+	/* accept (with a warning) an empty (0-byte) input as an empty
+	 * archive; also overrides @require_end */
 	bool allow_missing_end;
+	/* refuse a stream that ends at an entry boundary without the
+	 * end-of-archive blocks (by default it is read, with a warning) */
+	bool require_end;
 	/* warnings (reading goes on); NULL: none are reported */
 	imgfs_warn_fn warn;
 	void *warn_arg;
@@ -64,8 +67,10 @@ struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
  * after it is parsed as entries (a second archive appended with cat is
  * not read), but the input is read to its end so that compression
  * trailers are checked, and non-zero bytes there are reported as a
- * warning. A stream that ends at an entry boundary without the marker, or
- * an empty input, is an error unless @o->allow_missing_end; one that ends
+ * warning. A stream that ends at an entry boundary without the marker (as
+ * some producers write them) is read with one warning naming the last
+ * entry, or is an error with @o->require_end; an empty input is an error
+ * unless @o->allow_missing_end; one that ends
  * inside an entry's headers or data is always an error, and so are bytes
  * after the end of a compressed stream, a damaged header (libarchive's
  * ARCHIVE_RETRY) and anything libarchive could not decode in an entry

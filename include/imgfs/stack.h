@@ -33,6 +33,7 @@ extern "C" {
 #endif
 
 struct archive;
+struct imgfs_tar;
 
 /*
  * How imgfs_flatten() reads the layers. Layer 0 is the bottom one; each
@@ -49,6 +50,12 @@ struct imgfs_layer_opener {
 	int (*close)(void *arg, unsigned int layer, struct archive *a,
 		     struct imgfs_error *err);
 	void *arg;
+	/* used instead of open when set: the layer as a tar reader of the
+	 * library (imgfs/source.h, left to the opener to close), read with
+	 * imgfs_tar_next()'s rules, names as archived; close gets
+	 * imgfs_tar_archive() of it */
+	int (*open_tar)(void *arg, unsigned int layer, struct imgfs_tar **t,
+			struct imgfs_error *err);
 };
 
 /*
@@ -69,8 +76,8 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 /*
  * imgfs_flatten() of the tar files @tar_paths[0..@nlayers-1] (bottom
  * first; plain or compressed, read with imgfs_tar_next()'s end-of-archive
- * rules and opts->allow_missing_end). A target that is one of the layers
- * is refused.
+ * rules, opts->allow_missing_end and opts->require_end). A target that
+ * is one of the layers is refused.
  */
 IMGFS_API
 int imgfs_flatten_tars(const struct imgfs_mkfs_options *opts,

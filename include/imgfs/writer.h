@@ -138,10 +138,13 @@ struct imgfs_mkfs_options {
 	/* warnings (conversion goes on); NULL: none are reported */
 	imgfs_warn_fn warn;
 	void *warn_arg;
-	/* a tar stream that ends at an entry boundary without its
-	 * end-of-archive blocks, or an empty input, is an error unless this
-	 * is set (it is then a warning): see imgfs_tar_next() */
+	/* an empty input is an error unless this is set (it is then a
+	 * warning and an empty layer); it also overrides require_end: see
+	 * imgfs_tar_next() */
 	bool allow_missing_end;
+	/* a tar stream that ends at an entry boundary without its
+	 * end-of-archive blocks is an error, not a warning */
+	bool require_end;
 	/* do not fsync the image before renaming it into place */
 	bool no_fsync;
 	/* mtimes against the build time: mkfs.erofs's -T alone sets them
@@ -254,7 +257,8 @@ struct imgfs_tar;
 /*
  * Read every entry of the tar stream @t (see imgfs/source.h) into the image
  * being built, with the end-of-archive and trailing-data rules of
- * imgfs_tar_next() (opts.allow_missing_end, warnings through opts.warn).
+ * imgfs_tar_next() (opts.allow_missing_end and opts.require_end, warnings
+ * through opts.warn).
  * Returns 0, or a negative errno with @err set as imgfs_writer_add_archive()
  * does. @t is not closed.
  */

@@ -5,6 +5,7 @@
  * report.c  differences: message, count, callback
  * expect.c  the expected tree: dentries, inodes, xattr lists, path lookup
  * attrs.c   one tar entry's attributes as mkfs.img stores them
+ * names.c   one tar entry's names, from its header blocks
  * replay.c  the tar replayed with mkfs.img's path, whiteout and link rules
  * image.c   the image side: its paths, by parent and name, and by nid
  * match.c   the expected tree against the image
@@ -169,6 +170,13 @@ int cmp_fill_inode(struct imgfs_compare *c, struct archive *a,
 		   const char *path);
 
 /* replay.c */
+/*
+ * The path and link target (empty: none) that the tar header blocks
+ * [@p, @p + @n) of one entry give, in new strings: 0, -EINVAL when the
+ * blocks do not hold a whole entry header, -ENOMEM.
+ */
+int cmp_tar_names(const uint8_t *p, size_t n, char **path, char **link);
+
 int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		   struct imgfs_error *err);
 

@@ -27,6 +27,7 @@
 #include <archive_entry.h>
 
 #include "compare/internal.h"
+#include "source/tar.h"
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 
@@ -320,14 +321,43 @@ static int finish(struct imgfs_compare *c)
 	return ret ? ret : overlay_xattrs(c->root);
 }
 
-/* The tar is read through the library's tar reader, as mkfs.img reads it:
- * where it ends, and what it refuses, are the same. */
+/*
+ * The entry's names as its header blocks spell them, decoded here rather
+ * than taken from the reader: 0, 1 when they cannot be, or -ENOMEM.
+ */
+static int own_names(struct imgfs_compare *c, struct imgfs_tar *t,
+		     struct archive_entry *ae)
+{
+	size_t len;
+	const uint8_t *hdr = tar_entry_headers(t, &len);
+	char *path, *link;
+	int ret = hdr ? cmp_tar_names(hdr, len, &path, &link) : -EINVAL;
+
+	if (ret == -EINVAL)
+		cmp_unrepresentable(c, archive_entry_pathname(ae),
+				    "its header blocks cannot be read again");
+	if (ret)
+		return ret == -EINVAL ? 1 : ret;
+	archive_entry_copy_pathname(ae, path);
+	if (archive_entry_hardlink(ae) || archive_entry_symlink(ae))
+		archive_entry_copy_link(ae, link);
+	free(path);
+	free(link);
+	return 0;
+}
+
+/*
+ * The tar is read through the library's tar reader, as mkfs.img reads it:
+ * where it ends, and what it refuses, are the same. The names are not:
+ * they are decoded apart (own_names()).
+ */
 int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		   struct imgfs_error *err)
 {
 	struct imgfs_tar_options to = {
 		.allow_missing_end = c->o.flags &
 				     IMGFS_COMPARE_F_ALLOW_MISSING_END,
+		.require_end = c->o.flags & IMGFS_COMPARE_F_REQUIRE_END,
 		.warn = c->o.warn,
 		.warn_arg = c->o.warn_arg,
 	};
@@ -339,8 +369,16 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		return err->code ? err->code : -EIO;
 	c->pax_trunc = cmp_pax_sign_lost();
 	while ((r = imgfs_tar_next(t, &to, &ae, err)) > 0) {
-		const char *path = archive_entry_pathname(ae);
+		const char *path;
 
+		ret = own_names(c, t, ae);
+		if (ret < 0)
+			break;
+		if (ret) { /* reported */
+			ret = 0;
+			continue;
+		}
+		path = archive_entry_pathname(ae);
 		if (!path) {
 			cmp_unrepresentable(c, "?",
 					    "path name cannot be decoded");

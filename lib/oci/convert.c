@@ -53,7 +53,8 @@ static void unit_mkfs_options(const struct oci_run *run,
 	m->dm_verity_no_sidecar = true;
 	/* layers in parallel share the CPUs: compression workers per layer
 	 * so that jobs x workers stays about the CPU count (the bytes do not
-	 * depend on it); none without compression, where they do nothing */
+	 * depend on it); none without compression, where they do nothing
+	 * and the writer would warn of an option the user did not give */
 	if (!m->workers && m->compress != IMGFS_COMPRESS_NONE) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned int jobs =
@@ -180,6 +181,8 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 		co.flags |= IMGFS_COMPARE_F_ALL_ROOT;
 	if (m->allow_missing_end)
 		co.flags |= IMGFS_COMPARE_F_ALLOW_MISSING_END;
+	if (m->require_end)
+		co.flags |= IMGFS_COMPARE_F_REQUIRE_END;
 	co.force_uid = m->force_uid;
 	co.force_gid = m->force_gid;
 	co.uid_offset = m->uid_offset;

@@ -105,7 +105,7 @@ struct opener {
 	struct imgfs_tar *t;
 };
 
-static int open_layer(void *arg, unsigned int layer, struct archive **a,
+static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 		      struct imgfs_error *err)
 {
 	struct opener *op = arg;
@@ -137,7 +137,7 @@ static int open_layer(void *arg, unsigned int layer, struct archive **a,
 		}
 		return err->code;
 	}
-	*a = imgfs_tar_archive(op->t);
+	*t = op->t;
 	return 0;
 }
 
@@ -301,6 +301,9 @@ static void image_options(const struct imgfs_oci_options *o, const char *what,
 			  struct imgfs_mkfs_options *m)
 {
 	*m = o->mkfs;
+	/* a layer's warnings (a missing end-of-archive marker) are told */
+	m->warn = o->warn;
+	m->warn_arg = o->warn_arg;
 	if (!m->have_build_time) {
 		m->have_build_time = true;
 		m->build_time = 0;
@@ -332,7 +335,8 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 	if (ret)
 		return ret;
 	image_options(o, "flatten", &md, &m);
-	lo.open = open_layer;
+	memset(&lo, 0, sizeof(lo));
+	lo.open_tar = open_layer;
 	lo.close = close_layer;
 	lo.arg = &op;
 	ret = imgfs_flatten(&m, n, &lo, image_path, stats, err);

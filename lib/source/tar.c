@@ -248,7 +248,61 @@ struct imgfs_tar {
 	int copy_fd; /* plain bytes also go here at their offsets; -1: no */
 	int copy_err; /* first error writing them (negative errno) */
 	locale_t utf8; /* (locale_t)0 when the system has none */
+	/* the header blocks of the entry being read, from the plain stream:
+	 * its names are taken from them as archived (source/rawname.c) */
+	uint8_t *hdr;
+	size_t hdr_len, hdr_cap;
+	bool tapping; /* plain bytes handed out go to @hdr too */
+	bool hdr_lost; /* @hdr misses bytes: they cannot be taken */
 };
+
+/* libarchive refuses metadata headers over 1 MiB and nests at most 32 */
+#define HDR_MAX (40u << 20)
+
+static void tap_add(struct imgfs_tar *t, const uint8_t *p, size_t n)
+{
+	if (!t->tapping || t->hdr_lost || !n)
+		return;
+	if (t->hdr_len + n > HDR_MAX) {
+		t->hdr_lost = true;
+		return;
+	}
+	if (t->hdr_len + n > t->hdr_cap) {
+		size_t cap = (t->hdr_len + n) * 2;
+		uint8_t *b = realloc(t->hdr, cap);
+
+		if (!b) {
+			t->hdr_lost = true;
+			return;
+		}
+		t->hdr = b;
+		t->hdr_cap = cap;
+	}
+	memcpy(t->hdr + t->hdr_len, p, n);
+	t->hdr_len += n;
+}
+
+/* Keep what is still buffered from @before on, and what comes next. */
+static void tap_start(struct imgfs_tar *t, uint64_t before)
+{
+	unsigned int first = t->start[0] <= t->start[1] ? 0 : 1;
+	uint64_t at = before;
+
+	t->hdr_len = 0;
+	t->hdr_lost = false;
+	t->tapping = true;
+	for (unsigned int k = 0; k < 2; k++) {
+		unsigned int i = first ^ k;
+		uint64_t s = t->start[i], e = s + t->len[i];
+
+		if (at >= s && at < e) {
+			tap_add(t, t->buf[i] + (at - s), (size_t)(e - at));
+			at = e;
+		}
+	}
+	if (at != t->delivered)
+		t->hdr_lost = true;
+}
 
 /* Keep the plain bytes [@off, @off + @n) in the copy, if one is asked for. */
 static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
@@ -286,6 +340,7 @@ static int feed_fill(struct imgfs_tar *t, unsigned int i)
 	t->len[i] = n;
 	t->delivered += n;
 	t->cur = i;
+	tap_add(t, t->buf[i], n);
 	return copy_plain(t, t->buf[i], n, t->start[i]) ? -1 : 0;
 }
 
@@ -345,6 +400,7 @@ static void tar_free(struct imgfs_tar *t)
 	free(t->buf[1]);
 	free(t->last);
 	free(t->path);
+	free(t->hdr);
 	if (t->utf8)
 		freelocale(t->utf8);
 	free(t);
@@ -640,13 +696,14 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		      t->path, how);
 		return 0;
 	}
+	/* some producers end there: GNU tar, bsdtar and Go read it */
 	where(t, at, sizeof(at));
-	if (!o->allow_missing_end)
+	if (o->require_end && !o->allow_missing_end)
 		return imgfs_error_set(err, -EINVAL,
-				       "%s: the input ends %s without an end-of-archive marker: truncated? (--allow-missing-end accepts it)",
+				       "%s: the input ends %s without an end-of-archive marker: truncated? (refused: --require-end)",
 				       t->path, at);
-	warnf(o, "%s: no end-of-archive marker: the input ends %s", t->path,
-	      at);
+	warnf(o, "%s: the input ends %s without an end-of-archive marker: truncated?",
+	      t->path, at);
 	return 0;
 }
 
@@ -721,19 +778,51 @@ static int remember(struct imgfs_tar *t, struct archive_entry *e,
 }
 
 /*
- * Header fields are converted to this thread's locale charset: under a
- * UTF-8 one, names stay the archived bytes, and only what is not valid
- * UTF-8 (against the pax rules) is reported. The locale is per thread and
+ * Header fields are decoded under a UTF-8 locale, so that libarchive
+ * reports a pax name that is not UTF-8 (against the pax rules) and takes
+ * the others; it also composes them (NFC), so the pax names are then taken
+ * again from the header blocks, as archived. The locale is per thread and
  * restored at once, so the caller's settings are left alone.
  */
-static int next_header(struct imgfs_tar *t, struct archive_entry **e)
+static int next_header(struct imgfs_tar *t, uint64_t before,
+		       struct archive_entry **e)
 {
 	locale_t old = t->utf8 ? uselocale(t->utf8) : (locale_t)0;
-	int r = archive_read_next_header(t->a, e);
+	int r;
 
+	tap_start(t, before);
+	r = archive_read_next_header(t->a, e);
+	t->tapping = false;
 	if (old)
 		uselocale(old);
+	/* some decoding failures (a malformed pax ACL) only leave their
+	 * message behind: they count as the warning they are */
+	if (r == ARCHIVE_OK && archive_error_string(t->a))
+		r = ARCHIVE_WARN;
 	return r;
+}
+
+/* The entry's pax names as archived: 0 or a negative errno (-EIO, -ENOMEM). */
+static int raw_names(struct imgfs_tar *t, uint64_t before,
+		     struct archive_entry *e, struct imgfs_error *err)
+{
+	int64_t end = archive_filter_bytes(t->a, 0);
+	int ret;
+
+	if (t->hdr_lost || end < 0 || (uint64_t)end < before ||
+	    (uint64_t)end - before > t->hdr_len)
+		return imgfs_error_set(err, -EIO,
+				       "%s: entry %llu: its header blocks cannot be read again for its names",
+				       t->path, t->entries + 1);
+	t->hdr_len = (size_t)((uint64_t)end - before);
+	ret = tar_raw_pax_names(t->hdr, t->hdr_len, e);
+	return ret ? imgfs_error_set(err, -ENOMEM, "out of memory") : 0;
+}
+
+const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len)
+{
+	*len = t->hdr_len;
+	return t->hdr_lost || !t->hdr_len ? NULL : t->hdr;
 }
 
 int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
@@ -759,15 +848,15 @@ int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 				    archive_error_string(t->a));
 	} else {
 		before = (uint64_t)archive_filter_bytes(t->a, 0);
-		r = next_header(t, e);
-		/* some decoding failures (a malformed pax ACL) only leave
-		 * their message behind: they count as the warning they are */
-		if (r == ARCHIVE_OK && archive_error_string(t->a))
-			r = ARCHIVE_WARN;
+		r = next_header(t, before, e);
+		if (r == ARCHIVE_OK)
+			r = raw_names(t, before, *e, err);
 		if (r == ARCHIVE_OK)
 			return remember(t, *e, err);
-		r = r == ARCHIVE_EOF ? tar_end(t, o, before, err) :
-				       header_error(t, r, *e, before, err);
+		if (r == ARCHIVE_EOF)
+			r = tar_end(t, o, before, err);
+		else if (r != -EIO && r != -ENOMEM)
+			r = header_error(t, r, *e, before, err);
 		*e = NULL;
 	}
 	t->state = r ? TAR_FAILED : TAR_DONE;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * source/tar.h - what the writer needs of a tar stream beyond its entries,
- * for tar-index images: a byte-for-byte copy of the uncompressed stream and
- * its length.
+ * source/tar.h - what the library needs of a tar stream beyond its
+ * entries: for tar-index images a byte-for-byte copy of the uncompressed
+ * stream and its length; for names as archived, an entry's header blocks.
  */
 #ifndef IMGFS_SOURCE_TAR_H
 #define IMGFS_SOURCE_TAR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "imgfs/error.h"
@@ -28,5 +29,21 @@ uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t);
  * file, else 0.
  */
 uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size);
+
+/*
+ * The header blocks of the entry imgfs_tar_next() returned last (pax, long
+ * name and its own header), as archived; NULL when none are kept.
+ */
+const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len);
+
+struct archive_entry;
+
+/*
+ * Give @e the path and link target that the pax records among its header
+ * blocks [@hdr, @hdr + @len) set, byte for byte (libarchive converts
+ * them): 0 or -ENOMEM.
+ */
+int tar_raw_pax_names(const uint8_t *hdr, size_t len,
+		      struct archive_entry *e);
 
 #endif /* IMGFS_SOURCE_TAR_H */

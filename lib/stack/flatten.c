@@ -347,6 +347,7 @@ static int next_entry(struct flatten *f, struct archive_entry **e,
 {
 	struct imgfs_tar_options o = {
 		.allow_missing_end = f->opts->allow_missing_end,
+		.require_end = f->opts->require_end,
 		.warn = f->opts->warn,
 		.warn_arg = f->opts->warn_arg,
 	};
@@ -377,6 +378,13 @@ static int open_layer(struct flatten *f, unsigned int layer,
 	f->a = NULL;
 	f->t = NULL;
 	f->entries = 0;
+	if (f->opener && f->opener->open_tar) {
+		int ret = f->opener->open_tar(f->opener->arg, layer, &f->t,
+					      err);
+
+		f->a = ret ? NULL : imgfs_tar_archive(f->t);
+		return ret;
+	}
 	if (f->opener)
 		return f->opener->open(f->opener->arg, layer, &f->a, err);
 	f->t = imgfs_tar_open(f->tars[layer], err);
@@ -507,7 +515,8 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 
 	imgfs_error_clear(err);
 	ret = check_args(opts, nlayers, err);
-	if (!ret && (!opener || !opener->open || !opener->close))
+	if (!ret && (!opener || !(opener->open || opener->open_tar) ||
+		     !opener->close))
 		ret = imgfs_error_set(err, -EINVAL,
 				      "a layer opener needs open and close");
 	return ret ? ret : flatten(&f, image_path, stats, err);

@@ -426,6 +426,7 @@ int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 {
 	struct imgfs_tar_options o = {
 		.allow_missing_end = w->opts.allow_missing_end,
+		.require_end = w->opts.require_end,
 		.warn = w->opts.warn,
 		.warn_arg = w->opts.warn_arg,
 	};

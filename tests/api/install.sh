@@ -53,11 +53,17 @@ case $link in
 *) fail "the mkfs.erofs link is at '$link', not under libexec/imgfs" ;;
 esac
 target=$(readlink "$link")
-check "... pointing at the installed mkfs.img" \
-	test -f "$root$target" -a "${target##*/}" = mkfs.img
-# run under that name (DESTDIR: the link's target is where it will be)
+case $target in
+/*) fail "the mkfs.erofs link is absolute ($target): it breaks in DESTDIR and packages" ;;
+*) ok "... relative: $target" ;;
+esac
+resolved=$(readlink -f "$link")
+check "... resolving inside the staging tree to the installed mkfs.img" \
+	test -f "$resolved" -a "${resolved#"$root"/}" != "$resolved" -a \
+	"${resolved##*/}" = mkfs.img
+# run under that name, through the installed link itself
 mkdir -p "$WORK/dropin"
-ln -s "$root$target" "$WORK/dropin/mkfs.erofs"
+ln -s "$link" "$WORK/dropin/mkfs.erofs"
 LD_LIBRARY_PATH=$libdir "$WORK/dropin/mkfs.erofs" --help >"$WORK/help" 2>&1
 check "... which, run as mkfs.erofs, lists --tar= in its help" \
 	grep -q -- '--tar=' "$WORK/help"

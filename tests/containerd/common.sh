@@ -22,6 +22,7 @@ dropin_setup() {
 	mkdir -p "$DROPIN_DIR"
 	ln -sf "$bin" "$DROPIN_DIR/mkfs.erofs"
 	EROFS_UTILS=${EROFS_UTILS-/opt/erofs-utils-1.9.3/bin}
+	EROFS_UTILS_WHY="erofs-utils' mkfs.erofs 1.9 is not there ($EROFS_UTILS: .ci/run builds it)"
 	[ -x "$EROFS_UTILS/mkfs.erofs" ] || EROFS_UTILS=
 }
 

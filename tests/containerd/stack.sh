@@ -79,19 +79,14 @@ compare_stack() {
 	unstack
 }
 
-# check_images NAME IMG...: fsck.img, and fsck.erofs when there.
+# check_images NAME IMG...: fsck.img, and fsck.erofs where it can
+# (erofs_fsck, tests/lib.sh).
 check_images() {
-	local name=$1 img fsck=
+	local name=$1 img
 	shift
-	if [ -n "$EROFS_UTILS" ]; then
-		fsck=$EROFS_UTILS/fsck.erofs
-	elif command -v fsck.erofs >/dev/null; then
-		fsck=fsck.erofs
-	fi
 	for img in "$@"; do
 		check "$name: fsck.img $(basename "$img")" "$FSCK_IMG" -q "$img"
-		[ -z "$fsck" ] || check "$name: fsck.erofs $(basename "$img")" \
-			"$fsck" "$img"
+		erofs_fsck "$name: fsck.erofs $(basename "$img")" "$img"
 	done
 }
 
@@ -100,7 +95,10 @@ check_images() {
 same_as_erofs_utils() {
 	local name=$1 i=0 img imgs=() ref args a
 	shift
-	[ -n "$EROFS_UTILS" ] || return 0
+	[ -n "$EROFS_UTILS" ] || {
+		not_run "$name: same merged tree as erofs-utils' mkfs.erofs: $EROFS_UTILS_WHY"
+		return 0
+	}
 	while [ "$1" != -- ]; do imgs+=("$1"); shift; done
 	shift
 	for img in "${imgs[@]}"; do
@@ -210,11 +208,14 @@ if stack commit "$WORK/differ.1.erofs" "$WORK/differ.2.erofs"; then
 		check_images commit "$WORK/commit.3.erofs"
 		compare_stack commit "$WORK/differ.1.erofs" \
 			"$WORK/differ.2.erofs" "$WORK/commit.3.erofs"
-		if [ -n "$EROFS_UTILS" ] &&
-			"$EROFS_UTILS/mkfs.erofs" --quiet -Enoinline_data \
-				"$WORK/commit.3.eu" "$up" >/dev/null; then
+		if [ -z "$EROFS_UTILS" ]; then
+			not_run "commit through erofs-utils' mkfs.erofs: $EROFS_UTILS_WHY"
+		elif "$EROFS_UTILS/mkfs.erofs" --quiet -Enoinline_data \
+			"$WORK/commit.3.eu" "$up" >/dev/null; then
 			compare_stack commit-erofs-utils "$WORK/differ.1.erofs" \
 				"$WORK/differ.2.erofs" "$WORK/commit.3.eu"
+		else
+			fail "commit: erofs-utils' mkfs.erofs of the upper directory"
 		fi
 	else
 		fail "commit: mkfs.erofs of the upper directory"

@@ -101,20 +101,28 @@ check "stdin = target: refused" test $rc -eq 1
 check "stdin = target: untouched" cmp -s "$WORK/one.tar" "$WORK/self.tar"
 
 # --- A run killed with SIGKILL leaves nothing: the image has no name
-# until it is complete. The source is a pipe whose writer sleeps first.
+# until it is complete. The source is a pipe whose writer waits for
+# $WORK/go, created only after the kill: no race with a slow machine.
+# held_source: one.tar once $WORK/go exists
+held_source() {
+	until [ -e "$WORK/go" ]; do sleep 0.05; done
+	cat "$WORK/one.tar" 2>/dev/null
+}
 K=$WORK/k
 mkdir "$K"
 printf 'previous image' >"$K/old.img"
-(sleep 5; cat "$WORK/one.tar") | "$MKFS" - "$K/old.img" 2>/dev/null &
+rm -f "$WORK/go"
+held_source | "$MKFS" - "$K/old.img" 2>/dev/null &
 pid=$!
 # wait until mkfs has its output open (an unnamed file in $K)
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$K/.*(deleted)" && break
 	sleep 0.05
 done
 check "kill -9: the output was open before the source had any data" \
 	sh -c "ls -l /proc/$pid/fd | grep -q '$K/.*(deleted)'"
 kill -9 "$pid"
+: >"$WORK/go" # the held writer ends too: wait waits for the whole pipeline
 wait "$pid" 2>/dev/null
 check "kill -9: nothing left but the previous image" holds_only "$K" old.img
 check "kill -9: the previous image is untouched" \
@@ -192,16 +200,17 @@ check "named fallback: a failed run exits 1" test $rc -eq 1
 check "named fallback: a failed run leaves no temporary file" \
 	holds_only "$F/src" file layer.img
 mkdir "$F/k"
-(sleep 5; cat "$WORK/one.tar") |
-	LD_PRELOAD=$SHIM "$MKFS" - "$F/k/x.img" 2>/dev/null &
+rm -f "$WORK/go"
+held_source | LD_PRELOAD=$SHIM "$MKFS" - "$F/k/x.img" 2>/dev/null &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	ls -A "$F/k" | grep -q '^\.imgfs-' && break
 	sleep 0.05
 done
 check "named fallback: the output has a short hidden name while building" \
 	sh -c "ls -A '$F/k' | grep -qx '\.imgfs-......'"
 kill -TERM "$pid"
+: >"$WORK/go"
 wait "$pid" 2>/dev/null
 check "named fallback: SIGTERM leaves nothing" holds_only "$F/k"
 

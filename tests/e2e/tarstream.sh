@@ -4,10 +4,10 @@
 #   appended with cat is not read (a warning says non-zero bytes follow),
 #   zero padding after it is silent, and the image holds exactly the first
 #   archive (bsdtar, containerd and GNU tar stop there too);
-# - a stream that ends at an entry boundary without the marker, and an
-#   empty input, fail naming the last entry read, unless
-#   --allow-missing-end (then a warning); 1024 zero bytes are an empty
-#   layer;
+# - a stream that ends at an entry boundary without the marker is read
+#   with one warning naming the last entry read, and fails so with
+#   --require-end; an empty input fails unless --allow-missing-end (then
+#   a warning); 1024 zero bytes are an empty layer;
 # - a stream cut inside a header fails, so do a damaged header, what
 #   libarchive could not decode, bytes after any compressed stream, and
 #   sparse maps out of order, overlapping or beyond the file size.
@@ -129,10 +129,17 @@ for p in gnu bsd py; do
 	accepted "$p-zero-padding" "" "$WORK/$p-pad.tar" "$tarf" "$WORK/$p-pad.tar"
 	# no end-of-archive marker
 	last=$(cut_at_last "$tarf" "$WORK/$p-cut.tar")
-	refused "$p-no-marker" "ends after entry [0-9]+ \(\"[^\"]*$last/?\"\) without an end-of-archive marker" \
+	refused "$p-no-marker-strict" "ends after entry [0-9]+ \(\"[^\"]*$last/?\"\) without an end-of-archive marker" \
+		"$WORK/$p-cut.tar" --require-end
+	STDIN_SRC=$WORK/$p-cut.tar refused "$p-no-marker-strict-pipe" \
+		"$last.*end-of-archive" - --require-end
+	accepted "$p-no-marker" "ends after entry [0-9]+ \(\"[^\"]*$last/?\"\) without an end-of-archive marker: truncated\?" \
+		"$WORK/$p-cut.tar" "$WORK/$p-cut.tar" "$WORK/$p-cut.tar"
+	STDIN_SRC=$WORK/$p-cut.tar accepted "$p-no-marker-pipe" \
+		"$last.*without an end-of-archive marker" - "$WORK/$p-cut.tar" \
 		"$WORK/$p-cut.tar"
-	STDIN_SRC=$WORK/$p-cut.tar refused "$p-no-marker-pipe" "$last.*end-of-archive" -
-	accepted "$p-no-marker-allowed" "no end-of-archive marker.*$last" \
+	# the option that used to be needed is still taken
+	accepted "$p-no-marker-allowed" "$last.*without an end-of-archive marker" \
 		"$WORK/$p-cut.tar" "$WORK/$p-cut.tar" "$WORK/$p-cut.tar" \
 		--allow-missing-end
 done
@@ -146,13 +153,13 @@ for c in $COMPRESSORS; do
 		"$WORK/py.tar" "$WORK/cat.tar.$c"
 	STDIN_SRC=$WORK/cat.tar.$c accepted "concatenated-$c-pipe" \
 		"not all zeros" - "$WORK/py.tar" "$WORK/cat.tar.$c"
-	refused "no-marker-$c" "$last.*without an end-of-archive marker" \
+	refused "no-marker-$c-strict" "$last.*without an end-of-archive marker" \
+		"$WORK/cut.tar.$c" --require-end
+	STDIN_SRC=$WORK/cut.tar.$c refused "no-marker-$c-strict-pipe" \
+		"$last.*without an end-of-archive marker" - --require-end
+	STDIN_SRC=$WORK/cut.tar.$c accepted "no-marker-$c-pipe" \
+		"$last.*without an end-of-archive marker" - "$WORK/py-cut.tar" \
 		"$WORK/cut.tar.$c"
-	STDIN_SRC=$WORK/cut.tar.$c refused "no-marker-$c-pipe" \
-		"$last.*without an end-of-archive marker" -
-	STDIN_SRC=$WORK/cut.tar.$c accepted "no-marker-$c-pipe-allowed" \
-		"no end-of-archive marker" - "$WORK/py-cut.tar" \
-		"$WORK/cut.tar.$c" --allow-missing-end
 	# bytes after the compressed stream: refused by every decoder
 	{ cat "$WORK/cat.tar.$c"; printf 'trailing junk'; } >"$WORK/junk.tar.$c"
 	case $c in
@@ -164,17 +171,20 @@ for c in $COMPRESSORS; do
 done
 
 # ---- fsck.img --compare reads the tar as mkfs.img does
-img=$WORK/py-no-marker-allowed.img
+img=$WORK/py-no-marker.img
 rc=0
-"$FSCK_IMG" -q --compare="$WORK/py-cut.tar" "$img" >"$WORK/cmp.out" 2>&1 || rc=$?
-check "compare without --allow-missing-end: exit 8" test $rc -eq 8
-check "compare without --allow-missing-end: names the cause" \
+"$FSCK_IMG" -q --require-end --compare="$WORK/py-cut.tar" "$img" >"$WORK/cmp.out" 2>&1 || rc=$?
+check "compare --require-end: exit 8" test $rc -eq 8
+check "compare --require-end: names the cause" \
 	grep -q "$last.*without an end-of-archive marker" "$WORK/cmp.out"
-check "compare --allow-missing-end warns" sh -c \
-	"'$FSCK_IMG' --allow-missing-end --compare='$WORK/py-cut.tar' '$img' 2>&1 | grep -q 'fsck.img: warning: .*no end-of-archive marker'"
+check "compare warns" sh -c \
+	"'$FSCK_IMG' --compare='$WORK/py-cut.tar' '$img' 2>&1 | grep -q 'fsck.img: warning: .*$last.*without an end-of-archive marker'"
 rc=0
 "$FSCK_IMG" -q --allow-missing-end "$img" 2>/dev/null || rc=$?
 check "fsck --allow-missing-end without --compare: usage error" test $rc -eq 16
+rc=0
+"$FSCK_IMG" -q --require-end "$img" 2>/dev/null || rc=$?
+check "fsck --require-end without --compare: usage error" test $rc -eq 16
 
 # ---- empty layers
 head -c 1024 /dev/zero >"$WORK/zeros.tar"

@@ -97,11 +97,15 @@ job=$(cat job.pid 2>/dev/null)
 daemons=$SLURM_PIDS
 kill -KILL "$SLURM_SLURMD_PID"
 slurm_stop
-sleep 0.5
-left=
-for p in $daemons $job; do
-	[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null &&
-		left="$left $p"
+# processes take their time to go on a loaded machine: up to 30 s
+for _ in $(seq 150); do
+	left=
+	for p in $daemons $job; do
+		[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null &&
+			left="$left $p"
+	done
+	[ -z "$left" ] && break
+	sleep 0.2
 done
 check "after slurmd was killed: no daemon or job process left (${left:-none})" \
 	[ -z "$left" ]

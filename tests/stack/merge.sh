@@ -18,7 +18,6 @@
 setup
 require_tools umoci losetup
 flatten_setup
-EROFS_UTILS=/opt/erofs-utils-1.9.3/bin
 
 LOOPS=()
 detach_loops() {
@@ -126,10 +125,8 @@ else
 fi
 
 check "fsck.img accepts the merged image" "$FSCK_IMG" -q "$WORK/merged.img"
-if [ -x "$EROFS_UTILS/fsck.erofs" ]; then
-	check "fsck.erofs --device=... accepts it" "$EROFS_UTILS/fsck.erofs" \
-		"${IMGS[@]/#/--device=}" "$WORK/merged.img"
-fi
+erofs_fsck "fsck.erofs --device=... accepts it" "$WORK/merged.img" \
+	"${IMGS[@]/#/--device=}"
 
 # layer images whose data cannot be pointed at
 mkfs_img -q -z lz4hc "$WORK/layer1.tar" "$WORK/z1.img" || die "mkfs -z"

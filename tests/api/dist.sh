@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# "make dist" ships what users and the test suite read: every document
+# (README, docs/, man pages), every test script and helper, the benchmark
+# and example scripts of the source tree are in the distribution (make
+# distdir), so that "make distcheck" and a build from the tarball have them.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+MAKE=${API_MAKE:-make}
+setup_tmp
+
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $MAKE -s -C "$top_builddir" distdir \
+	distdir="$WORK/dist" >"$WORK/distdir.log" 2>&1 ||
+	{ cat "$WORK/distdir.log"; die "make distdir failed"; }
+(
+	cd "$top_srcdir" || exit 1
+	ls README.md docs/*.md docs/examples/*.c man/*.1 examples/*.sh 2>/dev/null
+	find tests bench -type f \( -name '*.sh' -o -name '*.py' -o \
+		-name '*.inc' \) ! -path '*/.*'
+) | sort -u >"$WORK/want"
+missing=
+while read -r f; do
+	[ -e "$WORK/dist/$f" ] || missing="$missing $f"
+done <"$WORK/want"
+check "make distdir holds the $(wc -l <"$WORK/want") documents and scripts${missing:+; missing:$missing}" \
+	test -z "$missing"
+finish
