@@ -18,10 +18,10 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <zlib.h>
 
 #include "imgfs/source.h"
 #include "source/tar.h"
+#include "util/gunzip.h"
 
 bool imgfs_source_is_dir(const char *path)
 {
@@ -42,8 +42,8 @@ static void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
 }
 
 /*
- * The raw input. gzip layers are decoded here with zlib rather than by
- * libarchive's gzip filter, which does not check the members' CRC-32 and
+ * The raw input. gzip layers are decoded here (util/gunzip.c: ISA-L, or
+ * zlib) rather than by libarchive's gzip filter, which does not check the members' CRC-32 and
  * length trailers: a corrupt layer must fail the conversion. Other
  * compressions are decoded by libarchive's filters, whose libraries verify
  * their own checksums; their bytes are handed through unchanged.
@@ -61,7 +61,9 @@ struct stream_source {
 	uint64_t raw_pos; /* raw bytes read from fd */
 	uint64_t in_start; /* raw offset of in[0] */
 	uint64_t handed; /* raw bytes handed to libarchive */
-	z_stream zs;
+	struct imgfs_gunzip *gz;
+	const uint8_t *next_in; /* unused raw bytes in in[] */
+	size_t avail_in;
 	uint8_t in[SRC_IN];
 	uint8_t out[SRC_OUT];
 };
@@ -76,12 +78,12 @@ static int src_fill_raw(struct stream_source *g)
 	if (n < 0)
 		return -errno;
 	g->eof = n == 0;
-	g->zs.avail_in = (uInt)n;
+	g->avail_in = (size_t)n;
 	if (!n)
 		return 0; /* in[] keeps the last bytes, for messages */
 	g->in_start = g->raw_pos;
 	g->raw_pos += (uint64_t)n;
-	g->zs.next_in = g->in;
+	g->next_in = g->in;
 	return 0;
 }
 
@@ -89,14 +91,14 @@ static ssize_t src_fill(struct archive *a, struct stream_source *g)
 {
 	int ret;
 
-	if (g->zs.avail_in || g->eof)
+	if (g->avail_in || g->eof)
 		return 0;
 	ret = src_fill_raw(g);
 	if (ret) {
 		archive_set_error(a, -ret, "read error: %s", strerror(-ret));
 		return -1;
 	}
-	return (ssize_t)g->zs.avail_in;
+	return (ssize_t)g->avail_in;
 }
 
 /* Between members: only another gzip member (or the end) may follow. */
@@ -106,22 +108,22 @@ static int gz_next_member(struct archive *a, struct stream_source *g)
 
 	if (src_fill(a, g) < 0)
 		return -1;
-	if (!g->zs.avail_in) {
+	if (!g->avail_in) {
 		g->done = true;
 		return 0;
 	}
-	if (g->zs.next_in[0] != 0x1f) {
-		hex_bytes(hex, sizeof(hex), g->zs.next_in, g->zs.avail_in);
+	if (g->next_in[0] != 0x1f) {
+		hex_bytes(hex, sizeof(hex), g->next_in, g->avail_in);
 		/* libarchive's own formatter knows no %llu */
 		snprintf(msg, sizeof(msg),
 			 "trailing garbage after the gzip data at byte %llu of the input: %s",
 			 (unsigned long long)(g->in_start +
-					      (uint64_t)(g->zs.next_in - g->in)),
+					      (uint64_t)(g->next_in - g->in)),
 			 hex);
 		archive_set_error(a, EINVAL, "%s", msg);
 		return -1;
 	}
-	inflateReset(&g->zs);
+	imgfs_gunzip_member(g->gz);
 	g->in_member = true;
 	return 0;
 }
@@ -131,6 +133,8 @@ static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
 {
 	*buf = g->out;
 	while (!g->done) {
+		const char *why;
+		size_t out;
 		int r;
 
 		if (!g->in_member) {
@@ -140,22 +144,23 @@ static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
 		}
 		if (src_fill(a, g) < 0)
 			return -1;
-		if (!g->zs.avail_in && g->eof) {
+		out = sizeof(g->out);
+		r = imgfs_gunzip_step(g->gz, &g->next_in, &g->avail_in, g->out,
+				      &out, &why);
+		if (r < 0) {
+			archive_set_error(a, EINVAL, "corrupt gzip data: %s",
+					  why);
+			return -1;
+		}
+		if (r)
+			g->in_member = false;
+		if (out)
+			return (la_ssize_t)out;
+		/* the decoder may hold input back: ask it before saying so */
+		if (!r && !g->avail_in && g->eof) {
 			archive_set_error(a, EINVAL, "truncated gzip input");
 			return -1;
 		}
-		g->zs.next_out = g->out;
-		g->zs.avail_out = sizeof(g->out);
-		r = inflate(&g->zs, Z_NO_FLUSH);
-		if (r == Z_STREAM_END) {
-			g->in_member = false;
-		} else if (r != Z_OK && r != Z_BUF_ERROR) {
-			archive_set_error(a, EINVAL, "corrupt gzip data: %s",
-					  g->zs.msg ? g->zs.msg : "inflate failed");
-			return -1;
-		}
-		if (g->zs.avail_out != sizeof(g->out))
-			return (la_ssize_t)(sizeof(g->out) - g->zs.avail_out);
 	}
 	return 0;
 }
@@ -169,9 +174,9 @@ static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
 		return gz_read(a, g, buf);
 	if (src_fill(a, g) < 0)
 		return -1;
-	*buf = g->zs.next_in;
-	n = (la_ssize_t)g->zs.avail_in;
-	g->zs.avail_in = 0;
+	*buf = g->next_in;
+	n = (la_ssize_t)g->avail_in;
+	g->avail_in = 0;
 	g->handed += (uint64_t)n;
 	return n;
 }
@@ -181,7 +186,7 @@ static int src_close(struct archive *a, void *arg)
 	struct stream_source *g = arg;
 
 	(void)a;
-	inflateEnd(&g->zs);
+	imgfs_gunzip_free(g->gz);
 	if (g->own_fd)
 		close(g->fd);
 	free(g);
@@ -194,7 +199,7 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	struct stream_source *g = calloc(1, sizeof(*g));
 	int ret;
 
-	if (!g || inflateInit2(&g->zs, 15 + 16) != Z_OK) {
+	if (!g || !(g->gz = imgfs_gunzip_new())) {
 		free(g);
 		if (own_fd)
 			close(fd);
@@ -211,7 +216,7 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 		src_close(NULL, g);
 		return NULL;
 	}
-	g->gzip = g->zs.avail_in >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b;
+	g->gzip = g->avail_in >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b;
 	return g;
 }
 
@@ -618,10 +623,10 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 		if (ret)
 			return imgfs_error_set(err, ret, "%s: %s", t->path,
 					       strerror(-ret));
-		if (!g->zs.avail_in)
+		if (!g->avail_in)
 			return 0;
 		p = g->in;
-		avail = g->zs.avail_in;
+		avail = g->avail_in;
 	}
 	hex[0] = '\0';
 	if (p)
