@@ -6,6 +6,7 @@
  * length (ISIZE) of every member.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,3 +168,110 @@ int imgfs_gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
 	return 0;
 }
 #endif
+
+bool imgfs_gunzip_magic(const uint8_t *p, size_t n)
+{
+	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+void imgfs_hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && i < 8 && used + 4 < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%02x",
+					 i ? " " : "", p[i]);
+}
+
+int imgfs_gunzip_stream_init(struct imgfs_gunzip_stream *s,
+			     imgfs_gunzip_in_fn in, void *arg)
+{
+	memset(s, 0, sizeof(*s));
+	s->in = in;
+	s->arg = arg;
+	s->in_member = true;
+	s->gz = imgfs_gunzip_new();
+	return s->gz ? 0 : -ENOMEM;
+}
+
+void imgfs_gunzip_stream_end(struct imgfs_gunzip_stream *s)
+{
+	imgfs_gunzip_free(s->gz);
+	s->gz = NULL;
+}
+
+/* Raw bytes when none are left: 0, or -errno from the callback. */
+static int stream_fill(struct imgfs_gunzip_stream *s)
+{
+	long n;
+
+	if (s->avail || s->eof)
+		return 0;
+	n = s->in(s->arg, &s->next);
+	if (n < 0)
+		return (int)n;
+	s->avail = (size_t)n;
+	s->eof = n == 0;
+	return 0;
+}
+
+/* Between members: only another gzip member (or the end) may follow. */
+static int stream_next_member(struct imgfs_gunzip_stream *s, char *msg,
+			      size_t msglen)
+{
+	char hex[40];
+	int ret = stream_fill(s);
+
+	if (ret)
+		return ret;
+	if (!s->avail) {
+		s->done = true;
+		return 0;
+	}
+	if (s->next[0] != 0x1f) {
+		imgfs_hex_bytes(hex, sizeof(hex), s->next, s->avail);
+		snprintf(msg, msglen,
+			 "trailing garbage after the gzip data at byte %llu of the input: %s",
+			 (unsigned long long)s->pos, hex);
+		return -EINVAL;
+	}
+	imgfs_gunzip_member(s->gz);
+	s->in_member = true;
+	return 0;
+}
+
+long imgfs_gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
+		       size_t size, char *msg, size_t msglen)
+{
+	while (!s->done) {
+		const char *why;
+		size_t len = size, before;
+		int r;
+
+		r = s->in_member ? stream_fill(s) :
+				   stream_next_member(s, msg, msglen);
+		if (r)
+			return r;
+		if (!s->in_member)
+			continue;
+		before = s->avail;
+		r = imgfs_gunzip_step(s->gz, &s->next, &s->avail, out, &len,
+				      &why);
+		s->pos += before - s->avail;
+		if (r < 0) {
+			snprintf(msg, msglen, "corrupt gzip data: %s", why);
+			return r;
+		}
+		if (r)
+			s->in_member = false;
+		if (len)
+			return (long)len;
+		/* the decoder may hold input back: ask it before saying so */
+		if (!r && !s->avail && s->eof) {
+			snprintf(msg, msglen, "truncated gzip input");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
