@@ -25,27 +25,46 @@
 #include "format/format.h"
 #include "imgfs/format.h"
 #include "oci/check.h"
+#include "util/gunzip.h"
 #include "util/tmpfile.h"
 
 /* Annotations a converted layer carries (docs/oci.md). */
 #define ANN_UNCOMPRESSED "org.erofs.uncompressed-digest"
 #define ANN_SOURCE "org.imgfs.source.digest"
 
-/* The verifying reader as a libarchive source. */
+/*
+ * The verifying reader, its bytes decoded by util/gunzip.c when they are
+ * gzip, else by libarchive's filters.
+ */
 struct chk_stream {
 	struct oci_blob_reader r;
 	struct imgfs_error e;
 	bool failed;
+	bool gzip;
+	size_t pending; /* peeked bytes at the start of buf */
+	struct imgfs_gunzip_stream gs;
+	char msg[160];
 	char buf[65536];
 };
+
+static ssize_t raw_next(struct chk_stream *s)
+{
+	ssize_t n = (ssize_t)s->pending;
+
+	s->pending = 0;
+	if (!n)
+		n = oci_blob_read(&s->r, s->buf, sizeof(s->buf), &s->e);
+	if (n < 0)
+		s->failed = true;
+	return n;
+}
 
 static la_ssize_t stream_read(struct archive *a, void *arg, const void **buf)
 {
 	struct chk_stream *s = arg;
-	ssize_t n = oci_blob_read(&s->r, s->buf, sizeof(s->buf), &s->e);
+	ssize_t n = raw_next(s);
 
 	if (n < 0) {
-		s->failed = true;
 		archive_set_error(a, EIO, "%s", s->e.msg);
 		return -1;
 	}
@@ -145,6 +164,55 @@ static int bounded(struct oci_chk *c, struct chk_blob *b, struct head *h,
 	return 0;
 }
 
+static long gz_raw(void *arg, const uint8_t **buf)
+{
+	struct chk_stream *s = arg;
+	ssize_t n = raw_next(s);
+
+	*buf = (const uint8_t *)s->buf;
+	return n < 0 ? -EIO : (long)n;
+}
+
+/* Peek at the blob and open its decoder: an ARCHIVE_ status. */
+static int open_plain(struct chk_stream *s, struct archive *a)
+{
+	struct archive_entry *ae;
+	ssize_t n = raw_next(s);
+	int r;
+
+	if (n < 0)
+		return ARCHIVE_FATAL;
+	s->pending = (size_t)n;
+	s->gzip = imgfs_gunzip_magic((const uint8_t *)s->buf, s->pending);
+	if (s->gzip)
+		return imgfs_gunzip_stream_init(&s->gs, gz_raw, s) ?
+			       ARCHIVE_FATAL :
+			       ARCHIVE_OK;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_raw(a);
+	archive_read_support_format_empty(a);
+	r = archive_read_open(a, s, NULL, stream_read, NULL);
+	if (r == ARCHIVE_OK)
+		r = archive_read_next_header(a, &ae);
+	return r;
+}
+
+static la_ssize_t read_plain(struct chk_stream *s, struct archive *a,
+			     char *buf, size_t size)
+{
+	if (!s->gzip)
+		return archive_read_data(a, buf, size);
+	return imgfs_gunzip_read(&s->gs, (uint8_t *)buf, size, s->msg,
+				 sizeof(s->msg));
+}
+
+static const char *plain_error(struct chk_stream *s, struct archive *a)
+{
+	if (s->gzip)
+		return s->msg[0] ? s->msg : s->e.msg;
+	return archive_error_string(a);
+}
+
 /*
  * Stream @b through its decompressor (whatever the bytes say: Docker's
  * media types do not tell), hashing the output into b->diff_id and
@@ -156,7 +224,6 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 	struct head *hd = out_fd >= 0 ? calloc(1, sizeof(*hd)) : NULL;
 	struct oci_hash *h = oci_hash_new();
 	struct archive *a = archive_read_new();
-	struct archive_entry *ae;
 	char *what = NULL;
 	int ret = 0, r;
 
@@ -170,15 +237,10 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		ret = 1;
 		goto out;
 	}
-	archive_read_support_filter_all(a);
-	archive_read_support_format_raw(a);
-	archive_read_support_format_empty(a);
-	r = archive_read_open(a, s, NULL, stream_read, NULL);
-	if (r == ARCHIVE_OK)
-		r = archive_read_next_header(a, &ae);
+	r = open_plain(s, a);
 	while (r == ARCHIVE_OK) {
 		char buf[65536];
-		la_ssize_t n = archive_read_data(a, buf, sizeof(buf));
+		la_ssize_t n = read_plain(s, a, buf, sizeof(buf));
 
 		if (n < 0) {
 			r = ARCHIVE_FATAL;
@@ -203,8 +265,8 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		}
 	}
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF && r != ARCHIVE_WARN)
-		what = strdup(archive_error_string(a) ? archive_error_string(a)
-						      : "unreadable");
+		what = strdup(plain_error(s, a) ? plain_error(s, a) :
+						  "unreadable");
 	/* the digest first: a corrupted blob is named as such */
 	if (!s->failed && !oci_blob_finish(&s->r, &s->e)) {
 		b->verified = true;
@@ -227,6 +289,8 @@ out:
 		c->res->bytes += s->r.size;
 	free(what);
 	free(hd);
+	if (s)
+		imgfs_gunzip_stream_end(&s->gs);
 	if (a)
 		archive_read_free(a);
 	if (h)

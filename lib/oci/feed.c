@@ -24,13 +24,23 @@
 #include <archive_entry.h>
 
 #include "oci/feed.h"
+#include "util/gunzip.h"
 
 #define FEED_BUF (128u << 10)
+
+/* The blob's next bytes (the peeked ones first), or -1 with f->err set. */
+static ssize_t blob_next(struct oci_feed *f)
+{
+	ssize_t n = (ssize_t)f->pending;
+
+	f->pending = 0;
+	return n ? n : oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+}
 
 static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 {
 	struct oci_feed *f = arg;
-	ssize_t n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+	ssize_t n = blob_next(f);
 
 	if (n < 0) {
 		archive_set_error(a, EIO, "%s", f->err.msg);
@@ -69,15 +79,56 @@ static int sink(struct oci_feed *f, const void *buf, size_t len)
 	return 0;
 }
 
+static long blob_raw(void *arg, const uint8_t **buf)
+{
+	struct oci_feed *f = arg;
+	ssize_t n = blob_next(f);
+
+	*buf = (const uint8_t *)f->inbuf;
+	return n < 0 ? (f->err.code ? f->err.code : -EIO) : (long)n;
+}
+
+/* gzip: decoded and checked by util/gunzip.c, member by member. */
+static int run_gunzip(struct oci_feed *f, char *out)
+{
+	struct imgfs_gunzip_stream s;
+	char msg[160] = "";
+	long n = 0;
+	int ret = 0;
+
+	if (imgfs_gunzip_stream_init(&s, blob_raw, f))
+		return imgfs_error_set(&f->err, -ENOMEM, "out of memory");
+	while (!ret && (n = imgfs_gunzip_read(&s, (uint8_t *)out, FEED_BUF,
+					      msg, sizeof(msg))) > 0)
+		ret = sink(f, out, (size_t)n);
+	if (!ret && n < 0)
+		ret = msg[0] ? imgfs_error_set(&f->err, -EBADMSG, "blob %s: %s",
+					       f->blob.want.str, msg) :
+			       (int)n; /* the blob reader's error, in f->err */
+	imgfs_gunzip_stream_end(&s);
+	return ret;
+}
+
 static int run_decompress(struct oci_feed *f)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	char *out = malloc(FEED_BUF);
+	ssize_t peek;
 	int ret = 0, r;
 
 	if (!a || !out) {
 		ret = imgfs_error_set(&f->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	peek = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+	if (peek < 0) {
+		ret = f->err.code ? f->err.code : -EIO;
+		goto out;
+	}
+	f->pending = (size_t)peek;
+	if (imgfs_gunzip_magic((const uint8_t *)f->inbuf, f->pending)) {
+		ret = run_gunzip(f, out);
 		goto out;
 	}
 	archive_read_support_filter_all(a);

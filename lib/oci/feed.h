@@ -19,6 +19,7 @@ struct oci_feed {
 	bool running;
 	pthread_t thread;
 	char *inbuf;
+	size_t pending; /* peeked bytes at the start of inbuf */
 	struct oci_hash *plain;
 	struct oci_digest plain_digest; /* decompress: the diffID */
 	uint64_t plain_size;

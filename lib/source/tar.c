@@ -18,10 +18,10 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <zlib.h>
 
 #include "imgfs/source.h"
 #include "source/tar.h"
+#include "util/gunzip.h"
 
 bool imgfs_source_is_dir(const char *path)
 {
@@ -30,20 +30,9 @@ bool imgfs_source_is_dir(const char *path)
 	return strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-/* "1f 8b 00 ..." of up to 8 bytes, for messages naming unexpected data. */
-static void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < n && i < 8 && used + 4 < size; i++)
-		used += (size_t)snprintf(out + used, size - used, "%s%02x",
-					 i ? " " : "", p[i]);
-}
-
 /*
- * The raw input. gzip layers are decoded here with zlib rather than by
- * libarchive's gzip filter, which does not check the members' CRC-32 and
+ * The raw input. gzip layers are decoded here (util/gunzip.c: ISA-L, or
+ * zlib) rather than by libarchive's gzip filter, which does not check the members' CRC-32 and
  * length trailers: a corrupt layer must fail the conversion. Other
  * compressions are decoded by libarchive's filters, whose libraries verify
  * their own checksums; their bytes are handed through unchanged.
@@ -56,12 +45,12 @@ struct stream_source {
 	bool own_fd;
 	bool gzip;
 	bool eof; /* no more raw input */
-	bool done; /* all gzip members decoded */
-	bool in_member;
 	uint64_t raw_pos; /* raw bytes read from fd */
 	uint64_t in_start; /* raw offset of in[0] */
 	uint64_t handed; /* raw bytes handed to libarchive */
-	z_stream zs;
+	struct imgfs_gunzip_stream gs;
+	const uint8_t *next_in; /* unused raw bytes in in[] */
+	size_t avail_in;
 	uint8_t in[SRC_IN];
 	uint8_t out[SRC_OUT];
 };
@@ -76,12 +65,12 @@ static int src_fill_raw(struct stream_source *g)
 	if (n < 0)
 		return -errno;
 	g->eof = n == 0;
-	g->zs.avail_in = (uInt)n;
+	g->avail_in = (size_t)n;
 	if (!n)
 		return 0; /* in[] keeps the last bytes, for messages */
 	g->in_start = g->raw_pos;
 	g->raw_pos += (uint64_t)n;
-	g->zs.next_in = g->in;
+	g->next_in = g->in;
 	return 0;
 }
 
@@ -89,75 +78,50 @@ static ssize_t src_fill(struct archive *a, struct stream_source *g)
 {
 	int ret;
 
-	if (g->zs.avail_in || g->eof)
+	if (g->avail_in || g->eof)
 		return 0;
 	ret = src_fill_raw(g);
 	if (ret) {
 		archive_set_error(a, -ret, "read error: %s", strerror(-ret));
 		return -1;
 	}
-	return (ssize_t)g->zs.avail_in;
+	return (ssize_t)g->avail_in;
 }
 
-/* Between members: only another gzip member (or the end) may follow. */
-static int gz_next_member(struct archive *a, struct stream_source *g)
+/* The gzip decoder's raw input: the peeked bytes first. */
+static long src_raw(void *arg, const uint8_t **buf)
 {
-	char hex[40], msg[128];
+	struct stream_source *g = arg;
+	size_t n;
+	int ret;
 
-	if (src_fill(a, g) < 0)
-		return -1;
-	if (!g->zs.avail_in) {
-		g->done = true;
-		return 0;
+	if (!g->avail_in) {
+		ret = src_fill_raw(g);
+		if (ret)
+			return ret;
 	}
-	if (g->zs.next_in[0] != 0x1f) {
-		hex_bytes(hex, sizeof(hex), g->zs.next_in, g->zs.avail_in);
-		/* libarchive's own formatter knows no %llu */
-		snprintf(msg, sizeof(msg),
-			 "trailing garbage after the gzip data at byte %llu of the input: %s",
-			 (unsigned long long)(g->in_start +
-					      (uint64_t)(g->zs.next_in - g->in)),
-			 hex);
-		archive_set_error(a, EINVAL, "%s", msg);
-		return -1;
-	}
-	inflateReset(&g->zs);
-	g->in_member = true;
-	return 0;
+	*buf = g->next_in;
+	n = g->avail_in;
+	g->avail_in = 0;
+	return (long)n;
 }
 
 static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
 			  const void **buf)
 {
-	*buf = g->out;
-	while (!g->done) {
-		int r;
+	char msg[160] = "";
+	long n = imgfs_gunzip_read(&g->gs, g->out, sizeof(g->out), msg,
+				   sizeof(msg));
 
-		if (!g->in_member) {
-			if (gz_next_member(a, g))
-				return -1;
-			continue;
-		}
-		if (src_fill(a, g) < 0)
-			return -1;
-		if (!g->zs.avail_in && g->eof) {
-			archive_set_error(a, EINVAL, "truncated gzip input");
-			return -1;
-		}
-		g->zs.next_out = g->out;
-		g->zs.avail_out = sizeof(g->out);
-		r = inflate(&g->zs, Z_NO_FLUSH);
-		if (r == Z_STREAM_END) {
-			g->in_member = false;
-		} else if (r != Z_OK && r != Z_BUF_ERROR) {
-			archive_set_error(a, EINVAL, "corrupt gzip data: %s",
-					  g->zs.msg ? g->zs.msg : "inflate failed");
-			return -1;
-		}
-		if (g->zs.avail_out != sizeof(g->out))
-			return (la_ssize_t)(sizeof(g->out) - g->zs.avail_out);
-	}
-	return 0;
+	*buf = g->out;
+	if (n >= 0)
+		return (la_ssize_t)n;
+	if (msg[0])
+		archive_set_error(a, EINVAL, "%s", msg);
+	else
+		archive_set_error(a, (int)-n, "read error: %s",
+				  strerror((int)-n));
+	return -1;
 }
 
 static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
@@ -169,9 +133,9 @@ static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
 		return gz_read(a, g, buf);
 	if (src_fill(a, g) < 0)
 		return -1;
-	*buf = g->zs.next_in;
-	n = (la_ssize_t)g->zs.avail_in;
-	g->zs.avail_in = 0;
+	*buf = g->next_in;
+	n = (la_ssize_t)g->avail_in;
+	g->avail_in = 0;
 	g->handed += (uint64_t)n;
 	return n;
 }
@@ -181,7 +145,7 @@ static int src_close(struct archive *a, void *arg)
 	struct stream_source *g = arg;
 
 	(void)a;
-	inflateEnd(&g->zs);
+	imgfs_gunzip_stream_end(&g->gs);
 	if (g->own_fd)
 		close(g->fd);
 	free(g);
@@ -194,8 +158,7 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	struct stream_source *g = calloc(1, sizeof(*g));
 	int ret;
 
-	if (!g || inflateInit2(&g->zs, 15 + 16) != Z_OK) {
-		free(g);
+	if (!g) {
 		if (own_fd)
 			close(fd);
 		imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -203,7 +166,6 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	}
 	g->fd = fd;
 	g->own_fd = own_fd;
-	g->in_member = true;
 	/* peek at the first bytes: gzip or not */
 	ret = src_fill_raw(g);
 	if (ret) {
@@ -211,7 +173,12 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 		src_close(NULL, g);
 		return NULL;
 	}
-	g->gzip = g->zs.avail_in >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b;
+	g->gzip = imgfs_gunzip_magic(g->in, g->avail_in);
+	if (g->gzip && imgfs_gunzip_stream_init(&g->gs, src_raw, g)) {
+		src_close(NULL, g);
+		imgfs_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
 	return g;
 }
 
@@ -618,14 +585,14 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 		if (ret)
 			return imgfs_error_set(err, ret, "%s: %s", t->path,
 					       strerror(-ret));
-		if (!g->zs.avail_in)
+		if (!g->avail_in)
 			return 0;
 		p = g->in;
-		avail = g->zs.avail_in;
+		avail = g->avail_in;
 	}
 	hex[0] = '\0';
 	if (p)
-		hex_bytes(hex, sizeof(hex), p, avail);
+		imgfs_hex_bytes(hex, sizeof(hex), p, avail);
 	return imgfs_error_set(err, -EINVAL,
 			       "%s: trailing garbage after the %s data at byte %lld of the input%s%s",
 			       t->path, archive_filter_name(t->outer, 0),

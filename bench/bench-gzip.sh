@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# gzip layer benchmark: mkfs.img on a .tar.gz against the gzip decoders
+# alone (igzip -dc from ISA-L, zcat from zlib), side by side.
+#
+# usage: bench/bench-gzip.sh [-n RUNS] [-s MB] [TAR.GZ]
+#
+# TAR.GZ defaults to a layer of about MB (default 100) megabytes of this
+# system's /usr, gzip -6, cached in $BENCH_DIR (default /tmp/imgfs-bench).
+# For each command the median wall, user and system seconds of RUNS runs
+# (default 5, the median by wall time) are printed, and mkfs.img's wall and CPU time over igzip's.
+# Needs GNU time (/usr/bin/time); igzip (Debian "isal") for its row.
+set -euo pipefail
+
+RUNS=5
+MB=100
+while getopts "n:s:h" opt; do
+	case $opt in
+	n) RUNS=$OPTARG ;;
+	s) MB=$OPTARG ;;
+	*) sed -n '3,12p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(dirname "$here")}
+top_builddir=${top_builddir:-$PWD}
+[ -e "$top_builddir/mkfs/mkfs.img" ] || top_builddir=$top_srcdir
+MKFS=${IMGFS_MKFS:-$top_builddir/mkfs/mkfs.img}
+BENCH_DIR=${BENCH_DIR:-/tmp/imgfs-bench}
+mkdir -p "$BENCH_DIR"
+WORK=$(mktemp -d "$BENCH_DIR/gzip.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+layer=${1:-$BENCH_DIR/usr-${MB}m.tar.gz}
+if [ ! -e "$layer" ]; then
+	python3 - "$MB" "$layer.tmp" <<'PY'
+import os, sys, tarfile
+limit = int(sys.argv[1]) << 20
+total = 0
+with tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as t:
+    for root, dirs, files in os.walk("/usr"):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            if total >= limit or not os.path.isfile(p) or os.path.islink(p):
+                continue
+            try:
+                t.add(p, recursive=False)
+            except OSError:
+                continue
+            total += os.path.getsize(p)
+PY
+	gzip -6 -n <"$layer.tmp" >"$layer.part" && mv "$layer.part" "$layer"
+	rm -f "$layer.tmp"
+fi
+echo "layer: $layer ($(($(stat -c %s "$layer") >> 20)) MiB gzip," \
+	"$(($(gzip -dc "$layer" | wc -c) >> 20)) MiB tar)"
+
+# run NAME CMD...: median "wall user sys" of RUNS runs, into $WORK/NAME
+run() {
+	local name=$1
+	shift
+	for _ in $(seq "$RUNS"); do
+		/usr/bin/time -f "%e %U %S" -o "$WORK/t" "$@" >/dev/null 2>&1 ||
+			{ echo "$name: failed" >&2; return 1; }
+		cat "$WORK/t"
+	done >"$WORK/$name.all"
+	sort -n "$WORK/$name.all" | sed -n "$(((RUNS + 1) / 2))p" >"$WORK/$name"
+	printf '%-34s %8s %8s %8s\n' "$name" $(cat "$WORK/$name")
+}
+printf '%-34s %8s %8s %8s\n' "command (median of $RUNS)" wall user sys
+run "mkfs.img --no-fsync layer.tar.gz" \
+	"$MKFS" -q --no-fsync "$layer" "$WORK/out.img"
+have_igzip=no
+if command -v igzip >/dev/null; then
+	run "igzip -dc layer.tar.gz" igzip -dc "$layer" && have_igzip=yes
+fi
+run "zcat layer.tar.gz" zcat "$layer"
+if [ $have_igzip = yes ]; then
+	read -r mw mu ms <"$WORK/mkfs.img --no-fsync layer.tar.gz"
+	read -r iw iu is <"$WORK/igzip -dc layer.tar.gz"
+	awk -v mw="$mw" -v mu="$mu" -v ms="$ms" -v iw="$iw" -v iu="$iu" \
+		-v is="$is" 'BEGIN {
+		printf "mkfs.img / igzip -dc: wall %.2fx, cpu %.2fx (target <= 1.3x)\n",
+			mw / iw, (mu + ms) / (iu + is) }'
+fi
