@@ -28,13 +28,20 @@
 
 #define FEED_BUF (128u << 10)
 
-/* The blob's next bytes (the peeked ones first), or -1 with f->err set. */
+/*
+ * The blob's next bytes (the peeked ones first), or -1 with f->err set;
+ * told to the progress callback whichever decoder asks.
+ */
 static ssize_t blob_next(struct oci_feed *f)
 {
 	ssize_t n = (ssize_t)f->pending;
 
 	f->pending = 0;
-	return n ? n : oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+	if (!n)
+		n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
+	if (n > 0 && f->on_read)
+		f->on_read(f->on_read_arg, f->blob.size);
+	return n;
 }
 
 static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
@@ -46,8 +53,6 @@ static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 		archive_set_error(a, EIO, "%s", f->err.msg);
 		return -1;
 	}
-	if (f->on_read)
-		f->on_read(f->on_read_arg, f->blob.size);
 	*buf = f->inbuf;
 	return n;
 }

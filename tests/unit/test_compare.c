@@ -322,7 +322,10 @@ static void test_file_flags(const char *flags_tar, const char *img_path)
 	imgfs_image_close(img);
 }
 
-/* A tar cut after its last entry: an error unless allowed, with a warning. */
+/*
+ * A tar cut after its last entry: read with one warning, an error when the
+ * end is required (and allowed again by ALLOW_MISSING_END).
+ */
 static void test_missing_end(const char *img_path, const char *no_end_tar)
 {
 	struct imgfs_image *img = open_image(img_path);
@@ -333,8 +336,12 @@ static void test_missing_end(const char *img_path, const char *no_end_tar)
 	if (!img)
 		return;
 	options(&o, &s, 0);
+	CHECK(compare(img, no_end_tar, &o, &res) == 0);
+	CHECK(res.differences == 0 && s.warnings == 1);
+	options(&o, &s, IMGFS_COMPARE_F_REQUIRE_END);
 	CHECK(compare(img, no_end_tar, &o, &res) < 0);
-	options(&o, &s, IMGFS_COMPARE_F_ALLOW_MISSING_END);
+	options(&o, &s,
+		IMGFS_COMPARE_F_REQUIRE_END | IMGFS_COMPARE_F_ALLOW_MISSING_END);
 	CHECK(compare(img, no_end_tar, &o, &res) == 0);
 	CHECK(res.differences == 0 && s.warnings == 1);
 	CHECK(compare(img, "/nonexistent/layer.tar", &o, &res) < 0);

@@ -563,11 +563,14 @@ static void test_convert(const char *d)
 	close(fd);
 	CHECK(unlink(img) == 0);
 
-	/* a tar without its end marker: refused, the old image untouched */
+	/* a tar without its end marker where the end is required: refused,
+	 * the old image untouched */
+	o.require_end = true;
 	CHECK(imgfs_convert(cut, keep, &o, NULL, NULL, &err) < 0);
 	CHECK(strstr(err.msg, "end-of-archive") != NULL);
 	CHECK(holds(keep, "old"));
 	CHECK(count_files(d) == 3);
+	o.require_end = false;
 
 	/* a target in a missing directory, the source as its own target */
 	CHECK(imgfs_convert(tar, bad, &o, NULL, NULL, &err) == -ENOENT);
