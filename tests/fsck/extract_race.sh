@@ -7,7 +7,7 @@
 #   with strace (every chmod/chown/utimes/setxattr call acts on an fd, an
 #   empty path with AT_EMPTY_PATH, or a /proc/self/fd link);
 # - a process swapping each new FIFO for a symlink to a file outside, in a
-#   tight loop for a few seconds, never changes that file's mode;
+#   tight loop during the extraction, never changes that file's mode;
 # - a non-empty DIR is refused (and left as it was) unless --overwrite.
 . "$top_srcdir/tests/lib.sh"
 
@@ -97,12 +97,16 @@ fi
 chmod 600 "$WORK/secret"
 cat >"$WORK/attack.py" <<'PY'
 # Wait for each FIFO in creation order and swap it at once, with the
-# symlink made beforehand: as close after mknodat() as Python gets.
-import os, sys, time
-base, secret, n, stop = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+# symlink made beforehand: as close after mknodat() as Python gets. Runs
+# until the extraction has ended (the file DONE exists), not for a time:
+# a slow, busy machine must not decide the outcome.
+import os, sys
+base, secret, n, ready, done = sys.argv[1:6]
+n = int(n)
 tmp = base + '/.swap'
 swapped = i = 0
-while i < n and time.monotonic() < stop:
+open(ready, 'w').close()
+while i < int(n) and not os.path.exists(done):
     p = '%s/n/f%05d' % (base, i)
     if not os.path.lexists(tmp):
         try:
@@ -121,21 +125,28 @@ while i < n and time.monotonic() < stop:
     i += 1
 print(swapped)
 PY
-end=$(( $(date +%s) + 4 ))
-round=0 swaps=0 refused=0
-while [ "$(date +%s)" -lt "$end" ]; do
+# Rounds until the attacker has swapped nodes in three of them (at most
+# 60 rounds): each round starts the extraction only once the attacker is
+# ready, so the count of rounds, not the clock, bounds the test.
+round=0 swaps=0 refused=0 hit=0
+while [ "$hit" -lt 3 ] && [ "$round" -lt 60 ]; do
 	round=$((round + 1))
 	out=$WORK/race$round
 	mkdir "$out"
-	stop=$("$PYTHON" -c 'import time; print(time.monotonic() + 1.5)')
-	"$PYTHON" "$WORK/attack.py" "$out" "$WORK/secret" "$NFIFO" "$stop" \
-		>"$WORK/attack$round.txt" &
+	"$PYTHON" "$WORK/attack.py" "$out" "$WORK/secret" "$NFIFO" \
+		"$WORK/ready$round" "$WORK/done$round" >"$WORK/attack$round.txt" &
 	apid=$!
+	while [ ! -e "$WORK/ready$round" ] && kill -0 "$apid" 2>/dev/null; do
+		sleep 0.05
+	done
 	"$FSCK_IMG" -q --overwrite --extract="$out" "$WORK/layer.img" \
 		>/dev/null 2>"$WORK/race$round.err"
 	rc=$?
+	: >"$WORK/done$round"
 	wait "$apid"
-	swaps=$((swaps + $(cat "$WORK/attack$round.txt")))
+	n=$(cat "$WORK/attack$round.txt")
+	[ "${n:-0}" -gt 0 ] && hit=$((hit + 1))
+	swaps=$((swaps + ${n:-0}))
 	refused=$((refused + $(grep -c 'node replaced while extracting' "$WORK/race$round.err")))
 	[ $rc -eq 0 ] || [ $rc -eq 8 ] || fail "round $round: exit $rc"
 	rm -rf "$out"
