@@ -27,14 +27,12 @@ void imgfs_device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d)
 }
 
 /* Without 48BIT the high halves are reserved: not part of the values. */
-uint64_t imgfs_device_slot_blocks(const struct imgfs_device_slot *d,
-				  bool is48)
+uint64_t imgfs_device_slot_blocks(const struct imgfs_device_slot *d, bool is48)
 {
 	return d->blocks_lo | (is48 ? (uint64_t)d->blocks_hi << 32 : 0);
 }
 
-uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d,
-				   bool is48)
+uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d, bool is48)
 {
 	return d->uniaddr_lo | (is48 ? (uint64_t)d->uniaddr_hi << 32 : 0);
 }
