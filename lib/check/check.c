@@ -38,21 +38,21 @@ static void check_compr_cfgs(struct check_ctx *c, uint64_t *pos)
 			     "unknown compression algorithms in bitmap 0x%x",
 			     c->sb->compr_algs);
 	for (alg = 0; alg < IMGFS_COMPR_MAX; alg++) {
-		uint8_t l[2];
+		uint8_t l[IMGFS_COMPR_CFG_HDR_SIZE];
 		struct imgfs_error e = { 0 };
 
 		if (!(c->sb->compr_algs & (1u << alg)))
 			continue;
 		*pos = (*pos + 3) & ~3ull;
-		if (imgfs_img_read(c->img, l, 2, *pos, "compression config",
-				   0, &e)) {
+		if (imgfs_img_read(c->img, l, sizeof(l), *pos,
+				   "compression config", 0, &e)) {
 			check_report(c, IMGFS_CHECK_ERROR,
 				     IMGFS_CHECK_SUPERBLOCK, IMGFS_CHECK_NO_NID,
 				     "compression config of algorithm %u: %s",
 				     alg, e.msg);
 			return;
 		}
-		*pos += 2 + (imgfs_get_le16(l) ? imgfs_get_le16(l) : 65536);
+		*pos += sizeof(l) + imgfs_compr_cfg_len_decode(l);
 	}
 }
 
@@ -93,7 +93,8 @@ static void check_prefix_table(struct check_ctx *c)
 	}
 	for (i = 0; i < c->img->nr_prefixes; i++) {
 		pos = (pos + 3) & ~3ull;
-		pos += 3 + c->img->prefixes[i].infix_len;
+		pos += IMGFS_XATTR_LONG_PREFIX_HDR_SIZE +
+		       c->img->prefixes[i].infix_len;
 	}
 	if (pos > start)
 		check_add_range(c, start, pos - start, IMGFS_CHECK_NO_NID,
@@ -132,6 +133,7 @@ static void check_superblock(struct check_ctx *c)
 	uint64_t pos = IMGFS_SUPER_OFFSET + sb->sb_size;
 	uint64_t blocks_bytes = sb->blocks << sb->blkszbits;
 	uint8_t raw[IMGFS_SUPER_BASE_SIZE];
+	struct imgfs_super_block d = { 0 };
 	struct imgfs_error e = { 0 };
 
 	if (!sb->checksum_ok)
@@ -167,8 +169,9 @@ static void check_superblock(struct check_ctx *c)
 			     IMGFS_CHECK_NO_NID, "fixed_nsec %u >= 10^9",
 			     sb->fixed_nsec);
 	if (!imgfs_img_read(c->img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
-			    "superblock", 0, &e) &&
-	    (raw[106] | raw[107]))
+			    "superblock", 0, &e))
+		imgfs_super_block_decode(raw, &d);
+	if (d.reserved_set)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID, "reserved bytes are not zero");
 	if (sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) {

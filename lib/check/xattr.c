@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check/internal.h"
+#include "format/acl.h"
 #include "util/vec.h"
 
 struct xname {
@@ -44,19 +45,25 @@ static const char *acl_problem(const uint8_t *v, size_t len)
 	uint32_t prev_id = 0;
 	size_t i, nr;
 
-	if (len < 4 || (len - 4) % IMGFS_ACL_ENTRY_SIZE)
+	if (len < IMGFS_ACL_HEADER_SIZE ||
+	    (len - IMGFS_ACL_HEADER_SIZE) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * n";
-	if (imgfs_get_le32(v) != IMGFS_ACL_XATTR_VERSION)
+	if (imgfs_acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
-	nr = (len - 4) / IMGFS_ACL_ENTRY_SIZE;
+	nr = (len - IMGFS_ACL_HEADER_SIZE) / IMGFS_ACL_ENTRY_SIZE;
 	for (i = 0; i < nr; i++) {
-		const uint8_t *e = v + 4 + 8 * i;
-		unsigned int tag = imgfs_get_le16(e);
-		uint32_t id = imgfs_get_le32(e + 4);
+		struct imgfs_acl_entry e;
+		unsigned int tag;
+		uint32_t id;
 
+		imgfs_acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
+					       IMGFS_ACL_ENTRY_SIZE * i,
+				       &e);
+		tag = e.e_tag;
+		id = e.e_id;
 		if (!acl_tag_ok(tag))
 			return "invalid tag";
-		if (imgfs_get_le16(e + 2) & ~7u)
+		if (e.e_perm & ~7u)
 			return "invalid permission bits";
 		if (tag < prev_tag)
 			return "entries not sorted by tag";
@@ -218,10 +225,11 @@ static void check_duplicates(struct xattr_scan *s)
 	}
 }
 
-static void check_filter(struct xattr_scan *s, const uint8_t *hdr)
+static void check_filter(struct xattr_scan *s,
+			 const struct imgfs_xattr_ibody_header *hdr)
 {
 	const struct imgfs_sb_info *sb = s->c->sb;
-	uint32_t stored = imgfs_get_le32(hdr);
+	uint32_t stored = hdr->h_name_filter;
 
 	if (!(sb->feature_compat & IMGFS_FEATURE_COMPAT_XATTR_FILTER) ||
 	    sb->xattr_filter_reserved)
@@ -241,7 +249,8 @@ static void check_filter(struct xattr_scan *s, const uint8_t *hdr)
 void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode)
 {
 	struct xattr_scan s = { .c = c, .inode = inode };
-	uint8_t hdr[IMGFS_XATTR_IBODY_HEADER_SIZE];
+	uint8_t raw[IMGFS_XATTR_IBODY_HEADER_SIZE];
+	struct imgfs_xattr_ibody_header hdr;
 	struct imgfs_error e = { 0 };
 	size_t i;
 	int ret;
@@ -254,17 +263,14 @@ void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode)
 			     "xattr area of 12 bytes (i_xattr_icount 1): the kernel refuses xattr access");
 		return;
 	}
-	if (imgfs_img_read(c->img, hdr, sizeof(hdr),
+	if (imgfs_img_read(c->img, raw, sizeof(raw),
 			   inode->pos + inode->inode_size, "xattr header",
 			   inode->nid, &e))
 		return; /* the inode read already checked the area bounds */
-	for (i = 5; i < sizeof(hdr); i++)
-		if (hdr[i]) {
-			check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_XATTR,
-				     inode->nid,
-				     "xattr header reserved bytes are not zero");
-			break;
-		}
+	imgfs_xattr_ibody_header_decode(raw, &hdr);
+	if (hdr.reserved_set)
+		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_XATTR,
+			     inode->nid, "xattr header reserved bytes are not zero");
 	ret = imgfs_xattr_iterate(c->img, inode, true, xattr_cb, &s, &e);
 	if (ret == -ENOMEM || s.oom)
 		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
@@ -272,7 +278,7 @@ void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode)
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_XATTR,
 			     inode->nid, "%s", e.msg);
 	else
-		check_filter(&s, hdr);
+		check_filter(&s, &hdr);
 	check_duplicates(&s);
 	for (i = 0; i < s.nr; i++)
 		free(s.names[i].name);

@@ -28,6 +28,16 @@ void imgfs_acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e)
 	e->e_id = imgfs_get_le32(b + 4);
 }
 
+void imgfs_acl_version_encode(uint8_t *b, uint32_t version)
+{
+	imgfs_put_le32(b, version);
+}
+
+uint32_t imgfs_acl_version_decode(const uint8_t *b)
+{
+	return imgfs_get_le32(b);
+}
+
 static int acl_tag(int ae_tag)
 {
 	switch (ae_tag) {
@@ -101,7 +111,7 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 		free(ents);
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
-	imgfs_put_le32(buf, IMGFS_ACL_XATTR_VERSION);
+	imgfs_acl_version_encode(buf, IMGFS_ACL_XATTR_VERSION);
 	for (int i = 0; i < count; i++)
 		imgfs_acl_entry_encode(&ents[i],
 				       buf + IMGFS_ACL_HEADER_SIZE +
@@ -142,7 +152,7 @@ const char *imgfs_acl_value_problem(const void *value, size_t len)
 	if (len < IMGFS_ACL_HEADER_SIZE ||
 	    (len - IMGFS_ACL_HEADER_SIZE) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * entries";
-	if (imgfs_get_le32(v) != IMGFS_ACL_XATTR_VERSION)
+	if (imgfs_acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
 	nr = (len - IMGFS_ACL_HEADER_SIZE) / IMGFS_ACL_ENTRY_SIZE;
 	if (!nr)

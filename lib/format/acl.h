@@ -23,6 +23,10 @@ struct imgfs_acl_entry {
 void imgfs_acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b);
 void imgfs_acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e);
 
+/* The le32 header of a value: its version (IMGFS_ACL_XATTR_VERSION). */
+void imgfs_acl_version_encode(uint8_t *b, uint32_t version);
+uint32_t imgfs_acl_version_decode(const uint8_t *b);
+
 /*
  * Encode the ACL of type @type (ARCHIVE_ENTRY_ACL_TYPE_ACCESS or _DEFAULT)
  * of @e in the Linux xattr format into a malloc'ed buffer. Returns the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chunk index records of chunk-based inodes (docs/format.md §5.3).
+ * Chunk index records and the block map of chunk-based inodes
+ * (docs/format.md §5.3).
  */
 #include "format/format.h"
 
@@ -16,4 +17,14 @@ void imgfs_chunk_index_decode(const uint8_t *b, struct imgfs_chunk_index *ci)
 	ci->startblk_hi = imgfs_get_le16(b + 0);
 	ci->device_id = imgfs_get_le16(b + 2);
 	ci->startblk_lo = imgfs_get_le32(b + 4);
+}
+
+void imgfs_block_map_encode(uint8_t *map, uint64_t i, uint32_t blkaddr)
+{
+	imgfs_put_le32(map + 4 * i, blkaddr);
+}
+
+uint32_t imgfs_block_map_decode(const uint8_t *map, uint64_t i)
+{
+	return imgfs_get_le32(map + 4 * i);
 }

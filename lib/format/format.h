@@ -47,6 +47,9 @@ struct imgfs_super_block {
 	uint8_t ishare_xattr_prefix_id;
 	uint32_t build_time;
 	uint64_t root_nid_64;
+	/* decoded only (the encoder writes zeros): bytes 106..107, reserved,
+	 * are not zero, which the checker reports */
+	bool reserved_set;
 };
 
 void imgfs_super_block_encode(const struct imgfs_super_block *sb, uint8_t *b);
@@ -118,6 +121,8 @@ void imgfs_dirent_decode(const uint8_t *b, struct imgfs_dirent *de);
 struct imgfs_xattr_ibody_header {
 	uint32_t h_name_filter; /* inverted bloom filter (§7.6) */
 	uint8_t h_shared_count;
+	/* decoded only: reserved bytes 5..11 are not zero */
+	bool reserved_set;
 };
 
 void imgfs_xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
@@ -173,6 +178,44 @@ struct imgfs_chunk_index {
 
 void imgfs_chunk_index_encode(const struct imgfs_chunk_index *ci, uint8_t *b);
 void imgfs_chunk_index_decode(const uint8_t *b, struct imgfs_chunk_index *ci);
+
+/*
+ * Block map of chunk-based inodes without INDEXES (§5.3): entry @i, a le32
+ * block address (all ones: a hole), of the map starting at @map.
+ */
+void imgfs_block_map_encode(uint8_t *map, uint64_t i, uint32_t blkaddr);
+uint32_t imgfs_block_map_decode(const uint8_t *map, uint64_t i);
+
+/*
+ * Device slot, 128 bytes, one per extra device in the device table at byte
+ * devt_slotoff * 128 of the primary device (§10.1).
+ */
+struct imgfs_device_slot {
+	uint8_t tag[64]; /* NUL-padded */
+	uint32_t blocks_lo;
+	uint32_t uniaddr_lo;
+	uint16_t blocks_hi; /* bits 32..47 with 48BIT */
+	uint16_t uniaddr_hi;
+};
+
+void imgfs_device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b);
+void imgfs_device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d);
+
+/* The device's size and unified address; the high bits count with 48BIT. */
+uint64_t imgfs_device_slot_blocks(const struct imgfs_device_slot *d,
+				  bool is48);
+uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d,
+				   bool is48);
+
+/*
+ * Compression configuration records after the superblock (§3.5): each a
+ * le16 length (0 reads as 65536, as the kernel reads it) and the codec's
+ * record of that length. The length field is 2 bytes.
+ */
+#define IMGFS_COMPR_CFG_HDR_SIZE 2u
+
+void imgfs_compr_cfg_len_encode(uint8_t *b, uint16_t len);
+uint32_t imgfs_compr_cfg_len_decode(const uint8_t *b);
 
 /*
  * Compression map header, 8 bytes (§9.2). Its first word is h_fragmentoff

@@ -67,6 +67,7 @@ void imgfs_super_block_decode(const uint8_t *b, struct imgfs_super_block *sb)
 	sb->ishare_xattr_prefix_id = b[105];
 	sb->build_time = imgfs_get_le32(b + 108);
 	sb->root_nid_64 = imgfs_get_le64(b + 112);
+	sb->reserved_set = b[106] || b[107];
 }
 
 uint32_t imgfs_super_csum_len(uint32_t blksz)

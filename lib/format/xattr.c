@@ -72,6 +72,9 @@ void imgfs_xattr_ibody_header_decode(const uint8_t *b,
 {
 	h->h_name_filter = imgfs_get_le32(b + 0);
 	h->h_shared_count = b[4];
+	h->reserved_set = false;
+	for (unsigned int i = 5; i < IMGFS_XATTR_IBODY_HEADER_SIZE; i++)
+		h->reserved_set |= b[i] != 0;
 }
 
 void imgfs_xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id)

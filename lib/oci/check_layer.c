@@ -107,15 +107,14 @@ static uint64_t image_bound(const uint8_t *head, size_t len)
 		/* a table beyond the head maps nothing here */
 		size_t pos =
 			((size_t)d.devt_slotoff + i) * IMGFS_DEVICE_SLOT_SIZE;
-		const uint8_t *slot = head + pos;
+		struct imgfs_device_slot slot;
 		uint64_t blocks, base;
 
 		if (pos + IMGFS_DEVICE_SLOT_SIZE > len)
 			break;
-		blocks = imgfs_get_le32(slot + 64) |
-			 (is48 ? (uint64_t)imgfs_get_le16(slot + 72) << 32 : 0);
-		base = imgfs_get_le32(slot + 68) |
-		       (is48 ? (uint64_t)imgfs_get_le16(slot + 74) << 32 : 0);
+		imgfs_device_slot_decode(head + pos, &slot);
+		blocks = imgfs_device_slot_blocks(&slot, is48);
+		base = imgfs_device_slot_uniaddr(&slot, is48);
 		if (base && base + blocks > end)
 			end = base + blocks;
 	}

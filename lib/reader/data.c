@@ -104,7 +104,7 @@ static void chunk_decode(const struct imgfs_image *img,
 
 	*dev = 0;
 	if (chunk_recsz(inode) == 4) {
-		*blk = imgfs_get_le32(rec); /* block map: one le32 */
+		*blk = imgfs_block_map_decode(rec, 0);
 	} else {
 		imgfs_chunk_index_decode(rec, &ci);
 		*blk = ci.startblk_lo;

@@ -137,6 +137,7 @@ static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
 	bool is48 = sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT;
 	uint64_t pos = (uint64_t)sb->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE;
 	uint8_t slot[IMGFS_DEVICE_SLOT_SIZE];
+	struct imgfs_device_slot d;
 	struct imgfs_error e = { 0 };
 
 	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) ||
@@ -154,14 +155,9 @@ static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
 				   pos + (uint64_t)i * sizeof(slot),
 				   "device slot", 0, &e))
 			return 0;
-		img->dev_blocks[i] = imgfs_get_le32(slot + 64);
-		img->dev_base[i] = imgfs_get_le32(slot + 68);
-		if (is48) {
-			img->dev_blocks[i] |= (uint64_t)imgfs_get_le16(slot + 72)
-					      << 32;
-			img->dev_base[i] |= (uint64_t)imgfs_get_le16(slot + 74)
-					    << 32;
-		}
+		imgfs_device_slot_decode(slot, &d);
+		img->dev_blocks[i] = imgfs_device_slot_blocks(&d, is48);
+		img->dev_base[i] = imgfs_device_slot_uniaddr(&d, is48);
 	}
 	return 0;
 }

@@ -42,23 +42,23 @@ static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
 	uint32_t len;
 
 	*pos = (*pos + 3) & ~3ull;
-	if (imgfs_img_read(img, p, 2, *pos, "compression config", 0, &e))
+	if (imgfs_img_read(img, p, IMGFS_COMPR_CFG_HDR_SIZE, *pos,
+			   "compression config", 0, &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
 			       imgfs_zalg_name(alg), e.msg);
-	len = imgfs_get_le16(p);
-	if (!len)
-		len = 65536; /* as the kernel reads it */
-	if (!imgfs_img_range_ok(img, *pos + 2, len))
+	len = imgfs_compr_cfg_len_decode(p);
+	if (!imgfs_img_range_ok(img, *pos + IMGFS_COMPR_CFG_HDR_SIZE, len))
 		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
 			       "%s config record (%u bytes at %llu) is beyond the end of the image",
 			       imgfs_zalg_name(alg), len,
 			       (unsigned long long)*pos);
 	memset(p, 0, sizeof(p));
 	if (imgfs_img_read(img, p, len < sizeof(p) ? len : sizeof(p),
-			   *pos + 2, "compression config", 0, &e))
+			   *pos + IMGFS_COMPR_CFG_HDR_SIZE, "compression config",
+			   0, &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
 			       imgfs_zalg_name(alg), e.msg);
-	*pos += 2 + len;
+	*pos += IMGFS_COMPR_CFG_HDR_SIZE + len;
 	/* alg < IMGFS_COMPR_MAX: every id has a table */
 	if (imgfs_zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits,
 					     why, sizeof(why)))

@@ -1252,10 +1252,11 @@ int imgfs_compressor_super(struct imgfs_compressor *c,
 	}
 	sbl->feature_incompat |= IMGFS_FEATURE_INCOMPAT_COMPR_CFGS;
 	sbl->u1 = (uint16_t)(1u << c->p.alg->alg);
-	len = c->p.alg->cfg_record(&c->p.cfg, c->cfgs + 2);
-	imgfs_put_le16(c->cfgs, (uint16_t)len);
+	len = c->p.alg->cfg_record(&c->p.cfg,
+				   c->cfgs + IMGFS_COMPR_CFG_HDR_SIZE);
+	imgfs_compr_cfg_len_encode(c->cfgs, (uint16_t)len);
 	sbl->compr_cfgs = c->cfgs;
-	sbl->compr_cfgs_len = 2 + len;
+	sbl->compr_cfgs_len = IMGFS_COMPR_CFG_HDR_SIZE + len;
 	return 0;
 }
 

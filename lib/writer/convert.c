@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "format/format.h"
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
@@ -64,15 +65,19 @@ static bool same_file(const struct convert_source *src, const char *target)
  */
 static const char *image_kind(int fd)
 {
-	uint8_t magic[5];
+	uint8_t magic[IMGFS_SUPER_BASE_SIZE] = { 0 };
+	struct imgfs_super_block sb;
 
 	/* a tar header's magic: a tar, whatever lies further on */
 	if (pread(fd, magic, 5, 257) == 5 && !memcmp(magic, "ustar", 5))
 		return NULL;
-	if (pread(fd, magic, 4, IMGFS_SUPER_OFFSET) == 4 &&
-	    (magic[0] | magic[1] << 8 | magic[2] << 16 |
-	     (uint32_t)magic[3] << 24) == IMGFS_SUPER_MAGIC)
-		return "an EROFS image";
+	/* the magic is enough: a shorter superblock reads as zeros */
+	memset(magic, 0, sizeof(magic));
+	if (pread(fd, magic, sizeof(magic), IMGFS_SUPER_OFFSET) >= 4) {
+		imgfs_super_block_decode(magic, &sb);
+		if (sb.magic == IMGFS_SUPER_MAGIC)
+			return "an EROFS image";
+	}
 	if (pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "hsqs", 4))
 		return "a squashfs image";
 	return NULL;

@@ -313,8 +313,9 @@ static int end_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	inode->i_u_set = true;
 	inode->extra_len = (uint32_t)(cs->nchunks * CHUNK_REC_SIZE);
 	inode->extra_align = CHUNK_REC_SIZE;
+	/* the host array becomes the on-disk map in place */
 	for (uint64_t i = 0; i < cs->nchunks; i++)
-		imgfs_put_le32(&cs->map[i], cs->map[i]);
+		imgfs_block_map_encode((uint8_t *)cs->map, i, cs->map[i]);
 	inode->extra = (uint8_t *)cs->map;
 	cs->map = NULL;
 	w->has_chunks = true;

@@ -13,34 +13,29 @@
 #include "imgfs/format.h"
 #include "writer/internal.h"
 
-#define CHUNK_INDEX_SIZE 8u
-
 int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
 			     const uint64_t *blocks, const char *const *tags,
 			     struct imgfs_error *err)
 {
 	/* the slots after the superblock, inside its checksummed block */
-	size_t room = (w->bs > 4096 ? 4096 : w->bs) - IMGFS_SUPER_OFFSET -
-		      IMGFS_SUPER_BASE_SIZE;
-	uint8_t *d;
+	struct imgfs_device_slot *d;
 
-	if (w->bs < 4096 || !n || n * IMGFS_DEVICE_SLOT_SIZE > room)
+	if (w->bs < 4096 || !n || n > IMGFS_WRITER_MAX_DEVICES)
 		return imgfs_error_set(err, -E2BIG,
 				       "%u devices: an image of %u-byte blocks has room for %zu",
 				       n, w->bs,
 				       w->bs < 4096 ? (size_t)0 :
-						      room / IMGFS_DEVICE_SLOT_SIZE);
+						      (size_t)IMGFS_WRITER_MAX_DEVICES);
 	if (w->nr_devices || w->opts.tar_index || w->compressor)
 		return imgfs_error_set(err, -EINVAL,
 				       "extra devices go with an uncompressed image without a tar index, declared once");
-	d = calloc(n, IMGFS_DEVICE_SLOT_SIZE);
+	d = calloc(n, sizeof(*d));
 	if (!d)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *slot = d + (size_t)i * IMGFS_DEVICE_SLOT_SIZE;
-
 		if (tags && tags[i])
-			memcpy(slot, tags[i], strnlen(tags[i], 64));
+			memcpy(d[i].tag, tags[i],
+			       strnlen(tags[i], sizeof(d[i].tag)));
 		if (blocks[i] > UINT32_MAX) {
 			free(d);
 			return imgfs_error_set(err, -EFBIG,
@@ -48,7 +43,7 @@ int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
 					       i + 1,
 					       (unsigned long long)blocks[i]);
 		}
-		imgfs_put_le32(slot + 64, (uint32_t)blocks[i]);
+		d[i].blocks_lo = (uint32_t)blocks[i];
 	}
 	w->devt = d;
 	w->nr_devices = (uint16_t)n;
@@ -77,7 +72,7 @@ int imgfs_writer_add_external(struct imgfs_writer *w,
 					       "%s: chunk on device %u of %u",
 					       e->path, chunks[i].device,
 					       w->nr_devices);
-	recs = calloc(nr ? nr : 1, CHUNK_INDEX_SIZE);
+	recs = calloc(nr ? nr : 1, IMGFS_CHUNK_INDEX_SIZE);
 	if (!recs)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	ret = imgfs_writer_add_node(w, e, &inode, err);
@@ -86,18 +81,21 @@ int imgfs_writer_add_external(struct imgfs_writer *w,
 		return ret;
 	}
 	for (size_t i = 0; i < nr; i++) {
-		uint8_t *r = recs + i * CHUNK_INDEX_SIZE;
+		struct imgfs_chunk_index ci = {
+			.device_id = chunks[i].device,
+			.startblk_lo = chunks[i].device ? chunks[i].blkaddr :
+							  IMGFS_NULL_ADDR,
+		};
 
-		imgfs_put_le16(r + 2, chunks[i].device);
-		imgfs_put_le32(r + 4, chunks[i].device ? chunks[i].blkaddr :
-							 IMGFS_NULL_ADDR);
+		imgfs_chunk_index_encode(&ci,
+					 recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	}
 	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
 	inode->i_u = (chunkbits - w->blkszbits) | IMGFS_CHUNK_FORMAT_INDEXES;
 	inode->i_u_set = true;
 	inode->extra = recs;
-	inode->extra_len = (uint32_t)(nr * CHUNK_INDEX_SIZE);
-	inode->extra_align = CHUNK_INDEX_SIZE;
+	inode->extra_len = (uint32_t)(nr * IMGFS_CHUNK_INDEX_SIZE);
+	inode->extra_align = IMGFS_CHUNK_INDEX_SIZE;
 	w->has_chunks = true;
 	return 0;
 }
@@ -106,9 +104,7 @@ void imgfs_external_super(const struct imgfs_writer *w,
 			  struct imgfs_sb_layout *l)
 {
 	l->extra_devices = w->nr_devices;
-	l->devt_slotoff = (IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE) /
-			  IMGFS_DEVICE_SLOT_SIZE;
-	l->devt_table = w->devt;
+	memcpy(l->devt, w->devt, w->nr_devices * sizeof(*w->devt));
 	l->feature_incompat |= IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE |
 			       IMGFS_FEATURE_INCOMPAT_CHUNKED_FILE;
 }

@@ -7,6 +7,7 @@
 #ifndef IMGFS_WRITER_INTERNAL_H
 #define IMGFS_WRITER_INTERNAL_H
 
+#include "format/format.h"
 #include "imgfs/writer.h"
 #include "source/fflags.h"
 #include "writer/blkout.h"
@@ -79,7 +80,7 @@ struct imgfs_writer {
 	struct imgfs_fflags_tally fflags;
 	/* external.c: extra devices file data lies on (a merged image):
 	 * their device slots, written after the superblock */
-	uint8_t *devt;
+	struct imgfs_device_slot *devt;
 	uint16_t nr_devices;
 };
 
@@ -132,6 +133,11 @@ bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
 				const struct imgfs_node *inode);
 
 /* superblock.c */
+/* the device slots that fit after the superblock in its 4 KiB block */
+#define IMGFS_WRITER_MAX_DEVICES                                    \
+	((4096u - IMGFS_SUPER_OFFSET - IMGFS_SUPER_BASE_SIZE) / \
+	 IMGFS_DEVICE_SLOT_SIZE)
+
 struct imgfs_sb_layout {
 	uint64_t root_nid;
 	uint64_t packed_nid; /* compressed fragments, 0 if none */
@@ -144,12 +150,10 @@ struct imgfs_sb_layout {
 	uint16_t u1;
 	const uint8_t *compr_cfgs; /* records after the superblock */
 	uint32_t compr_cfgs_len;
-	/* device table: extra_devices slots at devt_slotoff (tar index) */
+	/* the device table, right after the superblock: the tar of a tar
+	 * index (tarindex.c) or the layer images of a merge (external.c) */
 	uint16_t extra_devices;
-	uint16_t devt_slotoff;
-	uint8_t devt[128];
-	/* more than one slot (external.c): the table, instead of devt */
-	const uint8_t *devt_table;
+	struct imgfs_device_slot devt[IMGFS_WRITER_MAX_DEVICES];
 };
 int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err);

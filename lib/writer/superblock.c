@@ -38,9 +38,30 @@ static int super_fill(const struct imgfs_writer *w,
 	sb->u1 = l->u1;
 	sb->packed_nid = l->packed_nid;
 	sb->extra_devices = l->extra_devices;
-	sb->devt_slotoff = l->devt_slotoff;
 	sb->build_time =
 		(uint32_t)((uint64_t)w->build_time - (uint64_t)w->epoch);
+	return 0;
+}
+
+/*
+ * The device table, right after the superblock and inside its checksummed
+ * range: never together with compression configuration records, which
+ * would take the same bytes (no image has both).
+ */
+static int devt_encode(const struct imgfs_sb_layout *l, uint8_t *blk,
+		       uint32_t len, struct imgfs_super_block *sb,
+		       struct imgfs_error *err)
+{
+	uint32_t at = IMGFS_SUPER_BASE_SIZE;
+
+	if (l->compr_cfgs_len || l->extra_devices > IMGFS_WRITER_MAX_DEVICES ||
+	    at + l->extra_devices * IMGFS_DEVICE_SLOT_SIZE > len)
+		return imgfs_error_set(err, -EINVAL,
+				       "internal: device table does not fit in the superblock block");
+	sb->devt_slotoff = (IMGFS_SUPER_OFFSET + at) / IMGFS_DEVICE_SLOT_SIZE;
+	for (unsigned int i = 0; i < l->extra_devices; i++)
+		imgfs_device_slot_encode(&l->devt[i],
+					 blk + at + i * IMGFS_DEVICE_SLOT_SIZE);
 	return 0;
 }
 
@@ -56,9 +77,14 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	ret = super_fill(w, l, &sb, err);
 	if (ret)
 		return ret;
-	/* everything in the checksummed range after the sb is ours: zeros
-	 * or the compression config records */
+	/* everything in the checksummed range after the sb is ours: zeros,
+	 * the device table or the compression config records */
 	memset(blk, 0, sizeof(blk));
+	if (l->extra_devices) {
+		ret = devt_encode(l, blk, len, &sb, err);
+		if (ret)
+			return ret;
+	}
 	imgfs_super_block_encode(&sb, blk);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
@@ -66,20 +92,6 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 					       "compression config records do not fit in the superblock block");
 		memcpy(blk + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
-	}
-	if (l->extra_devices) {
-		uint64_t at = (uint64_t)l->devt_slotoff * IMGFS_DEVICE_SLOT_SIZE -
-			      IMGFS_SUPER_OFFSET;
-
-		uint64_t size = (uint64_t)l->extra_devices *
-				IMGFS_DEVICE_SLOT_SIZE;
-
-		if (l->compr_cfgs_len || (l->extra_devices != 1 && !l->devt_table) ||
-		    at < IMGFS_SUPER_BASE_SIZE || at + size > len)
-			return imgfs_error_set(err, -EINVAL,
-					       "internal: device table does not fit in the superblock block");
-		memcpy(blk + at, l->devt_table ? l->devt_table : l->devt,
-		       (size_t)size);
 	}
 	sb.checksum = imgfs_super_checksum(blk, len);
 	imgfs_super_block_encode(&sb, blk);

@@ -32,7 +32,6 @@
 #include "writer/internal.h"
 
 #define TAR_BLKBITS 9u
-#define CHUNK_INDEX_SIZE 8u
 /* chunk size is bs << chunkbits, chunkbits at most 31 (docs/format.md §5.3) */
 #define TARIDX_SHIFT_MAX (TAR_BLKBITS + 31u)
 /* more chunk indexes than this for one file is refused (128 MiB of index) */
@@ -97,7 +96,7 @@ uint64_t imgfs_taridx_index_bytes(const struct imgfs_node *inode,
 
 	if (s < TAR_BLKBITS || !inode->size)
 		return 0;
-	return (((inode->size - 1) >> s) + 1) * CHUNK_INDEX_SIZE;
+	return (((inode->size - 1) >> s) + 1) * IMGFS_CHUNK_INDEX_SIZE;
 }
 
 static int choose_shift(const struct imgfs_node *inode,
@@ -127,6 +126,7 @@ int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		       struct imgfs_error *err)
 {
 	struct imgfs_taridx_stream *s = calloc(1, sizeof(*s));
+	const struct imgfs_chunk_index hole = { .startblk_lo = IMGFS_NULL_ADDR };
 	int ret;
 
 	(void)w;
@@ -140,19 +140,15 @@ int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		return ret;
 	}
 	s->nchunks = ((inode->size - 1) >> s->shift) + 1;
-	s->recs = malloc(s->nchunks * CHUNK_INDEX_SIZE);
+	s->recs = malloc(s->nchunks * IMGFS_CHUNK_INDEX_SIZE);
 	if (!s->recs) {
 		free(s);
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
 	/* every chunk a hole until data names its place in the tar */
-	for (uint64_t i = 0; i < s->nchunks; i++) {
-		uint8_t *r = s->recs + i * CHUNK_INDEX_SIZE;
-
-		imgfs_put_le16(r, 0);
-		imgfs_put_le16(r + 2, 0);
-		imgfs_put_le32(r + 4, IMGFS_NULL_ADDR);
-	}
+	for (uint64_t i = 0; i < s->nchunks; i++)
+		imgfs_chunk_index_encode(&hole,
+					 s->recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	*out = s;
 	return 0;
 }
@@ -182,8 +178,8 @@ int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 	while (len) {
 		uint64_t c = pos >> s->shift;
 		uint64_t n = chunk_end(s, c) - pos;
+		struct imgfs_chunk_index ci = { 0 };
 		uint64_t blk;
-		uint8_t *r;
 
 		if (n > len)
 			n = len;
@@ -209,9 +205,10 @@ int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 						       "%s: data at tar offset %llu is beyond the 2 TiB a tar index can address",
 						       path,
 						       (unsigned long long)tar_off);
-			r = s->recs + c * CHUNK_INDEX_SIZE;
-			imgfs_put_le16(r + 2, 1); /* the tar: extra device 1 */
-			imgfs_put_le32(r + 4, (uint32_t)blk);
+			ci.device_id = 1; /* the tar: extra device 1 */
+			ci.startblk_lo = (uint32_t)blk;
+			imgfs_chunk_index_encode(
+				&ci, s->recs + c * IMGFS_CHUNK_INDEX_SIZE);
 			s->cur = (int64_t)c;
 			s->cur_tar = tar_off;
 		}
@@ -242,8 +239,8 @@ int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 	inode->i_u = (s->shift - TAR_BLKBITS) | IMGFS_CHUNK_FORMAT_INDEXES;
 	inode->i_u_set = true;
 	inode->extra = s->recs;
-	inode->extra_len = (uint32_t)(s->nchunks * CHUNK_INDEX_SIZE);
-	inode->extra_align = CHUNK_INDEX_SIZE;
+	inode->extra_len = (uint32_t)(s->nchunks * IMGFS_CHUNK_INDEX_SIZE);
+	inode->extra_align = IMGFS_CHUNK_INDEX_SIZE;
 	s->recs = NULL;
 	w->has_chunks = true;
 	return 0;
@@ -292,17 +289,15 @@ void imgfs_taridx_super(const struct imgfs_writer *w,
 	uint64_t tar_blocks = (w->tar_bytes + (1u << TAR_BLKBITS) - 1) >>
 			      TAR_BLKBITS;
 	uint64_t index_blocks = l->blocks;
-	uint8_t *d = l->devt;
+	struct imgfs_device_slot *d = &l->devt[0];
 
-	/* one slot, right after the 128-byte superblock */
-	memset(d, 0, IMGFS_DEVICE_SLOT_SIZE);
-	imgfs_put_le32(d + 64, (uint32_t)tar_blocks);
-	imgfs_put_le32(d + 68, (uint32_t)index_blocks);
-	imgfs_put_le16(d + 72, (uint16_t)(tar_blocks >> 32));
-	imgfs_put_le16(d + 74, (uint16_t)(index_blocks >> 32));
+	/* one slot, the tar, mapped right after the index */
+	memset(d, 0, sizeof(*d));
+	d->blocks_lo = (uint32_t)tar_blocks;
+	d->uniaddr_lo = (uint32_t)index_blocks;
+	d->blocks_hi = (uint16_t)(tar_blocks >> 32);
+	d->uniaddr_hi = (uint16_t)(index_blocks >> 32);
 	l->extra_devices = 1;
-	l->devt_slotoff = (IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE) /
-			  IMGFS_DEVICE_SLOT_SIZE;
 	/* l->blocks stays the primary device's (the index), as mkfs.erofs
 	 * writes it: the tar is counted in its slot */
 	l->feature_incompat |= IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE |

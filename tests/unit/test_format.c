@@ -376,7 +376,9 @@ static void test_xattrs_real(void)
 static void test_xattrs_roundtrip(void)
 {
 	static const uint8_t want_prefix[3] = { 0x09, 0x00, 0x04 };
-	struct imgfs_xattr_ibody_header h = { 0x89ABCDEF, 3 }, h2;
+	struct imgfs_xattr_ibody_header h = { .h_name_filter = 0x89ABCDEF,
+					      .h_shared_count = 3 };
+	struct imgfs_xattr_ibody_header h2;
 	struct imgfs_xattr_long_prefix lp = { 9, IMGFS_XATTR_INDEX_TRUSTED };
 	struct imgfs_xattr_entry e = { 0xFE, 0x81, 0xFEDC }, e2;
 	uint8_t area[IMGFS_XATTR_IBODY_HEADER_SIZE + 12];
@@ -445,6 +447,95 @@ static void test_chunk_index(void)
 	imgfs_chunk_index_decode(b, &ci2);
 	CHECK(ci2.startblk_hi == 1 && ci2.device_id == 2 &&
 	      ci2.startblk_lo == 0x89ABCDEF);
+}
+
+static void test_block_map(void)
+{
+	static const uint8_t want[8] = { 0x78, 0x56, 0x34, 0x12,
+					 0xFF, 0xFF, 0xFF, 0xFF };
+	uint8_t b[8];
+
+	imgfs_block_map_encode(b, 0, 0x12345678);
+	imgfs_block_map_encode(b, 1, IMGFS_NULL_ADDR);
+	CHECK_BYTES(b, want, 8);
+	CHECK(imgfs_block_map_decode(b, 0) == 0x12345678);
+	CHECK(imgfs_block_map_decode(b, 1) == IMGFS_NULL_ADDR);
+}
+
+/*
+ * The device slot of a tar-index image (docs/format.md §10.4): mkfs.img
+ * --tar-index -T 1 of a 10240-byte pax tar holding one 6-byte file gives a
+ * 4-block index; its slot at byte 1152 maps the tar's 20 blocks at 4.
+ */
+static void test_device_slot(void)
+{
+	uint8_t real[IMGFS_DEVICE_SLOT_SIZE] = { 0 };
+	struct imgfs_device_slot d, a = {
+		.blocks_lo = 0x12345678,
+		.uniaddr_lo = 0x9ABCDEF0,
+		.blocks_hi = 0x0102,
+		.uniaddr_hi = 0x0304,
+	};
+	uint8_t b[IMGFS_DEVICE_SLOT_SIZE];
+
+	real[64] = 0x14;
+	real[68] = 0x04;
+	imgfs_device_slot_decode(real, &d);
+	CHECK(d.blocks_lo == 20 && d.uniaddr_lo == 4);
+	CHECK(!d.blocks_hi && !d.uniaddr_hi && !d.tag[0]);
+	REENCODE(imgfs_device_slot, real, IMGFS_DEVICE_SLOT_SIZE);
+
+	memcpy(a.tag, "sha256:0123", 11);
+	memset(b, 0xFF, sizeof(b));
+	imgfs_device_slot_encode(&a, b);
+	CHECK(!memcmp(b, "sha256:0123", 11) && !b[11] && !b[63]);
+	CHECK(b[64] == 0x78 && b[67] == 0x12 && b[68] == 0xF0 &&
+	      b[72] == 0x02 && b[74] == 0x04 && b[75] == 0x03);
+	for (unsigned int i = 76; i < IMGFS_DEVICE_SLOT_SIZE; i++)
+		CHECK(!b[i]);
+	imgfs_device_slot_decode(b, &d);
+	CHECK(!memcmp(d.tag, a.tag, sizeof(a.tag)));
+	CHECK(imgfs_device_slot_blocks(&d, true) == 0x010212345678ull);
+	CHECK(imgfs_device_slot_uniaddr(&d, true) == 0x03049ABCDEF0ull);
+	/* without 48BIT the high halves are not part of the values */
+	CHECK(imgfs_device_slot_blocks(&d, false) == 0x12345678);
+	CHECK(imgfs_device_slot_uniaddr(&d, false) == 0x9ABCDEF0);
+}
+
+/* §3.5: the LZ4 record is 14 bytes; a length of 0 reads as 65536. */
+static void test_compr_cfg_len(void)
+{
+	uint8_t b[IMGFS_COMPR_CFG_HDR_SIZE];
+
+	imgfs_compr_cfg_len_encode(b, 14);
+	CHECK(b[0] == 14 && b[1] == 0);
+	CHECK(imgfs_compr_cfg_len_decode(b) == 14);
+	imgfs_compr_cfg_len_encode(b, 0);
+	CHECK(imgfs_compr_cfg_len_decode(b) == 65536);
+}
+
+/* The reserved bytes the checker reports: decoded, never encoded. */
+static void test_reserved(void)
+{
+	struct imgfs_super_block sb = { .magic = IMGFS_SUPER_MAGIC };
+	struct imgfs_xattr_ibody_header h = { .h_shared_count = 1 };
+	uint8_t b[IMGFS_SUPER_BASE_SIZE];
+
+	sb.reserved_set = true;
+	imgfs_super_block_encode(&sb, b);
+	CHECK(!b[106] && !b[107]);
+	imgfs_super_block_decode(b, &sb);
+	CHECK(!sb.reserved_set);
+	b[107] = 1;
+	imgfs_super_block_decode(b, &sb);
+	CHECK(sb.reserved_set);
+
+	imgfs_xattr_ibody_header_encode(&h, b);
+	imgfs_xattr_ibody_header_decode(b, &h);
+	CHECK(!h.reserved_set && h.h_shared_count == 1);
+	b[11] = 0x80;
+	imgfs_xattr_ibody_header_decode(b, &h);
+	CHECK(h.reserved_set);
 }
 
 static void test_map_header(void)
@@ -604,6 +695,9 @@ static void test_acl_entry(void)
 	imgfs_acl_entry_decode(b, &e2);
 	CHECK(e2.e_tag == IMGFS_ACL_USER && e2.e_perm == 6 && e2.e_id == 1000);
 	REENCODE(imgfs_acl_entry, want, IMGFS_ACL_ENTRY_SIZE);
+	imgfs_acl_version_encode(b, IMGFS_ACL_XATTR_VERSION);
+	CHECK(b[0] == 2 && !b[1] && !b[2] && !b[3]);
+	CHECK(imgfs_acl_version_decode(b) == IMGFS_ACL_XATTR_VERSION);
 }
 
 static void test_names(void)
@@ -634,6 +728,10 @@ int main(void)
 	test_xattrs_roundtrip();
 	test_xattr_names();
 	test_chunk_index();
+	test_block_map();
+	test_device_slot();
+	test_compr_cfg_len();
+	test_reserved();
 	test_map_header();
 	test_lcluster_index();
 	test_compact_packs();
