@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "check/internal.h"
+#include "util/sha256.h"
 #include "util/vec.h"
 
 /*
@@ -23,11 +24,7 @@
 
 int imgfs_sha256(const void *buf, size_t len, uint8_t out[IMGFS_SHA256_SIZE])
 {
-	unsigned int n = 0;
-
-	if (!EVP_Digest(buf, len, out, &n, EVP_sha256(), NULL))
-		return -EIO;
-	return 0;
+	return imgfs_sha256_join(buf, len, NULL, 0, out);
 }
 
 int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
@@ -666,11 +663,7 @@ static void job_run(struct check_job *job, void **local)
 		*local = malloc(c->bufsz);
 	s.buf = *local;
 	if (job->digest) {
-		s.md = EVP_MD_CTX_new();
-		if (s.md && !EVP_DigestInit_ex(s.md, EVP_sha256(), NULL)) {
-			EVP_MD_CTX_free(s.md);
-			s.md = NULL;
-		}
+		s.md = imgfs_sha256_new();
 	}
 	if (!s.buf || (job->digest && !s.md)) {
 		job->read_ret = imgfs_error_set(&job->read_err, -ENOMEM,
@@ -825,9 +818,8 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		return;
 	}
 	if (s.read && (c->opts.flags & IMGFS_CHECK_F_DIGEST)) {
-		s.md = EVP_MD_CTX_new();
-		if (!s.md || !EVP_DigestInit_ex(s.md, EVP_sha256(), NULL)) {
-			EVP_MD_CTX_free(s.md);
+		s.md = imgfs_sha256_new();
+		if (!s.md) {
 			c->fatal = imgfs_error_set(c->err, -ENOMEM,
 						   "cannot set up SHA-256");
 			return;

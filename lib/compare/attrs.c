@@ -17,6 +17,7 @@
 
 #include "compare/internal.h"
 #include "format/acl.h"
+#include "util/sha256.h"
 
 static bool map_id(int64_t id, bool all_root, int64_t force, int64_t off,
 		   uint32_t *out)
@@ -235,7 +236,7 @@ static void hash_zeros(EVP_MD_CTX *md, uint64_t n)
 static int read_content(struct imgfs_compare *c, struct archive *a,
 			struct exp_inode *in, const char *path)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_MD_CTX *md = imgfs_sha256_new();
 	const void *buf;
 	size_t len;
 	int64_t off;
@@ -243,10 +244,8 @@ static int read_content(struct imgfs_compare *c, struct archive *a,
 	unsigned int n = 0;
 	int r;
 
-	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(md);
+	if (!md)
 		return -ENOMEM;
-	}
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
 		if (off < 0 || (uint64_t)off < pos || len > in->size ||

@@ -13,6 +13,7 @@
 
 #include "compare/internal.h"
 #include "imgfs/stats.h"
+#include "util/sha256.h"
 
 #define DIGEST_CHUNK 65536
 
@@ -204,13 +205,13 @@ int cmp_image_walk(struct imgfs_compare *c, struct imgfs_error *err)
 static int digest_file(struct imgfs_compare *c, struct img_entry *ie,
 		       struct imgfs_error *err)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_MD_CTX *md = imgfs_sha256_new();
 	uint8_t *buf = malloc(DIGEST_CHUNK);
 	uint64_t pos = 0;
 	unsigned int n = 0;
 	ssize_t r = 0;
 
-	if (!md || !buf || !EVP_DigestInit_ex(md, EVP_sha256(), NULL))
+	if (!md || !buf)
 		r = imgfs_error_set(err, -ENOMEM, "out of memory");
 	while (!r && pos < ie->inode.size) {
 		r = imgfs_read(c->img, &ie->inode, pos, buf, DIGEST_CHUNK, err);

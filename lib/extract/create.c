@@ -20,6 +20,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/format.h"
+#include "util/fileio.h"
 
 /* A name from the image that cannot be created as such. */
 bool extract_bad_name(const char *name)
@@ -48,6 +49,7 @@ static int copy_extent(void *arg, const struct imgfs_extent *ext)
 	struct copy_ctx *c = arg;
 	struct imgfs_extract *x = c->x;
 	uint64_t done = 0;
+	int ret;
 
 	if (ext->kind == IMGFS_EXTENT_HOLE)
 		return 0;
@@ -67,10 +69,11 @@ static int copy_extent(void *arg, const struct imgfs_extent *ext)
 					       "file data beyond the limit");
 		}
 		x->res.data_bytes += (uint64_t)got;
-		if (pwrite(c->fd, x->buf, (size_t)got,
-			   (off_t)(ext->logical + done)) != got)
-			return imgfs_error_set(&c->err, -errno ? -errno : -EIO,
-					       "write: %s", strerror(errno));
+		ret = imgfs_pwrite_full(c->fd, x->buf, (size_t)got,
+					ext->logical + done);
+		if (ret)
+			return imgfs_error_set(&c->err, ret, "write: %s",
+					       strerror(-ret));
 		done += (uint64_t)got;
 	}
 	return 0;

@@ -34,6 +34,8 @@
 #include "imgfs/writer.h"
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "util/error.h"
+#include "util/fileio.h"
 
 static void unit_mkfs_options(const struct oci_run *run,
 			      const struct oci_unit *u,
@@ -117,15 +119,10 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 		imgfs_error_clear(err);
 		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
 	}
-	if (ret && !strstr(err->msg, u->blob.str)) {
-		/* say which layer the entry is in */
-		char msg[IMGFS_ERROR_MSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", err->msg);
-		imgfs_error_clear(err);
-		imgfs_error_set(err, ret, "layer %s (diffID %s): %s",
-				u->blob.str, u->diff_id.str, msg);
-	}
+	/* say which layer the entry is in */
+	if (ret && !strstr(err->msg, u->blob.str))
+		imgfs_error_prefix(err, ret, "layer %s (diffID %s)",
+				   u->blob.str, u->diff_id.str);
 	if (ret)
 		return ret;
 	if (strcmp(f.plain_digest.str, u->diff_id.str))
@@ -234,13 +231,11 @@ static int hash_fd(int fd, struct oci_digest *d, uint64_t *size,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = pread(fd, buf, 1u << 20, (off_t)off);
+		ssize_t n = imgfs_pread_full(fd, buf, 1u << 20, off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
-			ret = imgfs_error_set(err, -errno, "image: %s",
-					      strerror(errno));
+			ret = imgfs_error_set(err, (int)n, "image: %s",
+					      strerror((int)-n));
 			goto out;
 		}
 		if (!n)
@@ -273,14 +268,14 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
 	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
 	for (;;) {
-		ssize_t n = pread(in, ibuf, ilen, (off_t)off);
+		ssize_t n = imgfs_pread_full(in, ibuf, ilen, off);
 		ZSTD_EndDirective mode = n > 0 ? ZSTD_e_continue : ZSTD_e_end;
 		ZSTD_inBuffer ib = { ibuf, n > 0 ? (size_t)n : 0, 0 };
 		size_t left;
 
 		if (n < 0) {
-			ret = imgfs_error_set(err, -errno, "image: %s",
-					      strerror(errno));
+			ret = imgfs_error_set(err, (int)n, "image: %s",
+					      strerror((int)-n));
 			goto out;
 		}
 		off += (uint64_t)(n > 0 ? n : 0);
@@ -293,8 +288,7 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 						      ZSTD_getErrorName(left));
 				goto out;
 			}
-			if (ob.pos && pwrite(out, obuf, ob.pos, (off_t)woff) !=
-					      (ssize_t)ob.pos) {
+			if (imgfs_pwrite_full(out, obuf, ob.pos, woff)) {
 				ret = imgfs_error_set(
 					err, -EIO, "layer blob: write failed");
 				goto out;
@@ -331,8 +325,8 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 		char buf[65536];
 		ssize_t n;
 
-		while ((n = pread(fd, buf, sizeof(buf), (off_t)off)) > 0) {
-			if (pwrite(t.fd, buf, (size_t)n, (off_t)off) != n) {
+		while ((n = imgfs_pread_full(fd, buf, sizeof(buf), off)) > 0) {
+			if (imgfs_pwrite_full(t.fd, buf, (size_t)n, off)) {
 				ret = imgfs_error_set(err, -EIO,
 						      "%s: write failed", path);
 				break;

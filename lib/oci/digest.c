@@ -16,6 +16,7 @@
 
 #include "oci/internal.h"
 #include "util/hashtab.h"
+#include "util/sha256.h"
 
 static int hexval(char c)
 {
@@ -91,8 +92,8 @@ struct oci_hash *oci_hash_new(void)
 
 	if (!h)
 		return NULL;
-	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+	h->ctx = imgfs_sha256_new();
+	if (!h->ctx) {
 		oci_hash_free(h);
 		return NULL;
 	}

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 
@@ -110,13 +111,8 @@ static int check_entry(const char *dst, struct json_object *e, size_t i,
 	/* its document must be there, whole: it is what keeps the rest */
 	ret = oci_blob_load(dst, &d, size, &buf, err);
 	free(buf);
-	if (ret) {
-		char msg[IMGFS_ERROR_MSG_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", err->msg);
-		imgfs_error_clear(err);
-		return imgfs_error_set(err, ret, "%s: %s", what, msg);
-	}
+	if (ret)
+		return imgfs_error_prefix(err, ret, "%s", what);
 	return 0;
 }
 

@@ -8,30 +8,21 @@
 #include <unistd.h>
 
 #include "reader/internal.h"
+#include "util/fileio.h"
 
 static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
 		     uint64_t off)
 {
-	uint8_t *p = buf;
+	ssize_t n;
 
 	if (img->mem) {
 		memcpy(buf, img->mem + off, len);
 		return 0;
 	}
-	while (len) {
-		ssize_t n = pread(img->fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO; /* file shrank under us */
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	n = imgfs_pread_full(img->fd, buf, len, off);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n < len ? -EIO : 0; /* file shrank under us */
 }
 
 int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,

@@ -21,6 +21,7 @@
 
 #include "imgfs/source.h"
 #include "source/tar.h"
+#include "util/fileio.h"
 #include "util/gunzip.h"
 
 bool imgfs_source_is_dir(const char *path)
@@ -275,17 +276,8 @@ static void tap_start(struct imgfs_tar *t, uint64_t before)
 static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
 		      uint64_t off)
 {
-	while (t->copy_fd >= 0 && !t->copy_err && n) {
-		ssize_t w = pwrite(t->copy_fd, p, n, (off_t)off);
-
-		if (w <= 0) {
-			t->copy_err = w < 0 ? -errno : -EIO;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
+	if (t->copy_fd >= 0 && !t->copy_err && n)
+		t->copy_err = imgfs_pwrite_full(t->copy_fd, p, n, off);
 	return t->copy_err;
 }
 

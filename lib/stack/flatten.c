@@ -23,6 +23,7 @@
 #include "imgfs/stack.h"
 #include "stack/links.h"
 #include "stack/paths.h"
+#include "util/error.h"
 #include "util/vec.h"
 #include "writer/intake.h"
 
@@ -415,17 +416,11 @@ static int close_layer(struct flatten *f, unsigned int layer, int ret,
 static int layer_error(const struct flatten *f, unsigned int layer,
 		       struct imgfs_error *err)
 {
-	char msg[IMGFS_ERROR_MSG_MAX];
 	int code = err->code ? err->code : -EIO;
 
-	memcpy(msg, err->msg, sizeof(msg));
-	msg[sizeof(msg) - 1] = '\0';
-	/* the first message stays unless cleared */
-	imgfs_error_clear(err);
 	if (f->tars)
-		return imgfs_error_set(err, code, "%s: %s", f->tars[layer],
-				       msg);
-	return imgfs_error_set(err, code, "layer %u: %s", layer, msg);
+		return imgfs_error_prefix(err, code, "%s", f->tars[layer]);
+	return imgfs_error_prefix(err, code, "layer %u", layer);
 }
 
 static int read_layer(struct flatten *f, struct imgfs_writer *w,

@@ -15,7 +15,8 @@
 #include <archive_entry.h>
 
 #include "stack/links.h"
-#include "util/tmpfile.h"
+#include "util/fileio.h"
+#include "util/spill.h"
 #include "util/vec.h"
 
 #define SPILL_CHUNK (64u * 1024u)
@@ -34,7 +35,8 @@ static bool saved_eq(const struct imgfs_hnode *n, const void *key)
 void stack_links_init(struct stack_links *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->spill_fd = -1;
+	imgfs_spill_init(&l->spill_file, "imgfs-flatten",
+			 "the temporary file for hidden entries");
 }
 
 void stack_links_forget(struct stack_saved *s)
@@ -75,15 +77,13 @@ void stack_links_reset(struct stack_links *l)
 	spill_writer_free(l);
 	/* the next layer starts from an empty file (or, should truncating
 	 * fail, after what is there) */
-	if (l->spill_fd >= 0 && l->spill_end && !ftruncate(l->spill_fd, 0))
-		l->spill_end = 0;
+	imgfs_spill_empty(&l->spill_file);
 }
 
 void stack_links_free(struct stack_links *l)
 {
 	stack_links_reset(l);
-	if (l->spill_fd >= 0)
-		close(l->spill_fd);
+	imgfs_spill_close(&l->spill_file);
 	free(l->buf);
 	stack_links_init(l);
 }
@@ -121,24 +121,12 @@ static la_ssize_t spill_write(struct archive *a, void *arg, const void *buf,
 			      size_t len)
 {
 	struct stack_links *l = arg;
-	const uint8_t *p = buf;
-	size_t left = len;
+	struct imgfs_error err = { 0 };
 
-	while (left) {
-		ssize_t n = pwrite(l->spill_fd, p, left, (off_t)l->spill_end);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			archive_set_error(a, n < 0 ? errno : EIO,
-					  "temporary file for hidden entries: %s",
-					  n < 0 ? strerror(errno) :
-						  "short write");
-			return -1;
-		}
-		p += n;
-		left -= (size_t)n;
-		l->spill_end += (uint64_t)n;
+	/* libarchive's writer hands its errors back through the handle */
+	if (imgfs_spill_append(&l->spill_file, buf, len, NULL, &err)) {
+		archive_set_error(a, -err.code, "%s", err.msg);
+		return -1;
 	}
 	return (la_ssize_t)len;
 }
@@ -146,15 +134,10 @@ static la_ssize_t spill_write(struct archive *a, void *arg, const void *buf,
 /* The spill file and its tar writer, made when first needed. */
 static int spill_open(struct stack_links *l, struct imgfs_error *err)
 {
-	if (l->spill_fd < 0) {
-		l->spill_fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL),
-						 "imgfs-flatten");
-		if (l->spill_fd < 0)
-			return imgfs_error_set(err, -errno,
-					       "temporary file in %s for hidden entries: %s",
-					       imgfs_tmpdir(NULL),
-					       strerror(errno));
-	}
+	int ret = imgfs_spill_open(&l->spill_file, err);
+
+	if (ret)
+		return ret;
 	if (l->spill)
 		return 0;
 	l->spill = archive_write_new();
@@ -257,7 +240,7 @@ int stack_links_save(struct stack_links *l, struct archive *a,
 	ret = spill_open(l, err);
 	if (ret)
 		return ret;
-	*off = l->spill_end;
+	*off = l->spill_file.size;
 	if (archive_write_header(l->spill, e) < ARCHIVE_WARN) {
 		/* not kept: an error only if a link of the layer needs it */
 		*off = STACK_UNSAVED;
@@ -274,14 +257,12 @@ int stack_links_save(struct stack_links *l, struct archive *a,
 static la_ssize_t spill_read(struct archive *a, void *arg, const void **buf)
 {
 	struct stack_links *l = arg;
-	ssize_t n;
+	ssize_t n = imgfs_pread_full(l->spill_file.fd, l->buf, SPILL_CHUNK,
+				     l->back_pos);
 
-	do
-		n = pread(l->spill_fd, l->buf, SPILL_CHUNK, (off_t)l->back_pos);
-	while (n < 0 && errno == EINTR);
 	if (n < 0) {
-		archive_set_error(a, errno, "temporary file: %s",
-				  strerror(errno));
+		archive_set_error(a, (int)-n, "temporary file: %s",
+				  strerror((int)-n));
 		return -1;
 	}
 	l->back_pos += (uint64_t)n;

@@ -22,6 +22,7 @@
 
 #include "imgfs/error.h"
 #include "util/hashtab.h"
+#include "util/spill.h"
 
 struct archive;
 struct archive_entry;
@@ -43,8 +44,7 @@ struct stack_saved {
 struct stack_links {
 	struct imgfs_hashtab tab;
 	struct stack_saved *all;
-	int spill_fd; /* -1 until an entry is kept */
-	uint64_t spill_end;
+	struct imgfs_spill spill_file; /* made when an entry is first kept */
 	struct archive *spill; /* the tar writer appending to it */
 	/* reading one entry back */
 	struct archive *back;

@@ -21,6 +21,7 @@
 #include "imgfs/stack.h"
 #include "imgfs/walk.h"
 #include "stack/paths.h"
+#include "util/error.h"
 #include "util/hashtab.h"
 #include "util/vec.h"
 #include "writer/intake.h"
@@ -274,13 +275,9 @@ static void reset_links(struct merge *m)
 /* Prefix the message with the layer image's path. */
 static int layer_error(struct merge *m, unsigned int layer, int ret)
 {
-	char msg[IMGFS_ERROR_MSG_MAX];
 	int code = m->err->code ? m->err->code : ret;
 
-	memcpy(msg, m->err->msg, sizeof(msg));
-	msg[sizeof(msg) - 1] = '\0';
-	imgfs_error_clear(m->err);
-	return imgfs_error_set(m->err, code, "%s: %s", m->paths[layer], msg);
+	return imgfs_error_prefix(m->err, code, "%s", m->paths[layer]);
 }
 
 static int walk_layer(struct merge *m, unsigned int layer)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
 #include "writer/blkout.h"
 
 #define BLKOUT_BUF (1u << 20)
@@ -41,21 +42,12 @@ void imgfs_blkout_free(struct imgfs_blkout *o)
 static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off,
 		      struct imgfs_error *err)
 {
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
+	int ret = imgfs_pwrite_full(fd, p, len, off);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return imgfs_error_set(err, -errno,
-					       "writing image at offset %llu: %s",
-					       (unsigned long long)off,
-					       strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
+	if (ret)
+		return imgfs_error_set(err, ret,
+				       "writing image at offset %llu: %s",
+				       (unsigned long long)off, strerror(-ret));
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
+#include "util/fileio.h"
 #include "writer/intake.h"
 
 /*
@@ -185,10 +186,10 @@ static int write_sidecar(struct imgfs_output *side,
 
 	if (n < 0)
 		return imgfs_error_set(err, n, "dm-verity sidecar: too long");
-	errno = EIO;
-	if (pwrite(imgfs_output_fd(side), json, (size_t)n, 0) != n)
-		return imgfs_error_set(err, -errno, "dm-verity sidecar: %s",
-				       strerror(errno));
+	n = imgfs_pwrite_full(imgfs_output_fd(side), json, (size_t)n, 0);
+	if (n)
+		return imgfs_error_set(err, n, "dm-verity sidecar: %s",
+				       strerror(-n));
 	return 0;
 }
 

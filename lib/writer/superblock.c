@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "util/fileio.h"
 #include "writer/internal.h"
 
 /* Build time = epoch + sb.build_time; the epoch was chosen so it fits. */
@@ -71,7 +72,6 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	uint8_t blk[4096];
 	uint32_t len = imgfs_super_csum_len(w->bs);
 	struct imgfs_super_block sb;
-	ssize_t n;
 	int ret;
 
 	ret = super_fill(w, l, &sb, err);
@@ -95,11 +95,10 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	}
 	sb.checksum = imgfs_super_checksum(blk, len);
 	imgfs_super_block_encode(&sb, blk);
-	n = pwrite(w->fd, blk, len, IMGFS_SUPER_OFFSET);
-	if (n != (ssize_t)len)
-		return imgfs_error_set(err, n < 0 ? -errno : -EIO,
-				       "writing superblock: %s",
-				       n < 0 ? strerror(errno) : "short write");
+	ret = imgfs_pwrite_full(w->fd, blk, len, IMGFS_SUPER_OFFSET);
+	if (ret)
+		return imgfs_error_set(err, ret, "writing superblock: %s",
+				       strerror(-ret));
 	/* the dm-verity tree hashes the block now that it is final */
 	return imgfs_writer_verity_head(w, IMGFS_SUPER_OFFSET, blk, len, err);
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "imgfs/format.h"
+#include "util/fileio.h"
 #include "util/tmpfile.h"
 #include "source/tar.h"
 #include "writer/internal.h"
@@ -311,6 +312,7 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len,
 	loff_t ip = 0, op = (loff_t)off;
 	char *buf = NULL;
 	ssize_t n;
+	int ret;
 
 	while (len) {
 		n = copy_file_range(in, &ip, out, &op,
@@ -325,16 +327,15 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len,
 
 		if (!buf && !(buf = malloc(1u << 20)))
 			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		n = pread(in, buf, chunk, ip);
-		if (n > 0)
-			n = pwrite(out, buf, (size_t)n, op);
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-
+		n = imgfs_pread_full(in, buf, chunk, (uint64_t)ip);
+		ret = n <= 0 ? (n < 0 ? (int)n : -EIO) :
+			       imgfs_pwrite_full(out, buf, (size_t)n,
+						 (uint64_t)op);
+		if (ret) {
 			free(buf);
-			return imgfs_error_set(err, -e,
+			return imgfs_error_set(err, ret,
 					       "appending the tar to the index: %s",
-					       strerror(e));
+					       strerror(-ret));
 		}
 		ip += n;
 		op += n;
@@ -363,12 +364,10 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 	while (!ret && pos < len) {
 		size_t chunk = len - pos > (1u << 20) ? (1u << 20) :
 							(size_t)(len - pos);
-		ssize_t n = pread(in, buf, chunk, (off_t)pos);
+		ssize_t n = imgfs_pread_full(in, buf, chunk, pos);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
+			int e = n < 0 ? (int)-n : EIO;
 
 			ret = imgfs_error_set(err, -e,
 					      "reading the tar's copy at byte %llu: %s",
@@ -377,22 +376,12 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 			break;
 		}
 		ret = imgfs_writer_verity_update(w, buf, (size_t)n, err);
-		for (ssize_t done = 0; !ret && done < n;) {
-			ssize_t m = pwrite(out, buf + done, (size_t)(n - done),
-					   (off_t)(off + pos + (uint64_t)done));
-
-			if (m < 0 && errno == EINTR)
-				continue;
-			if (m <= 0) {
-				int e = m < 0 ? errno : EIO;
-
-				ret = imgfs_error_set(err, -e,
-						      "appending the tar to the index: %s",
-						      strerror(e));
-				break;
-			}
-			done += m;
-		}
+		if (!ret)
+			ret = imgfs_pwrite_full(out, buf, (size_t)n, off + pos);
+		if (ret) /* a message set by the verity update stays */
+			imgfs_error_set(err, ret,
+					"appending the tar to the index: %s",
+					strerror(-ret));
 		pos += (uint64_t)n;
 	}
 	free(buf);

@@ -18,7 +18,6 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 #include "util/vec.h"
-#include "util/tmpfile.h"
 
 /* Full name length of an item as listxattr shows it (without the NUL). */
 static size_t full_name_len(uint8_t index, size_t suffix_len)
@@ -36,74 +35,17 @@ static uint64_t item_hash(uint8_t index, const char *suffix, size_t nlen,
 	return XXH64(value, vlen, h);
 }
 
-/* An unlinked file in $TMPDIR (or /tmp), gone when the writer closes it. */
-static int spill_open(struct imgfs_xattr_table *t, struct imgfs_error *err)
-{
-	const char *dir = imgfs_tmpdir(NULL);
-	int fd = imgfs_tmpfile_open(dir, "imgfs-xattrs");
-
-	if (fd < 0)
-		return imgfs_error_set(err, -errno,
-				       "creating the xattr spill file in %s: %s",
-				       dir, strerror(errno));
-	t->spill_fd = fd;
-	t->spill_open = true;
-	t->spill_size = 0;
-	return 0;
-}
-
-static int spill_write(struct imgfs_xattr_table *t, const void *value,
-		       size_t len, uint64_t *off, struct imgfs_error *err)
-{
-	const uint8_t *p = value;
-	size_t done = 0;
-	int ret;
-
-	if (!t->spill_open && (ret = spill_open(t, err)))
-		return ret;
-	while (done < len) {
-		ssize_t n = pwrite(t->spill_fd, p + done, len - done,
-				   (off_t)(t->spill_size + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return imgfs_error_set(err, n < 0 ? -errno : -EIO,
-					       "writing the xattr spill file: %s",
-					       n < 0 ? strerror(errno) :
-						       "no progress");
-		done += (size_t)n;
-	}
-	*off = t->spill_size;
-	t->spill_size += len;
-	return 0;
-}
-
 /* Copy @it's value to @buf (value_len bytes). */
 static int item_value(const struct imgfs_xattr_table *t,
 		      const struct imgfs_xattr_item *it, uint8_t *buf,
 		      struct imgfs_error *err)
 {
-	size_t done = 0;
-
 	if (!it->spilled) {
 		memcpy(buf, it->data + it->name_len, it->value_len);
 		return 0;
 	}
-	while (done < it->value_len) {
-		ssize_t n = pread(t->spill_fd, buf + done, it->value_len - done,
-				  (off_t)(it->spill_off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return imgfs_error_set(err, n < 0 ? -errno : -EIO,
-					       "reading the xattr spill file: %s",
-					       n < 0 ? strerror(errno) :
-						       "unexpected end");
-		done += (size_t)n;
-	}
-	return 0;
+	return imgfs_spill_read(&t->spill, buf, it->value_len, it->spill_off,
+				err);
 }
 
 /* Whether @it holds exactly @value; 1, 0 or a negative errno. */
@@ -157,7 +99,12 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	if (!it)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	if (spill) {
-		ret = spill_write(t, value, vlen, &it->spill_off, err);
+		/* the table starts zeroed: name its spill file on first use */
+		if (!t->spill.what)
+			imgfs_spill_init(&t->spill, "imgfs-xattrs",
+					 "the xattr spill file");
+		ret = imgfs_spill_append(&t->spill, value, vlen,
+					 &it->spill_off, err);
 		if (ret) {
 			free(it);
 			return ret;
@@ -194,8 +141,7 @@ void imgfs_xattr_table_free(struct imgfs_xattr_table *t)
 	}
 	imgfs_hashtab_free(&t->items);
 	free(t->shared);
-	if (t->spill_open)
-		close(t->spill_fd);
+	imgfs_spill_close(&t->spill);
 	memset(t, 0, sizeof(*t));
 }
 

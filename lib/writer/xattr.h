@@ -16,6 +16,7 @@
 #include "imgfs/error.h"
 #include "imgfs/format.h"
 #include "format/format.h" /* name prefixes and the filter bit */
+#include "util/spill.h"
 
 struct imgfs_node;
 
@@ -56,9 +57,7 @@ struct imgfs_xattr_table {
 	struct imgfs_xattr_item **shared; /* shared items in area order */
 	size_t nr_shared;
 	uint32_t shared_size; /* bytes */
-	int spill_fd; /* valid when spill_open */
-	bool spill_open;
-	uint64_t spill_size;
+	struct imgfs_spill spill; /* values over IMGFS_XATTR_SPILL_MIN */
 };
 
 void imgfs_xattr_table_free(struct imgfs_xattr_table *t);

@@ -104,7 +104,7 @@ static void test_xattr_spill(void)
 	CHECK(!imgfs_xattr_set(&t, &a, "user.big", v, 1000, "a", &err));
 	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
 	CHECK(a.xattrs.items[0] == b.xattrs.items[0]);
-	CHECK(a.xattrs.items[0]->spilled && t.spill_open);
+	CHECK(a.xattrs.items[0]->spilled && t.spill.open);
 	/* same length and name, one byte differs: a distinct item */
 	v[999] ^= 1;
 	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));

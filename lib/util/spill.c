@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * spill.c - append-only temporary files for what the library keeps out of
+ * memory: large xattr values while an image is built, hidden entries while
+ * layers are flattened.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/fileio.h"
+#include "util/spill.h"
+#include "util/tmpfile.h"
+
+void imgfs_spill_init(struct imgfs_spill *s, const char *prefix,
+		      const char *what)
+{
+	s->fd = -1;
+	s->open = false;
+	s->size = 0;
+	s->prefix = prefix;
+	s->what = what;
+}
+
+int imgfs_spill_open(struct imgfs_spill *s, struct imgfs_error *err)
+{
+	const char *dir = imgfs_tmpdir(NULL);
+
+	if (s->open)
+		return 0;
+	s->fd = imgfs_tmpfile_open(dir, s->prefix);
+	if (s->fd < 0)
+		return imgfs_error_set(err, -errno, "creating %s in %s: %s",
+				       s->what, dir, strerror(errno));
+	s->open = true;
+	s->size = 0;
+	return 0;
+}
+
+int imgfs_spill_append(struct imgfs_spill *s, const void *buf, size_t len,
+		       uint64_t *off, struct imgfs_error *err)
+{
+	int ret = imgfs_spill_open(s, err);
+
+	if (ret)
+		return ret;
+	ret = imgfs_pwrite_full(s->fd, buf, len, s->size);
+	if (ret)
+		return imgfs_error_set(err, ret, "writing %s: %s", s->what,
+				       strerror(-ret));
+	if (off)
+		*off = s->size;
+	s->size += len;
+	return 0;
+}
+
+int imgfs_spill_read(const struct imgfs_spill *s, void *buf, size_t len,
+		     uint64_t off, struct imgfs_error *err)
+{
+	ssize_t n = s->open ? imgfs_pread_full(s->fd, buf, len, off) : -EBADF;
+
+	if (n < 0 || (size_t)n < len)
+		return imgfs_error_set(err, n < 0 ? (int)n : -EIO,
+				       "reading %s: %s", s->what,
+				       n < 0 ? strerror((int)-n) :
+					       "unexpected end");
+	return 0;
+}
+
+void imgfs_spill_empty(struct imgfs_spill *s)
+{
+	if (s->open && s->size && !ftruncate(s->fd, 0))
+		s->size = 0;
+}
+
+void imgfs_spill_close(struct imgfs_spill *s)
+{
+	if (s->open)
+		close(s->fd);
+	s->fd = -1;
+	s->open = false;
+	s->size = 0;
+}
