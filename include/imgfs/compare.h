@@ -12,8 +12,8 @@
  * mkfs.img would refuse are reported as differences of kind
  * IMGFS_COMPARE_UNREPRESENTABLE, and the rest is still compared.
  *
- * The tar is read with imgfs_tar_next() (imgfs/source.h), so where it ends
- * and what is refused are the same as for mkfs.img. Memory grows with the
+ * The tar is read as imgfs_writer_add_tar() reads it (imgfs/source.h), so
+ * where it ends and what is refused are the same as for mkfs.img. Memory grows with the
  * number of entries of the tar and of the image, never with file data.
  * Nothing is global: comparisons may run side by side in threads.
  */

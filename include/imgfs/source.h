@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgfs/source.h - opening the inputs of a conversion with libarchive.
+ * imgfs/source.h - opening the inputs of a conversion.
  *
  * A tar layer (plain, gzip, zstd, xz, bzip2, lz4; V7, ustar, pax, GNU) is
- * read as a struct imgfs_tar: compression is detected from the bytes and
+ * opened as a struct imgfs_tar: compression is detected from the bytes and
  * decoded first, then the plain stream is parsed as tar, so that where the
- * archive ends can be told apart from where the input ends. mkfs.img and
- * fsck.img --compare both read tars through imgfs_tar_next(), with the
- * same rules. A directory is read through libarchive's disk reader, which
- * yields the same entry objects, xattrs and ACLs included.
+ * archive ends can be told apart from where the input ends. Hand it to
+ * imgfs_writer_add_tar() or to a struct imgfs_layer_opener (imgfs/stack.h);
+ * mkfs.img and fsck.img --compare read its entries with the same rules.
+ * A directory is given to imgfs_writer_add_directory() by its path.
  */
 #ifndef IMGFS_SOURCE_H
 #define IMGFS_SOURCE_H
@@ -23,11 +23,20 @@
 extern "C" {
 #endif
 
-struct archive;
-struct archive_entry;
 struct imgfs_tar;
 
-/* How a tar stream may end (see imgfs_tar_next()). */
+/*
+ * How a tar stream may end. The archive ends at its end-of-archive marker
+ * (zero blocks); nothing after it is parsed as entries (a second archive
+ * appended with cat is not read), but the input is read to its end so
+ * that compression trailers are checked, and non-zero bytes there are
+ * reported as a warning. A stream that ends at an entry boundary without
+ * the marker (as some producers write them) is read with one warning
+ * naming the last entry, or is an error with @require_end; an empty input
+ * is an error unless @allow_missing_end; one that ends inside an entry's
+ * headers or data is always an error, and so are bytes after the end of
+ * a compressed stream and a damaged header.
+ */
 struct imgfs_tar_options {
 	/* accept (with a warning) an empty (0-byte) input as an empty
 	 * archive; also overrides @require_end */
@@ -55,34 +64,6 @@ struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err);
 IMGFS_API
 struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
 				    struct imgfs_error *err);
-
-/*
- * Advance to the next entry. Whatever the caller left unread of the
- * previous entry's data is skipped. Returns 1 with *@e set (owned by the
- * reader, valid until the next call; read its data with
- * archive_read_data_block() on imgfs_tar_archive()), 0 at the end of the
- * archive, or a negative errno with @err naming the entry and the cause.
- *
- * The archive ends at its end-of-archive marker (zero blocks); nothing
- * after it is parsed as entries (a second archive appended with cat is
- * not read), but the input is read to its end so that compression
- * trailers are checked, and non-zero bytes there are reported as a
- * warning. A stream that ends at an entry boundary without the marker (as
- * some producers write them) is read with one warning naming the last
- * entry, or is an error with @o->require_end; an empty input is an error
- * unless @o->allow_missing_end; one that ends
- * inside an entry's headers or data is always an error, and so are bytes
- * after the end of a compressed stream, a damaged header (libarchive's
- * ARCHIVE_RETRY) and anything libarchive could not decode in an entry
- * (ARCHIVE_WARN).
- */
-IMGFS_API
-int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
-		   struct archive_entry **e, struct imgfs_error *err);
-
-/* The libarchive handle entries and their data are read from. */
-IMGFS_API
-struct archive *imgfs_tar_archive(struct imgfs_tar *t);
 
 /* Number of entries returned so far. */
 IMGFS_API

@@ -32,7 +32,6 @@
 extern "C" {
 #endif
 
-struct archive;
 struct imgfs_tar;
 
 /*
@@ -41,21 +40,17 @@ struct imgfs_tar;
  * is closed, also when flattening fails.
  */
 struct imgfs_layer_opener {
-	/* a libarchive reader positioned before the layer's first header,
-	 * in *@a; returns 0 or a negative errno with @err set */
-	int (*open)(void *arg, unsigned int layer, struct archive **a,
+	/* the layer as a tar reader (imgfs/source.h) in *@t, read with the
+	 * end-of-archive rules of the options, names as archived; returns 0
+	 * or a negative errno with @err set */
+	int (*open)(void *arg, unsigned int layer, struct imgfs_tar **t,
 		    struct imgfs_error *err);
-	/* after the last header/data read; returns an error if the stream
-	 * failed, e.g. its digest (ignored when flattening already failed) */
-	int (*close)(void *arg, unsigned int layer, struct archive *a,
+	/* after the last entry was read: closes @t (as open gave it) and
+	 * returns an error if the stream failed, e.g. its digest (ignored
+	 * when flattening already failed) */
+	int (*close)(void *arg, unsigned int layer, struct imgfs_tar *t,
 		     struct imgfs_error *err);
 	void *arg;
-	/* used instead of open when set: the layer as a tar reader of the
-	 * library (imgfs/source.h, left to the opener to close), read with
-	 * imgfs_tar_next()'s rules, names as archived; close gets
-	 * imgfs_tar_archive() of it */
-	int (*open_tar)(void *arg, unsigned int layer, struct imgfs_tar **t,
-			struct imgfs_error *err);
 };
 
 /*
@@ -75,9 +70,9 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 
 /*
  * imgfs_flatten() of the tar files @tar_paths[0..@nlayers-1] (bottom
- * first; plain or compressed, read with imgfs_tar_next()'s end-of-archive
- * rules, opts->allow_missing_end and opts->require_end). A target that
- * is one of the layers is refused.
+ * first; plain or compressed, read with the end-of-archive rules of
+ * struct imgfs_tar_options, opts->allow_missing_end and
+ * opts->require_end). A target that is one of the layers is refused.
  */
 IMGFS_API
 int imgfs_flatten_tars(const struct imgfs_mkfs_options *opts,

@@ -35,7 +35,6 @@
 extern "C" {
 #endif
 
-struct archive;
 struct imgfs_writer;
 
 enum imgfs_whiteout_mode {
@@ -140,7 +139,7 @@ struct imgfs_mkfs_options {
 	void *warn_arg;
 	/* an empty input is an error unless this is set (it is then a
 	 * warning and an empty layer); it also overrides require_end: see
-	 * imgfs_tar_next() */
+	 * struct imgfs_tar_options (imgfs/source.h) */
 	bool allow_missing_end;
 	/* a tar stream that ends at an entry boundary without its
 	 * end-of-archive blocks is an error, not a warning */
@@ -240,27 +239,16 @@ IMGFS_API
 struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
 					 int fd, struct imgfs_error *err);
 
-/*
- * Read every entry of the libarchive handle @a into the image being built,
- * up to the ARCHIVE_EOF libarchive reports (for tar layers prefer
- * imgfs_writer_add_tar(), which also checks how the stream ends). Returns 0,
- * or a negative errno with @err naming the entry and the reason
- * (unrepresentable entry, name too long, corrupt archive, I/O error). After
- * a failure the writer can only be destroyed.
- */
-IMGFS_API
-int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
-			     struct imgfs_error *err);
-
 struct imgfs_tar;
 
 /*
  * Read every entry of the tar stream @t (see imgfs/source.h) into the image
  * being built, with the end-of-archive and trailing-data rules of
- * imgfs_tar_next() (opts.allow_missing_end and opts.require_end, warnings
+ * struct imgfs_tar_options (opts.allow_missing_end and opts.require_end, warnings
  * through opts.warn).
- * Returns 0, or a negative errno with @err set as imgfs_writer_add_archive()
- * does. @t is not closed.
+ * Returns 0, or a negative errno with @err naming the entry and the reason
+ * (unrepresentable entry, name too long, corrupt archive, I/O error); after
+ * a failure the writer can only be destroyed. @t is not closed.
  */
 IMGFS_API
 int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,

@@ -23,6 +23,7 @@
 #include "imgfs/stack.h"
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "source/tar.h"
 
 struct pick {
 	const struct imgfs_oci_options *o;
@@ -141,14 +142,14 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 	return 0;
 }
 
-static int close_layer(void *arg, unsigned int layer, struct archive *a,
+static int close_layer(void *arg, unsigned int layer, struct imgfs_tar *t,
 		       struct imgfs_error *err)
 {
 	struct opener *op = arg;
 	struct layer_src *l = &op->layers[layer];
 	struct imgfs_error ferr;
 
-	(void)a;
+	(void)t; /* op->t */
 	if (!op->t && !op->feed.running)
 		return 0;
 	imgfs_tar_close(op->t);
@@ -336,7 +337,7 @@ int imgfs_oci_flatten(const char *src, const struct imgfs_oci_options *o,
 		return ret;
 	image_options(o, "flatten", &md, &m);
 	memset(&lo, 0, sizeof(lo));
-	lo.open_tar = open_layer;
+	lo.open = open_layer;
 	lo.close = close_layer;
 	lo.arg = &op;
 	ret = imgfs_flatten(&m, n, &lo, image_path, stats, err);

@@ -13,6 +13,35 @@
 #include "imgfs/error.h"
 #include "imgfs/source.h"
 
+struct archive;
+struct archive_entry;
+
+/*
+ * Advance to the next entry. Whatever the caller left unread of the
+ * previous entry's data is skipped. Returns 1 with *@e set (owned by the
+ * reader, valid until the next call; read its data with
+ * archive_read_data_block() on imgfs_tar_archive()), 0 at the end of the
+ * archive, or a negative errno with @err naming the entry and the cause.
+ *
+ * The archive ends at its end-of-archive marker (zero blocks); nothing
+ * after it is parsed as entries (a second archive appended with cat is
+ * not read), but the input is read to its end so that compression
+ * trailers are checked, and non-zero bytes there are reported as a
+ * warning. A stream that ends at an entry boundary without the marker (as
+ * some producers write them) is read with one warning naming the last
+ * entry, or is an error with @o->require_end; an empty input is an error
+ * unless @o->allow_missing_end; one that ends
+ * inside an entry's headers or data is always an error, and so are bytes
+ * after the end of a compressed stream, a damaged header (libarchive's
+ * ARCHIVE_RETRY) and anything libarchive could not decode in an entry
+ * (ARCHIVE_WARN).
+ */
+int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+		   struct archive_entry **e, struct imgfs_error *err);
+
+/* The libarchive handle @t's entries and their data are read from. */
+struct archive *imgfs_tar_archive(struct imgfs_tar *t);
+
 /*
  * From now on write every uncompressed byte of @t's stream to @fd (left
  * open) at its own offset, up to the end of the input (bytes after the
@@ -35,8 +64,6 @@ uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size);
  * name and its own header), as archived; NULL when none are kept.
  */
 const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len);
-
-struct archive_entry;
 
 /*
  * Give @e the path and link target that the pax records among its header

@@ -21,6 +21,8 @@
 
 #include "imgfs/source.h"
 #include "imgfs/stack.h"
+#include "source/iter.h"
+#include "source/tar.h"
 #include "stack/links.h"
 #include "stack/paths.h"
 #include "util/error.h"
@@ -47,6 +49,8 @@ struct flatten {
 	struct stack_links links;
 	struct imgfs_path_comps comps; /* the entry's path */
 	struct imgfs_path_comps tcomps; /* a link target's */
+	/* entries handed to the writer, converted */
+	struct entry_iter *it;
 	/* the layer being read */
 	int32_t layer;
 	struct archive *a;
@@ -91,6 +95,14 @@ static int take_whiteout(struct flatten *f, const char *path,
 				  STACK_WHITEOUT, err);
 }
 
+/* Hand @e, read from @a, to the writer with its data. */
+static int give(struct flatten *f, struct imgfs_writer *w, struct archive *a,
+		struct archive_entry *e, struct imgfs_error *err)
+{
+	return imgfs_writer_take(w, f->it, archive_iter_set(f->it, a, e, err),
+				 err);
+}
+
 /*
  * Add hard link @path -> @target: through @e (the link's own entry) when
  * there is one, else as a new entry.
@@ -105,7 +117,7 @@ static int add_link(struct flatten *f, struct imgfs_writer *w,
 		return imgfs_writer_add_entry(w, &le, err);
 	if (strcmp(archive_entry_hardlink(e), target))
 		archive_entry_copy_hardlink(e, target);
-	return imgfs_writer_consume_entry(w, f->a, e, err);
+	return give(f, w, f->a, e, err);
 }
 
 /*
@@ -129,7 +141,7 @@ static int show_saved(struct flatten *f, struct imgfs_writer *w,
 	if (ret)
 		return ret;
 	archive_entry_copy_pathname(e, path);
-	ret = imgfs_writer_consume_entry(w, a, e, err);
+	ret = give(f, w, a, e, err);
 	stack_links_done(&f->links);
 	return ret;
 }
@@ -264,7 +276,7 @@ static int take_hidden(struct flatten *f, struct imgfs_writer *w,
 		memmove(s->pending, s->pending + 1,
 			--s->nr_pending * sizeof(*s->pending));
 		archive_entry_copy_pathname(e, first);
-		ret = imgfs_writer_consume_entry(w, f->a, e, err);
+		ret = give(f, w, f->a, e, err);
 		stack_links_forget(s);
 		s->shown = first;
 		return ret ? ret : release_waiting(f, w, s, first, err);
@@ -308,7 +320,7 @@ static int take_entry(struct flatten *f, struct imgfs_writer *w,
 	if (archive_entry_hardlink(e))
 		return take_link(f, w, e, path, hidden, err);
 	if (!hidden)
-		return imgfs_writer_consume_entry(w, f->a, e, err);
+		return give(f, w, f->a, e, err);
 	return is_dir ? 0 : take_hidden(f, w, e, path, err);
 }
 
@@ -352,22 +364,8 @@ static int next_entry(struct flatten *f, struct archive_entry **e,
 		.warn = f->opts->warn,
 		.warn_arg = f->opts->warn_arg,
 	};
-	const char *msg;
-	int r;
+	int r = imgfs_tar_next(f->t, &o, e, err);
 
-	if (f->t)
-		r = imgfs_tar_next(f->t, &o, e, err);
-	else if ((r = archive_read_next_header(f->a, e)) == ARCHIVE_EOF)
-		r = 0;
-	else if (r == ARCHIVE_OK)
-		r = 1;
-	else {
-		/* RETRY, WARN: a damaged or partly decoded header */
-		msg = archive_error_string(f->a);
-		r = imgfs_error_set(err, -EIO,
-				    "reading archive after %llu entries: %s",
-				    f->entries, msg ? msg : "unknown error");
-	}
 	if (r > 0)
 		f->entries++;
 	return r;
@@ -379,15 +377,15 @@ static int open_layer(struct flatten *f, unsigned int layer,
 	f->a = NULL;
 	f->t = NULL;
 	f->entries = 0;
-	if (f->opener && f->opener->open_tar) {
-		int ret = f->opener->open_tar(f->opener->arg, layer, &f->t,
-					      err);
+	if (f->opener) {
+		int ret = f->opener->open(f->opener->arg, layer, &f->t, err);
 
+		if (!ret && !f->t)
+			ret = imgfs_error_set(err, -EINVAL,
+					      "the opener gave no tar reader");
 		f->a = ret ? NULL : imgfs_tar_archive(f->t);
 		return ret;
 	}
-	if (f->opener)
-		return f->opener->open(f->opener->arg, layer, &f->a, err);
 	f->t = imgfs_tar_open(f->tars[layer], err);
 	if (!f->t)
 		return err->code;
@@ -403,7 +401,7 @@ static int close_layer(struct flatten *f, unsigned int layer, int ret,
 	int r = 0;
 
 	if (f->opener)
-		r = f->opener->close(f->opener->arg, layer, f->a,
+		r = f->opener->close(f->opener->arg, layer, f->t,
 				     ret ? &ignored : err);
 	else
 		imgfs_tar_close(f->t);
@@ -483,7 +481,8 @@ static int flatten(struct flatten *f, const char *image_path,
 	int ret;
 
 	stack_links_init(&f->links);
-	ret = stack_paths_init(&f->paths, err);
+	f->it = archive_iter_new(f->opts->warn, f->opts->warn_arg, err);
+	ret = f->it ? stack_paths_init(&f->paths, err) : err->code;
 	if (!ret)
 		ret = imgfs_convert_feed(image_path, f->opts, NULL, feed, f,
 					 stats, err);
@@ -496,6 +495,8 @@ static int flatten(struct flatten *f, const char *image_path,
 	imgfs_path_comps_free(&f->tcomps);
 	stack_links_free(&f->links);
 	stack_paths_free(&f->paths);
+	if (f->it)
+		f->it->destroy(f->it);
 	return ret;
 }
 
@@ -510,8 +511,7 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 
 	imgfs_error_clear(err);
 	ret = check_args(opts, nlayers, err);
-	if (!ret && (!opener || !(opener->open || opener->open_tar) ||
-		     !opener->close))
+	if (!ret && (!opener || !opener->open || !opener->close))
 		ret = imgfs_error_set(err, -EINVAL,
 				      "a layer opener needs open and close");
 	return ret ? ret : flatten(&f, image_path, stats, err);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * writer/intake.h - what the library's upper layers (lib/stack) use of the
- * writer beyond imgfs/writer.h: libarchive entries taken one at a time,
+ * writer beyond imgfs/writer.h: entries of a source taken one at a time,
  * the output file handling of imgfs_convert() around entries the caller
  * feeds, and files whose data lies on extra devices.
  */
@@ -13,15 +13,16 @@
 
 #include "imgfs/writer.h"
 
-struct archive;
-struct archive_entry;
+struct entry_iter;
+struct iter_entry;
 
 /*
- * archive.c: one entry and its data (also for directory sources), with
- * every rule of the archive intake (file flags, ACLs, pax times).
+ * iterate.c: entry @e of the source @it (source/iter.h) and its data, read
+ * through @it, with every rule the writer applies to a source's entries
+ * (file flags, the data's order and bounds).
  */
-int imgfs_writer_consume_entry(struct imgfs_writer *w, struct archive *a,
-			       struct archive_entry *e, struct imgfs_error *err);
+int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
+		      const struct iter_entry *e, struct imgfs_error *err);
 
 /*
  * convert.c: imgfs_convert() with the entries given by @feed (called once,

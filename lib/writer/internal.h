@@ -15,17 +15,12 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 
-struct archive;
-struct archive_entry;
+struct dir_skip;
+struct entry_iter;
 struct imgfs_pending_link;
 struct imgfs_data_stream;
 struct imgfs_compressor;
 struct imgfs_taridx_stream;
-
-struct imgfs_file_id {
-	uint64_t dev;
-	uint64_t ino;
-};
 
 struct imgfs_writer {
 	struct imgfs_mkfs_options opts;
@@ -36,9 +31,6 @@ struct imgfs_writer {
 	int64_t build_time;
 	int64_t epoch; /* compact inodes' mtime (superblock epoch) */
 	uint32_t epoch_nsec;
-	/* libarchive's reading of negative fractional pax times:
-	 * 0 not probed yet, 1 truncated (see entry.c), -1 exact */
-	int8_t pax_time_truncated;
 	struct imgfs_tree tree;
 	struct imgfs_xattr_table xattrs;
 	struct imgfs_blkout out;
@@ -56,7 +48,7 @@ struct imgfs_writer {
 	uint32_t feature_incompat; /* features the data stage needed */
 	uint16_t available_algs;
 	/* files left out of directory sources: the output, a replaced image */
-	struct imgfs_file_id *excluded; /* util/vec.h */
+	struct dir_skip *excluded; /* util/vec.h */
 	size_t nr_excluded, cap_excluded;
 	/* the file imgfs_writer_begin_file() opened, if any */
 	bool file_open;
@@ -91,18 +83,11 @@ void imgfs_writer_close_file(struct imgfs_writer *w);
 /* entry.c: does the open file keep its data (false for a whiteout)? */
 bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w);
 
-/* archive.c: the one warning about dropped file flags (finish). */
+/* iterate.c: the one warning about dropped file flags (finish). */
 void imgfs_writer_warn_file_flags(struct imgfs_writer *w);
-/* archive.c: libarchive entries, converted for the entry calls. */
-int imgfs_writer_read_entries(struct imgfs_writer *w, struct archive *a,
-			      struct imgfs_error *err);
-/* archive.c: the same from a tar stream, with its end-of-archive rules. */
-int imgfs_writer_read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
-			  struct imgfs_error *err);
-
-/* source.c: feed a directory tree through libarchive's disk reader. */
-int imgfs_source_read_dir(struct imgfs_writer *w, const char *path,
-			  struct imgfs_error *err);
+/* iterate.c: every entry of the source @it, to its end. */
+int imgfs_writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
+			   struct imgfs_error *err);
 
 /*
  * data.c: a regular file's data, streamed into the image: begin (with the
@@ -199,8 +184,8 @@ int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 		     const char *path, struct imgfs_error *err);
 void imgfs_taridx_abort(struct imgfs_taridx_stream *s);
-int imgfs_taridx_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
-			 struct imgfs_error *err);
+int imgfs_taridx_start(struct imgfs_writer *w, struct entry_iter *it,
+		       struct imgfs_error *err);
 void imgfs_taridx_super(const struct imgfs_writer *w,
 			struct imgfs_sb_layout *l);
 int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,

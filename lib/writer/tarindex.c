@@ -29,7 +29,7 @@
 #include "imgfs/format.h"
 #include "util/fileio.h"
 #include "util/tmpfile.h"
-#include "source/tar.h"
+#include "source/iter.h"
 #include "writer/internal.h"
 
 #define TAR_BLKBITS 9u
@@ -260,27 +260,26 @@ static int copy_file_open(struct imgfs_error *err)
 	return fd;
 }
 
-int imgfs_taridx_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
-			 struct imgfs_error *err)
+/*
+ * Before the tar's first entry is read through @it: only one tar, and
+ * with IMGFS_TAR_INDEX_APPEND its copy kept from its first byte on.
+ */
+int imgfs_taridx_start(struct imgfs_writer *w, struct entry_iter *it,
+		       struct imgfs_error *err)
 {
 	int ret;
 
-	if (w->tar_added || w->entries)
+	if (w->tar_added || w->entries || !it->copy_to)
 		return imgfs_error_set(err, -EINVAL,
 				       "a tar-index image indexes one tar stream, added before any other entry");
 	w->tar_added = true;
-	if (w->opts.tar_index == IMGFS_TAR_INDEX_APPEND) {
-		ret = copy_file_open(err);
-		if (ret < 0)
-			return ret;
-		w->tar_copy_fd = ret;
-		ret = imgfs_tar_copy_to(t, w->tar_copy_fd, err);
-		if (ret)
-			return ret;
-	}
-	ret = imgfs_writer_read_tar(w, t, err);
-	w->tar_bytes = imgfs_tar_plain_bytes(t);
-	return ret;
+	if (w->opts.tar_index != IMGFS_TAR_INDEX_APPEND)
+		return 0;
+	ret = copy_file_open(err);
+	if (ret < 0)
+		return ret;
+	w->tar_copy_fd = ret;
+	return it->copy_to(it, w->tar_copy_fd, err);
 }
 
 void imgfs_taridx_super(const struct imgfs_writer *w,

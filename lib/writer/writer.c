@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writer life cycle: options, entry intake (tar streams and directories
- * through archive.c, or the entry calls of entry.c), and finishing the
- * image.
+ * as sources of entries, source/iter.h, taken by iterate.c; or the entry
+ * calls of entry.c), and finishing the image.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +14,8 @@
 #include <uuid/uuid.h>
 
 #include "imgfs/format.h"
+#include "imgfs/source.h"
+#include "source/iter.h"
 #include "util/vec.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
@@ -258,18 +260,37 @@ static int check_not_index(struct imgfs_writer *w, const char *what,
 			       what);
 }
 
-int imgfs_writer_add_archive(struct imgfs_writer *w, struct archive *a,
-			     struct imgfs_error *err)
+/* Every entry of @it; a tar-index image indexes the tar it reads. */
+static int read_source(struct imgfs_writer *w, struct entry_iter *it,
+		       struct imgfs_error *err)
 {
+	int ret = 0;
+
+	if (w->opts.tar_index)
+		ret = imgfs_taridx_start(w, it, err);
+	if (!ret)
+		ret = imgfs_writer_read_iter(w, it, err);
+	if (w->opts.tar_index && it->stream_bytes)
+		w->tar_bytes = it->stream_bytes(it);
+	return ret;
+}
+
+static int read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
+		    struct imgfs_error *err)
+{
+	struct imgfs_tar_options o = {
+		.allow_missing_end = w->opts.allow_missing_end,
+		.require_end = w->opts.require_end,
+		.warn = w->opts.warn,
+		.warn_arg = w->opts.warn_arg,
+	};
+	struct entry_iter *it = tar_iter_new(t, &o, err);
 	int ret;
 
-	ret = check_idle(w, err);
-	if (!ret)
-		ret = check_not_index(w, "a libarchive handle", err);
-	if (!ret)
-		ret = imgfs_writer_read_entries(w, a, err);
-	if (ret)
-		w->failed = true;
+	if (!it)
+		return err->code;
+	ret = read_source(w, it, err);
+	it->destroy(it);
 	return ret;
 }
 
@@ -281,11 +302,30 @@ int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 	ret = check_idle(w, err);
 	w->progress_tar = t;
 	if (!ret)
-		ret = w->opts.tar_index ? imgfs_taridx_add_tar(w, t, err) :
-					  imgfs_writer_read_tar(w, t, err);
+		ret = read_tar(w, t, err);
 	w->progress_tar = NULL;
 	if (ret)
 		w->failed = true;
+	return ret;
+}
+
+static int read_dir(struct imgfs_writer *w, const char *path,
+		    struct imgfs_error *err)
+{
+	struct dir_iter_options o = {
+		.skip = w->excluded,
+		.nr_skip = w->nr_excluded,
+		.overlay_whiteouts = w->opts.whiteouts == IMGFS_WHITEOUT_OVERLAY,
+		.warn = w->opts.warn,
+		.warn_arg = w->opts.warn_arg,
+	};
+	struct entry_iter *it = dir_iter_new(path, &o, err);
+	int ret;
+
+	if (!it)
+		return err->code;
+	ret = read_source(w, it, err);
+	it->destroy(it);
 	return ret;
 }
 
@@ -298,7 +338,7 @@ int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
 	if (!ret)
 		ret = check_not_index(w, "a directory", err);
 	if (!ret)
-		ret = imgfs_source_read_dir(w, path, err);
+		ret = read_dir(w, path, err);
 	if (ret)
 		w->failed = true;
 	return ret;

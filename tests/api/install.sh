@@ -79,9 +79,8 @@ esac
 $CC $cflags -o "$WORK/convert" "$top_srcdir/docs/examples/convert.c" $libs
 check "the example builds against the installed tree" test $? -eq 0
 # shellcheck disable=SC2086
-$CC $cflags -o "$WORK/from_archive" "$top_srcdir/tests/api/from_archive.c" \
-	$libs
-check "a libarchive user links with pkg-config's flags alone" test $? -eq 0
+$CC $cflags -o "$WORK/from_fd" "$top_srcdir/tests/api/from_fd.c" $libs
+check "a step-by-step user links with pkg-config's flags alone" test $? -eq 0
 
 export LD_LIBRARY_PATH=$libdir
 check "the example runs with the installed library" \
@@ -99,8 +98,8 @@ check "the library's version is imgfs.pc's" \
 	grep -qx "libimgfs $(pkg-config --modversion imgfs) (built with .*)" \
 	"$WORK/err"
 
-"$WORK/from_archive" "$WORK/layer.tar" "$WORK/image2" 2>"$WORK/err2"
-check "the libarchive user converts" test $? -eq 0
+"$WORK/from_fd" "$WORK/layer.tar" "$WORK/image2" 2>"$WORK/err2"
+check "the step-by-step user converts" test $? -eq 0
 check "... into the same image" cmp "$WORK/image" "$WORK/image2"
 
 finish

@@ -9,52 +9,40 @@
  *        flatten_tool --merge [-T SECONDS] IMAGE LAYER_IMAGE... (bottom first)
  *
  * -T also fixes the UUID, for byte-identical images. --opener reads the
- * layers through a struct imgfs_layer_opener of libarchive readers (what
- * a caller verifying blobs as they stream does) and prints, on standard
- * output, "open N" and "close N" as the library asks for them.
+ * layers through a struct imgfs_layer_opener of tar readers the caller
+ * opens (what a caller verifying blobs as they stream does) and prints,
+ * on standard output, "open N" and "close N" as the library asks for
+ * them.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <archive.h>
-
+#include "imgfs/source.h"
 #include "imgfs/stack.h"
 
 struct layers {
 	char **paths;
 };
 
-static int open_layer(void *arg, unsigned int layer, struct archive **a,
+static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 		      struct imgfs_error *err)
 {
 	struct layers *l = arg;
-	struct archive *ar = archive_read_new();
 
 	printf("open %u\n", layer);
-	if (!ar)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	archive_read_support_filter_all(ar);
-	archive_read_support_format_tar(ar);
-	if (archive_read_open_filename(ar, l->paths[layer], 65536) !=
-	    ARCHIVE_OK) {
-		imgfs_error_set(err, -EIO, "%s: %s", l->paths[layer],
-				archive_error_string(ar));
-		archive_read_free(ar);
-		return -EIO;
-	}
-	*a = ar;
-	return 0;
+	*t = imgfs_tar_open(l->paths[layer], err);
+	return *t ? 0 : err->code;
 }
 
-static int close_layer(void *arg, unsigned int layer, struct archive *a,
+static int close_layer(void *arg, unsigned int layer, struct imgfs_tar *t,
 		       struct imgfs_error *err)
 {
 	(void)arg;
 	(void)err;
 	printf("close %u\n", layer);
-	archive_read_free(a);
+	imgfs_tar_close(t);
 	return 0;
 }
 

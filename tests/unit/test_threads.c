@@ -17,6 +17,7 @@
 #include <archive_entry.h>
 
 #include "imgfs/check.h"
+#include "imgfs/source.h"
 #include "imgfs/writer.h"
 #include "unit.h"
 
@@ -70,13 +71,35 @@ static void make_tar(struct job *j)
 	j->tar_len = used;
 }
 
+/* The job's tar as a file, read back as a tar stream of the library. */
+static struct imgfs_tar *job_tar(const struct job *j, int *fd,
+				 struct imgfs_error *err)
+{
+	FILE *f = tmpfile();
+	struct imgfs_tar *t;
+
+	if (!f || fwrite(j->tar, 1, j->tar_len, f) != j->tar_len ||
+	    fflush(f) || fseek(f, 0, SEEK_SET)) {
+		imgfs_error_set(err, -EIO, "cannot write the job's tar");
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	/* the reader leaves its descriptor open: closed after it */
+	*fd = dup(fileno(f));
+	t = imgfs_tar_open_fd(*fd, "job", err);
+	fclose(f);
+	return t;
+}
+
 static void *build(void *arg)
 {
 	struct job *j = arg;
 	struct imgfs_mkfs_options o;
 	struct imgfs_error err = { 0 };
 	struct imgfs_writer *w;
-	struct archive *a = archive_read_new();
+	int tfd = -1;
+	struct imgfs_tar *t = job_tar(j, &tfd, &err);
 
 	imgfs_mkfs_options_init(&o);
 	o.have_build_time = true;
@@ -87,17 +110,17 @@ static void *build(void *arg)
 		o.compress = IMGFS_COMPRESS_LZ4HC;
 		o.workers = 2;
 	}
-	archive_read_support_format_tar(a);
-	archive_read_open_memory(a, j->tar, j->tar_len);
 	j->fd = fileno(tmpfile());
-	w = imgfs_writer_create(&o, j->fd, &err);
-	j->ret = w ? imgfs_writer_add_archive(w, a, &err) : -EINVAL;
+	w = t ? imgfs_writer_create(&o, j->fd, &err) : NULL;
+	j->ret = w ? imgfs_writer_add_tar(w, t, &err) : -EINVAL;
 	if (!j->ret)
 		j->ret = imgfs_writer_finish(w, NULL, &err);
 	if (j->ret)
 		fprintf(stderr, "build %d: %s\n", j->seed, err.msg);
 	imgfs_writer_destroy(w);
-	archive_read_free(a);
+	imgfs_tar_close(t);
+	if (tfd >= 0)
+		close(tfd);
 	return NULL;
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * from_archive LAYER IMAGE: the same conversion as docs/examples/convert.c,
- * but with the layer opened by libarchive itself and handed over as a
- * struct archive * (imgfs_writer_add_archive()). It links with nothing
- * but "pkg-config --libs imgfs", which must therefore bring libarchive
- * (tests/api/install.sh).
+ * from_fd LAYER IMAGE: the same conversion as docs/examples/convert.c,
+ * but step by step, with the layer handed over as an open descriptor
+ * (imgfs_tar_open_fd(), imgfs_writer_add_tar()). It links with nothing
+ * but "pkg-config --libs imgfs" (tests/api/install.sh), and sees no
+ * libarchive type.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <archive.h>
+#include <imgfs/source.h>
 #include <imgfs/writer.h>
 
-static int convert(struct archive *a, int fd, struct imgfs_error *err)
+static int convert(struct imgfs_tar *t, int fd, struct imgfs_error *err)
 {
 	struct imgfs_mkfs_options opts;
 	struct imgfs_writer *w;
@@ -31,7 +31,7 @@ static int convert(struct archive *a, int fd, struct imgfs_error *err)
 	w = imgfs_writer_create(&opts, fd, err);
 	if (!w)
 		return err->code;
-	ret = imgfs_writer_add_archive(w, a, err);
+	ret = imgfs_writer_add_tar(w, t, err);
 	if (!ret)
 		ret = imgfs_writer_finish(w, NULL, err);
 	imgfs_writer_destroy(w);
@@ -41,19 +41,19 @@ static int convert(struct archive *a, int fd, struct imgfs_error *err)
 int main(int argc, char **argv)
 {
 	struct imgfs_error err;
-	struct archive *a;
-	int fd, ret;
+	struct imgfs_tar *t;
+	int in, fd, ret;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s LAYER IMAGE\n", argv[0]);
 		return 2;
 	}
 	imgfs_error_clear(&err);
-	a = archive_read_new();
-	if (!a || archive_read_support_format_tar(a) != ARCHIVE_OK ||
-	    archive_read_open_filename(a, argv[1], 65536) != ARCHIVE_OK) {
+	in = open(argv[1], O_RDONLY | O_CLOEXEC);
+	t = in < 0 ? NULL : imgfs_tar_open_fd(in, argv[1], &err);
+	if (!t) {
 		fprintf(stderr, "%s: %s\n", argv[1],
-			a ? archive_error_string(a) : "out of memory");
+			in < 0 ? strerror(errno) : err.msg);
 		return 1;
 	}
 	fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -61,13 +61,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
-	ret = convert(a, fd, &err);
-	archive_read_free(a);
+	ret = convert(t, fd, &err);
+	imgfs_tar_close(t);
+	close(in);
 	if (close(fd) && !ret)
 		ret = imgfs_error_set(&err, -errno, "%s: %s", argv[2],
 				      strerror(errno));
 	if (ret) {
-		fprintf(stderr, "from_archive: %s\n", err.msg);
+		fprintf(stderr, "from_fd: %s\n", err.msg);
 		unlink(argv[2]);
 		return 1;
 	}
