@@ -678,114 +678,118 @@ static void image_failed(struct assemble *a, struct json_object *c)
 	a->l->o->warn(msg, a->l->o->warn_arg);
 }
 
-int oci_assemble(const struct oci_run *run, struct oci_layout *l,
-		 struct imgfs_oci_stats *st, struct imgfs_error *err)
+/*
+ * The entries of index.json that a ref selects, converted or passed
+ * through into @nchildren; @done marks each (1: converted, 2: passed
+ * through), *@nsel counts them.
+ */
+static int assemble_entries(struct assemble *a, struct json_object *children,
+			    unsigned char *done, struct json_object *nchildren,
+			    size_t *nsel, struct imgfs_error *err)
 {
-	struct assemble a = { .run = run, .l = l, .st = st };
-	struct json_object *children, *nchildren = json_object_new_array();
-	struct json_object *top = NULL, *olds = NULL, *merged;
-	char *other = NULL;
-	size_t n, nsel = 0;
-	unsigned char *done = NULL; /* 1: converted, 2: passed through */
 	int ret = 0;
 
-	oci_walk_init(&a.w, run->src, l->o, &assemble_ops, &a);
-	json_object_object_get_ex(l->index, "manifests", &children);
-	n = json_object_array_length(children);
-	done = calloc(n + 1, sizeof(*done));
-	if (!done || !nchildren) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; !ret && i < n; i++) {
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 		struct json_object *nc;
 		int r;
 
-		if (!oci_ref_selected(l->o, c))
+		if (!oci_ref_selected(a->l->o, c))
 			continue;
-		a.fail_blob = NULL;
-		r = oci_walk_desc(&a.w, c, 0, &nc, err);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
+		a->fail_blob = NULL;
+		r = oci_walk_desc(&a->w, c, 0, &nc, err);
+		if (r < 0)
+			return r;
 		if (r == FAILED)
-			image_failed(&a, c);
+			image_failed(a, c);
 		if (r == SKIP || r == FAILED)
 			continue;
 		done[i] = r == KEEP ? 2 : 1;
-		nsel++;
+		(*nsel)++;
 		if (r == KEEP) {
-			ret = copy_closure(&a, c, 0, err);
+			ret = copy_closure(a, c, 0, err);
 			json_object_array_add(nchildren, json_object_get(c));
 		} else {
 			json_object_array_add(nchildren, nc);
 		}
 	}
-	if (ret)
-		goto out;
-	if (a.missing) {
-		/* name them all, as far as the message goes */
-		char list[IMGFS_ERROR_MSG_MAX];
-		size_t len = 0;
+	return ret;
+}
 
-		list[0] = '\0';
-		for (size_t i = 0; i < a.missing && len < sizeof(list); i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%s", i ? " " : "",
-						a.missing_ids[i]);
-		other = oci_options_mismatch(l->o, run->dst, &run->opts_digest,
-					     a.missing_ids, a.missing);
-		if (other)
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet with this run's options: %s (%s)",
-				a.missing, other, list);
-		else if (a.unverified)
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet (%zu of them "
-				"only with --no-verify, which this run does not "
-				"accept): %s",
-				a.missing, a.unverified, list);
-		else
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet: %s",
-				a.missing, list);
-		goto out;
-	}
-	/* referrers of converted manifests, in index.json's order */
-	for (size_t i = 0; !ret && i < n; i++) {
+/* The units not converted yet, all named (as far as the message goes). */
+static int missing_error(struct assemble *a, struct imgfs_error *err)
+{
+	const struct oci_run *run = a->run;
+	char list[IMGFS_ERROR_MSG_MAX];
+	char *other;
+	size_t len = 0;
+	int ret;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < a->missing && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i ? " " : "", a->missing_ids[i]);
+	other = oci_options_mismatch(a->l->o, run->dst, &run->opts_digest,
+				     a->missing_ids, a->missing);
+	if (other)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%zu units are not converted yet with this run's options: %s (%s)",
+			a->missing, other, list);
+	else if (a->unverified)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%zu units are not converted yet (%zu of them "
+			"only with --no-verify, which this run does not "
+			"accept): %s",
+			a->missing, a->unverified, list);
+	else
+		ret = imgfs_error_set(err, -ENOENT,
+				      "%zu units are not converted yet: %s",
+				      a->missing, list);
+	free(other);
+	return ret;
+}
+
+/* Referrers of converted manifests, in index.json's order. */
+static int add_referrers(struct assemble *a, struct json_object *children,
+			 const unsigned char *done,
+			 struct json_object *nchildren, struct imgfs_error *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 
-		if (!done[i] && !is_referrer(&a, c, err))
+		if (!done[i] && !is_referrer(a, c, err))
 			continue;
 		if (!done[i]) {
-			ret = copy_closure(&a, c, 0, err);
+			ret = copy_closure(a, c, 0, err);
 			if (!ret)
 				json_object_array_add(nchildren,
 						      json_object_get(c));
 		}
 		/* also for referrers selected as entries of their own */
 		if (!ret && done[i] != 1)
-			ret = keep_subjects(&a, c, 0, err);
+			ret = keep_subjects(a, c, 0, err);
 	}
+	return ret;
+}
+
+/* oci-layout, and index.json with @nchildren merged into the earlier one. */
+static int write_top(const struct oci_run *run, struct oci_layout *l,
+		     struct json_object *nchildren, struct imgfs_error *err)
+{
+	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
+	struct json_object *top = NULL, *olds = NULL, *merged;
+	const char *text;
+	size_t len;
+	int ret = oci_dst_index_load(run->dst, &olds, err);
+
 	if (ret)
-		goto out;
-	if (!nsel && st->images_failed)
-		goto out; /* nothing complete: the caller lists the failures */
-	if (!nsel) {
-		ret = imgfs_error_set(
-			err, -ENOENT,
-			"%s: no image selected (refs and platforms given)",
-			run->src);
-		goto out;
-	}
-	ret = oci_dst_index_load(run->dst, &olds, err);
-	if (ret)
-		goto out;
+		return ret;
 	json_object_deep_copy(l->index, &top, NULL);
 	/* images converted by earlier runs stay, unless replaced by ref */
 	merged = oci_index_merge(olds, nchildren);
@@ -794,30 +798,62 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		goto out;
 	}
 	json_object_object_add(top, "manifests", merged);
-	{
-		size_t len;
-		const char *text = oci_json_text(top, &len);
-		static const char layout[] =
-			"{\"imageLayoutVersion\":\"1.0.0\"}";
-
-		ret = oci_file_write(run->dst, "", "oci-layout", layout,
-				     sizeof(layout) - 1, run->sync, err);
-		if (!ret)
-			ret = oci_file_write(run->dst, "", "index.json", text,
-					     len, run->sync, err);
-	}
+	text = oci_json_text(top, &len);
+	ret = oci_file_write(run->dst, "", "oci-layout", layout,
+			     sizeof(layout) - 1, run->sync, err);
+	if (!ret)
+		ret = oci_file_write(run->dst, "", "index.json", text, len,
+				     run->sync, err);
 out:
-	for (size_t i = 0; i < a.nr_converted; i++)
-		free(a.converted[i]);
-	free(a.converted);
-	free(a.converted_size);
-	for (size_t i = 0; i < a.missing; i++)
-		free(a.missing_ids[i]);
-	free(a.missing_ids);
-	oci_walk_free(&a.w);
 	json_object_put(top);
 	json_object_put(olds);
-	free(other);
+	return ret;
+}
+
+static void assemble_free(struct assemble *a)
+{
+	for (size_t i = 0; i < a->nr_converted; i++)
+		free(a->converted[i]);
+	free(a->converted);
+	free(a->converted_size);
+	for (size_t i = 0; i < a->missing; i++)
+		free(a->missing_ids[i]);
+	free(a->missing_ids);
+	oci_walk_free(&a->w);
+}
+
+int oci_assemble(const struct oci_run *run, struct oci_layout *l,
+		 struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	struct assemble a = { .run = run, .l = l, .st = st };
+	struct json_object *children, *nchildren = json_object_new_array();
+	size_t nsel = 0;
+	unsigned char *done; /* 1: converted, 2: passed through */
+	int ret;
+
+	oci_walk_init(&a.w, run->src, l->o, &assemble_ops, &a);
+	json_object_object_get_ex(l->index, "manifests", &children);
+	done = calloc(json_object_array_length(children) + 1, sizeof(*done));
+	if (!done || !nchildren)
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	else
+		ret = assemble_entries(&a, children, done, nchildren, &nsel,
+				       err);
+	if (!ret && a.missing)
+		ret = missing_error(&a, err);
+	if (!ret)
+		ret = add_referrers(&a, children, done, nchildren, err);
+	if (ret || (!nsel && st->images_failed))
+		goto out; /* nothing complete: the caller lists the failures */
+	if (!nsel)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%s: no image selected (refs and platforms given)",
+			run->src);
+	else
+		ret = write_top(run, l, nchildren, err);
+out:
+	assemble_free(&a);
 	json_object_put(nchildren);
 	free(done);
 	return ret;
