@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/internal.h"
+#include "oci/walk.h"
 
 #define REF_NAME_KEY "org.opencontainers.image.ref.name"
 
@@ -47,14 +47,7 @@ struct assemble {
 	size_t unverified;
 	/* --keep-going: the first failed unit's blob of the image at hand */
 	const char *fail_blob;
-	struct oci_memo seen; /* documents done, each once */
-};
-
-enum {
-	MEMO_MANIFEST = 0,
-	MEMO_MANIFEST_CHECKED = 1,
-	MEMO_INDEX = 2,
-	MEMO_COPIED = 3
+	struct oci_walk w; /* documents done, each once */
 };
 
 static int add_missing(struct assemble *a, const char *diff_id,
@@ -83,7 +76,7 @@ static int add_missing(struct assemble *a, const char *diff_id,
 	return 0;
 }
 
-static int remember(struct assemble *a, const char *digest, uint64_t size,
+static int note_converted(struct assemble *a, const char *digest, uint64_t size,
 		    struct imgfs_error *err)
 {
 	char **p = realloc(a->converted,
@@ -119,50 +112,23 @@ static bool was_converted(const struct assemble *a, const char *digest)
 	return converted_at(a, digest) >= 0;
 }
 
+static int copy_blob(struct oci_walk *w, const struct oci_digest *d,
+		     uint64_t size, struct imgfs_error *err)
+{
+	struct assemble *a = w->arg;
+	int ret = oci_blob_copy(a->run->src, a->run->dst, d, size,
+				a->run->sync, err);
+
+	if (!ret)
+		a->st->copied_blobs++;
+	return ret;
+}
+
 /* Copy a blob and, for indexes and manifests, everything they name. */
 static int copy_closure(struct assemble *a, struct json_object *desc, int depth,
 			struct imgfs_error *err)
 {
-	struct json_object *doc = NULL, *v;
-	struct oci_digest d;
-	const char *mt;
-	uint64_t size;
-	int ret;
-
-	ret = oci_check_depth(depth, err);
-	if (ret)
-		return ret;
-	ret = oci_desc_get(desc, &d, &size, &mt, "descriptor", err);
-	if (ret)
-		return ret;
-	if (oci_memo_find(&a->seen, &d, MEMO_COPIED))
-		return 0;
-	if (!oci_memo_add(&a->seen, &d, MEMO_COPIED))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_blob_copy(a->run->src, a->run->dst, &d, size, a->run->sync,
-			    err);
-	if (ret)
-		return ret;
-	a->st->copied_blobs++;
-	if (!oci_is_index_type(mt) && !oci_is_manifest_type(mt))
-		return 0;
-	ret = oci_json_load(a->run->src, &d, size, &doc, err);
-	if (ret)
-		return ret;
-	if (json_object_object_get_ex(doc, "manifests", &v) &&
-	    json_object_is_type(v, json_type_array))
-		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
-			ret = copy_closure(a, json_object_array_get_idx(v, i),
-					   depth + 1, err);
-	if (!ret && json_object_object_get_ex(doc, "config", &v))
-		ret = copy_closure(a, v, depth + 1, err);
-	if (!ret && json_object_object_get_ex(doc, "layers", &v) &&
-	    json_object_is_type(v, json_type_array))
-		for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
-			ret = copy_closure(a, json_object_array_get_idx(v, i),
-					   depth + 1, err);
-	json_object_put(doc);
-	return ret;
+	return oci_walk_closure(&a->w, desc, depth, copy_blob, err);
 }
 
 /* Add "erofs" to the array @key of @o (created if missing). */
@@ -322,271 +288,260 @@ static void manifest_to_oci(struct json_object *m)
 
 enum { KEEP = 1, SKIP = 2, FAILED = 3 };
 
-/*
- * Convert the manifest @desc: 0 with *@out the new descriptor, KEEP when
- * it passes through untouched, SKIP when the platform is not selected,
- * FAILED when a unit of it failed (--keep-going: not published).
- */
-static int do_manifest(struct assemble *a, struct json_object *desc,
-		       bool platform_checked, struct json_object **out,
-		       struct imgfs_error *err)
-{
-	struct json_object *m = NULL, *cfg = NULL, *layers, *ids = NULL, *v;
-	struct json_object *rootfs, *cdesc;
-	struct oci_digest d, cd;
-	uint64_t size, csize;
-	size_t ntar = 0;
-	bool failed = false;
-	int ret;
+/* What the layers of one manifest came to. */
+struct layer_tally {
+	size_t ntar; /* tar layers with a unit (converted or missing) */
+	bool failed; /* a unit failed (--keep-going) */
+};
 
-	*out = NULL;
-	ret = oci_desc_get(desc, &d, &size, NULL, "manifest", err);
-	if (!ret)
-		ret = oci_json_load(a->run->src, &d, size, &m, err);
+/* A layer not converted: copied as it is (if there). */
+static int keep_layer(struct assemble *a, const struct oci_walk_doc *n,
+		      const char *mt, const struct oci_digest *ldig,
+		      uint64_t lsize, struct imgfs_error *err)
+{
+	if (oci_layer_kind(mt) == OCI_LAYER_NONDIST && a->l->o->warn) {
+		char msg[512];
+
+		snprintf(
+			msg, sizeof(msg),
+			"manifest %s: non-distributable layer %s left as a tar layer (an EROFS-capable runtime converts it when it applies it: docs/oci.md)",
+			n->d.str, ldig->str);
+		a->l->o->warn(msg, a->l->o->warn_arg);
+	}
+	a->st->kept_layers++;
+	if (oci_blob_copy(a->run->src, a->run->dst, ldig, lsize, a->run->sync,
+			  err)) {
+		/* non-distributable blobs are often absent */
+		if (oci_layer_kind(mt) != OCI_LAYER_NONDIST)
+			return err->code;
+		imgfs_error_clear(err);
+	}
+	return 0;
+}
+
+/* Layer @i of @n: its unit's layer in its place, or missing, or failed. */
+static int swap_layer(struct assemble *a, const struct oci_walk_doc *n,
+		      struct json_object *layers, struct json_object *ids,
+		      size_t i, struct layer_tally *t, struct imgfs_error *err)
+{
+	struct json_object *ld = json_object_array_get_idx(layers, i);
+	const char *mt = oci_json_str(ld, "mediaType");
+	struct oci_digest did, ldig;
+	struct oci_unit *u;
+	uint64_t lsize;
+	int ret = oci_desc_get(ld, &ldig, &lsize, NULL, n->d.str, err);
+
 	if (ret)
 		return ret;
-	if (json_object_object_get_ex(m, "subject", &v)) {
-		ret = KEEP;
-		goto out;
-	}
-	if (!json_object_object_get_ex(m, "config", &cdesc) ||
-	    oci_desc_get(cdesc, &cd, &csize, NULL, d.str, err) ||
-	    oci_json_load(a->run->src, &cd, csize, &cfg, err)) {
-		ret = err->code ? err->code
-				: imgfs_error_set(err, -EINVAL,
-						  "manifest %s: no config",
-						  d.str);
-		goto out;
-	}
-	if (!platform_checked && !oci_platform_selected(a->l->o, cfg, true)) {
-		ret = SKIP;
-		goto out;
-	}
-	if (json_object_object_get_ex(m, "layers", &layers) &&
-	    json_object_is_type(layers, json_type_array) &&
-	    !oci_tar_layers(layers)) {
-		ret = KEEP; /* a signature, an artifact: nothing converted */
-		goto out;
-	}
-	if (!json_object_object_get_ex(m, "layers", &layers) ||
-	    !json_object_is_type(layers, json_type_array) ||
-	    !json_object_object_get_ex(cfg, "rootfs", &rootfs) ||
-	    !json_object_is_type(rootfs, json_type_object) ||
-	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
-	    !json_object_is_type(ids, json_type_array) ||
-	    json_object_array_length(ids) != json_object_array_length(layers)) {
-		ret = imgfs_error_set(
-			err, -EINVAL,
-			"manifest %s: layers and its config's diff_ids do not match",
-			d.str);
-		goto out;
-	}
-	for (size_t i = 0; i < json_object_array_length(layers); i++) {
-		struct json_object *ld = json_object_array_get_idx(layers, i);
-		const char *mt = oci_json_str(ld, "mediaType");
-		struct oci_digest did, ldig;
-		struct oci_unit *u;
-		uint64_t lsize;
-
-		ret = oci_desc_get(ld, &ldig, &lsize, NULL, d.str, err);
-		if (ret)
-			goto out;
-		if (oci_layer_kind(mt) != OCI_LAYER_TAR) {
-			if (oci_layer_kind(mt) == OCI_LAYER_NONDIST &&
-			    a->l->o->warn) {
-				char msg[512];
-
-				snprintf(
-					msg, sizeof(msg),
-					"manifest %s: non-distributable layer %s left as a tar layer (an EROFS-capable runtime converts it when it applies it: docs/oci.md)",
-					d.str, ldig.str);
-				a->l->o->warn(msg, a->l->o->warn_arg);
-			}
-			a->st->kept_layers++;
-			if (oci_blob_copy(a->run->src, a->run->dst, &ldig,
-					  lsize, a->run->sync, err)) {
-				/* non-distributable blobs are often absent */
-				if (oci_layer_kind(mt) != OCI_LAYER_NONDIST) {
-					ret = err->code;
-					goto out;
-				}
-				imgfs_error_clear(err);
-			}
-			continue;
-		}
-		ret = oci_digest_parse(
-			json_object_get_string(
-				json_object_array_get_idx(ids, i)),
-			&did, d.str, err);
-		if (ret)
-			goto out;
-		u = oci_layout_unit(a->l, &did);
-		if (u && u->err) {
-			if (!a->fail_blob)
-				a->fail_blob = u->blob.str;
-			failed = true;
-			continue;
-		}
-		if (!u || !u->have) {
-			size_t before = a->missing;
-
-			if (add_missing(a, did.str, ldig.str)) {
-				ret = imgfs_error_set(err, -ENOMEM,
-						      "out of memory");
-				goto out;
-			}
-			if (a->missing > before && u && u->unverified_only)
-				a->unverified++;
-			ntar++;
-			continue;
-		}
-		ntar++;
-		json_object_array_put_idx(layers, i,
-					  layer_desc(ld, u, ldig.str));
-		json_object_array_put_idx(
-			ids, i, json_object_new_string(u->out_diff_id.str));
-	}
-	if (failed) {
-		ret = FAILED;
-		goto out;
-	}
-	if (!ntar) {
-		ret = KEEP;
-		goto out;
-	}
-	if (a->missing) {
-		ret = 0;
-		goto out; /* reported once at the end */
-	}
-	add_feature(cfg, "os.features");
-	manifest_to_oci(m);
-	ret = write_doc(a, cfg, cdesc, err);
+	if (oci_layer_kind(mt) != OCI_LAYER_TAR)
+		return keep_layer(a, n, mt, &ldig, lsize, err);
+	ret = oci_digest_parse(
+		json_object_get_string(json_object_array_get_idx(ids, i)),
+		&did, n->d.str, err);
 	if (ret)
-		goto out;
-	if (a->run->o->subject) {
-		struct json_object *s = json_object_new_object();
-		const char *mt = oci_json_str(desc, "mediaType");
-
-		json_object_object_add(
-			s, "mediaType",
-			json_object_new_string(
-				mt ? mt
-				   : "application/vnd.oci.image.manifest.v1+json"));
-		json_object_object_add(s, "digest",
-				       json_object_new_string(d.str));
-		json_object_object_add(s, "size",
-				       json_object_new_int64((int64_t)size));
-		json_object_object_add(m, "subject", s);
-		ret = oci_blob_copy(a->run->src, a->run->dst, &d, size,
-				    a->run->sync, err);
-		if (ret)
-			goto out;
+		return ret;
+	u = oci_layout_unit(a->l, &did);
+	if (u && u->err) {
+		if (!a->fail_blob)
+			a->fail_blob = u->blob.str;
+		t->failed = true;
+		return 0;
 	}
-	*out = NULL;
-	json_object_deep_copy(desc, out, NULL);
+	t->ntar++;
+	if (!u || !u->have) {
+		size_t before = a->missing;
+
+		if (add_missing(a, did.str, ldig.str))
+			return imgfs_error_set(err, -ENOMEM, "out of memory");
+		if (a->missing > before && u && u->unverified_only)
+			a->unverified++;
+		return 0;
+	}
+	json_object_array_put_idx(layers, i, layer_desc(ld, u, ldig.str));
+	json_object_array_put_idx(ids, i,
+				  json_object_new_string(u->out_diff_id.str));
+	return 0;
+}
+
+/* --subject: the converted manifest names its source, copied along. */
+static int add_subject(struct assemble *a, const struct oci_walk_doc *n,
+		       struct imgfs_error *err)
+{
+	struct json_object *s = json_object_new_object();
+	const char *mt = oci_json_str(n->desc, "mediaType");
+
+	json_object_object_add(
+		s, "mediaType",
+		json_object_new_string(
+			mt ? mt : "application/vnd.oci.image.manifest.v1+json"));
+	json_object_object_add(s, "digest", json_object_new_string(n->d.str));
+	json_object_object_add(s, "size",
+			       json_object_new_int64((int64_t)n->size));
+	json_object_object_add(n->doc, "subject", s);
+	return oci_blob_copy(a->run->src, a->run->dst, &n->d, n->size,
+			     a->run->sync, err);
+}
+
+/* A new descriptor *@out for @n, once @doc (its new content) is written. */
+static int publish(struct assemble *a, const struct oci_walk_doc *n,
+		   struct json_object *doc, struct json_object **out,
+		   struct imgfs_error *err)
+{
+	struct json_object *v;
+	int ret;
+
+	json_object_deep_copy(n->desc, out, NULL);
 	to_oci(*out);
-	ret = write_doc(a, m, *out, err);
+	ret = write_doc(a, doc, *out, err);
 	if (!ret && json_object_object_get_ex(*out, "platform", &v))
 		add_feature(v, "os.features");
 	if (!ret)
-		ret = remember(a, d.str, size, err);
-	if (!ret)
-		a->st->manifests++;
-out:
-	if (ret) {
-		json_object_put(*out);
-		*out = NULL;
-	}
-	json_object_put(cfg);
-	json_object_put(m);
+		ret = note_converted(a, n->d.str, n->size, err);
 	return ret;
 }
 
-static int do_desc(struct assemble *a, struct json_object *desc, int depth,
-		   struct json_object **out, struct imgfs_error *err);
-
-static int do_index(struct assemble *a, struct json_object *desc, int depth,
-		    struct json_object **out, struct imgfs_error *err)
+/* The manifest @n with its converted layers: config and manifest out. */
+static int publish_manifest(struct assemble *a, struct oci_walk_doc *n,
+			    struct json_object **out, struct imgfs_error *err)
 {
-	struct json_object *ix = NULL, *children, *nchildren, *v;
-	struct oci_digest d;
-	uint64_t size;
-	size_t nconv = 0;
 	int ret;
 
-	*out = NULL;
-	ret = oci_check_depth(depth, err);
-	if (ret)
-		return ret;
-	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
+	add_feature(n->config, "os.features");
+	manifest_to_oci(n->doc);
+	ret = write_doc(a, n->config, n->cdesc, err);
+	if (!ret && a->run->o->subject)
+		ret = add_subject(a, n, err);
 	if (!ret)
-		ret = oci_json_load(a->run->src, &d, size, &ix, err);
-	if (ret)
-		return ret;
-	nchildren = json_object_new_array();
-	if (json_object_object_get_ex(ix, "manifests", &children) &&
-	    json_object_is_type(children, json_type_array)) {
-		for (size_t i = 0; i < json_object_array_length(children);
-		     i++) {
-			struct json_object *c = json_object_array_get_idx(
-						   children, i),
-					   *nc;
-			int r = do_desc(a, c, depth + 1, &nc, err);
+		ret = publish(a, n, n->doc, out, err);
+	if (!ret)
+		a->st->manifests++;
+	return ret;
+}
 
-			if (r < 0 || r == FAILED) {
-				ret = r; /* an index is complete or not
-					    published */
-				goto out;
-			}
-			if (r == SKIP)
-				continue;
-			if (r == KEEP) {
-				ret = copy_closure(a, c, depth + 1, err);
-				if (ret)
-					goto out;
-				json_object_array_add(nchildren,
-						      json_object_get(c));
-				continue;
-			}
-			nconv++;
-			json_object_array_add(nchildren, nc);
-		}
-	}
-	if (!nconv) {
-		/* nothing converted below: untouched, or not selected */
-		ret = json_object_array_length(nchildren) ? KEEP : SKIP;
-		goto out;
-	}
+/*
+ * Convert the manifest @n (selected, not a referrer): 0 with *@out the
+ * new descriptor, KEEP when it passes through untouched, FAILED when a
+ * unit of it failed (--keep-going: not published).
+ */
+static int do_manifest(struct oci_walk *w, struct oci_walk_doc *n,
+		       struct json_object **out, struct imgfs_error *err)
+{
+	struct assemble *a = w->arg;
+	struct json_object *layers, *rootfs, *ids = NULL;
+	struct layer_tally t = { 0 };
+	bool have = json_object_object_get_ex(n->doc, "layers", &layers) &&
+		    json_object_is_type(layers, json_type_array);
+	int ret = 0;
+
+	if (have && !oci_tar_layers(layers))
+		return KEEP; /* a signature, an artifact: nothing converted */
+	if (!have || !json_object_object_get_ex(n->config, "rootfs", &rootfs) ||
+	    !json_object_is_type(rootfs, json_type_object) ||
+	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
+	    !json_object_is_type(ids, json_type_array) ||
+	    json_object_array_length(ids) != json_object_array_length(layers))
+		return imgfs_error_set(
+			err, -EINVAL,
+			"manifest %s: layers and its config's diff_ids do not match",
+			n->d.str);
+	for (size_t i = 0; !ret && i < json_object_array_length(layers); i++)
+		ret = swap_layer(a, n, layers, ids, i, &t, err);
+	if (ret)
+		return ret;
+	if (t.failed)
+		return FAILED;
+	if (!t.ntar)
+		return KEEP;
 	if (a->missing)
-		goto out;
-	json_object_object_add(ix, "manifests", json_object_get(nchildren));
-	to_oci(ix);
-	*out = NULL;
-	json_object_deep_copy(desc, out, NULL);
-	to_oci(*out);
-	ret = write_doc(a, ix, *out, err);
-	if (!ret && json_object_object_get_ex(*out, "platform", &v))
-		add_feature(v, "os.features");
-	if (!ret)
-		ret = remember(a, d.str, size, err);
-	if (!ret)
-		a->st->indexes++;
-out:
+		return 0; /* reported once at the end */
+	ret = publish_manifest(a, n, out, err);
 	if (ret) {
 		json_object_put(*out);
 		*out = NULL;
 	}
-	json_object_put(nchildren);
-	json_object_put(ix);
+	return ret;
+}
+
+/* An index's new entries, as they come. */
+struct index_acc {
+	struct json_object *entries;
+	size_t nconv;
+};
+
+static int index_begin(struct oci_walk *w, struct oci_walk_doc *ix,
+		       struct imgfs_error *err)
+{
+	struct index_acc *acc = calloc(1, sizeof(*acc));
+
+	(void)w;
+	if (acc)
+		acc->entries = json_object_new_array();
+	if (!acc || !acc->entries) {
+		free(acc);
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	ix->priv = acc;
+	return 0;
+}
+
+/* Entry @e of an index gave @r: kept, replaced by @out, or left out. */
+static int index_entry(struct oci_walk *w, struct oci_walk_doc *ix,
+		       struct json_object *e, int r, struct json_object *out,
+		       struct imgfs_error *err)
+{
+	struct index_acc *acc = ix->priv;
+	int ret;
+
+	if (r < 0 || r == FAILED)
+		return r; /* an index is complete or not published */
+	if (r == SKIP)
+		return 0;
+	if (r == KEEP) {
+		ret = copy_closure(w->arg, e, ix->depth + 1, err);
+		if (!ret)
+			json_object_array_add(acc->entries, json_object_get(e));
+		return ret;
+	}
+	acc->nconv++;
+	json_object_array_add(acc->entries, out);
+	return 0;
+}
+
+static int index_end(struct oci_walk *w, struct oci_walk_doc *ix, int ret,
+		     struct json_object **out, struct imgfs_error *err)
+{
+	struct assemble *a = w->arg;
+	struct index_acc *acc = ix->priv;
+
+	if (!acc)
+		return ret;
+	if (!ret && !acc->nconv) {
+		/* nothing converted below: untouched, or not selected */
+		ret = json_object_array_length(acc->entries) ? KEEP : SKIP;
+	} else if (!ret && !a->missing) {
+		json_object_object_add(ix->doc, "manifests",
+				       json_object_get(acc->entries));
+		to_oci(ix->doc);
+		ret = publish(a, ix, ix->doc, out, err);
+		if (!ret)
+			a->st->indexes++;
+	}
+	if (ret) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	json_object_put(acc->entries);
+	free(acc);
 	return ret;
 }
 
 /* A document done before: its result again, the descriptor from @desc. */
-static int memo_out(const struct oci_memo_entry *e, struct json_object *desc,
-		    struct json_object **out)
+static int memo_out(struct oci_walk *w, const struct oci_memo_entry *e,
+		    struct json_object *desc, struct json_object **out)
 {
 	struct json_object *v;
 
+	(void)w;
 	if (e->ret || !e->out_size)
 		return e->ret;
 	json_object_deep_copy(desc, out, NULL);
@@ -599,53 +554,17 @@ static int memo_out(const struct oci_memo_entry *e, struct json_object *desc,
 	return 0;
 }
 
-static int do_desc(struct assemble *a, struct json_object *desc, int depth,
-		   struct json_object **out, struct imgfs_error *err)
-{
-	const char *mt = oci_json_str(desc, "mediaType");
-	struct oci_memo_entry *e;
-	struct json_object *p;
-	struct oci_digest d;
-	uint64_t size;
-	int tag, r;
-
-	*out = NULL;
-	if (oci_is_index_type(mt)) {
-		tag = MEMO_INDEX;
-	} else if (!oci_is_manifest_type(mt)) {
-		return KEEP;
-	} else if (json_object_object_get_ex(desc, "platform", &p)) {
-		if (!oci_platform_selected(a->l->o, p, false))
-			return SKIP;
-		tag = MEMO_MANIFEST_CHECKED;
-	} else {
-		tag = MEMO_MANIFEST;
-	}
-	if (oci_desc_get(desc, &d, &size, NULL, "descriptor", err))
-		return err->code;
-	e = oci_memo_find(&a->seen, &d, tag);
-	if (e)
-		return memo_out(e, desc, out);
-	r = tag == MEMO_INDEX
-		    ? do_index(a, desc, depth, out, err)
-		    : do_manifest(a, desc, tag == MEMO_MANIFEST_CHECKED, out,
-				  err);
-	if (r < 0)
-		return r;
-	e = oci_memo_add(&a->seen, &d, tag);
-	if (!e) {
-		json_object_put(*out);
-		*out = NULL;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	}
-	e->ret = r;
-	if (!r && *out &&
-	    !oci_digest_parse(oci_json_str(*out, "digest"), &e->out, "memo",
-			      err))
-		e->out_size = (uint64_t)json_object_get_int64(
-			json_object_object_get(*out, "size"));
-	return r;
-}
+static const struct oci_walk_ops assemble_ops = {
+	.other = KEEP,
+	.skip = SKIP,
+	.referrer = KEEP,
+	.want_config = true,
+	.manifest = do_manifest,
+	.index_begin = index_begin,
+	.index_entry = index_entry,
+	.index_end = index_end,
+	.again = memo_out,
+};
 
 /*
  * A referrer passed through names its subject, a source manifest the
@@ -759,113 +678,118 @@ static void image_failed(struct assemble *a, struct json_object *c)
 	a->l->o->warn(msg, a->l->o->warn_arg);
 }
 
-int oci_assemble(const struct oci_run *run, struct oci_layout *l,
-		 struct imgfs_oci_stats *st, struct imgfs_error *err)
+/*
+ * The entries of index.json that a ref selects, converted or passed
+ * through into @nchildren; @done marks each (1: converted, 2: passed
+ * through), *@nsel counts them.
+ */
+static int assemble_entries(struct assemble *a, struct json_object *children,
+			    unsigned char *done, struct json_object *nchildren,
+			    size_t *nsel, struct imgfs_error *err)
 {
-	struct assemble a = { .run = run, .l = l, .st = st };
-	struct json_object *children, *nchildren = json_object_new_array();
-	struct json_object *top = NULL, *olds = NULL, *merged;
-	char *other = NULL;
-	size_t n, nsel = 0;
-	unsigned char *done = NULL; /* 1: converted, 2: passed through */
 	int ret = 0;
 
-	json_object_object_get_ex(l->index, "manifests", &children);
-	n = json_object_array_length(children);
-	done = calloc(n + 1, sizeof(*done));
-	if (!done || !nchildren) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; !ret && i < n; i++) {
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 		struct json_object *nc;
 		int r;
 
-		if (!oci_ref_selected(l->o, c))
+		if (!oci_ref_selected(a->l->o, c))
 			continue;
-		a.fail_blob = NULL;
-		r = do_desc(&a, c, 0, &nc, err);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
+		a->fail_blob = NULL;
+		r = oci_walk_desc(&a->w, c, 0, &nc, err);
+		if (r < 0)
+			return r;
 		if (r == FAILED)
-			image_failed(&a, c);
+			image_failed(a, c);
 		if (r == SKIP || r == FAILED)
 			continue;
 		done[i] = r == KEEP ? 2 : 1;
-		nsel++;
+		(*nsel)++;
 		if (r == KEEP) {
-			ret = copy_closure(&a, c, 0, err);
+			ret = copy_closure(a, c, 0, err);
 			json_object_array_add(nchildren, json_object_get(c));
 		} else {
 			json_object_array_add(nchildren, nc);
 		}
 	}
-	if (ret)
-		goto out;
-	if (a.missing) {
-		/* name them all, as far as the message goes */
-		char list[IMGFS_ERROR_MSG_MAX];
-		size_t len = 0;
+	return ret;
+}
 
-		list[0] = '\0';
-		for (size_t i = 0; i < a.missing && len < sizeof(list); i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%s", i ? " " : "",
-						a.missing_ids[i]);
-		other = oci_options_mismatch(l->o, run->dst, &run->opts_digest,
-					     a.missing_ids, a.missing);
-		if (other)
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet with this run's options: %s (%s)",
-				a.missing, other, list);
-		else if (a.unverified)
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet (%zu of them "
-				"only with --no-verify, which this run does not "
-				"accept): %s",
-				a.missing, a.unverified, list);
-		else
-			ret = imgfs_error_set(
-				err, -ENOENT,
-				"%zu units are not converted yet: %s",
-				a.missing, list);
-		goto out;
-	}
-	/* referrers of converted manifests, in index.json's order */
-	for (size_t i = 0; !ret && i < n; i++) {
+/* The units not converted yet, all named (as far as the message goes). */
+static int missing_error(struct assemble *a, struct imgfs_error *err)
+{
+	const struct oci_run *run = a->run;
+	char list[IMGFS_ERROR_MSG_MAX];
+	char *other;
+	size_t len = 0;
+	int ret;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < a->missing && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i ? " " : "", a->missing_ids[i]);
+	other = oci_options_mismatch(a->l->o, run->dst, &run->opts_digest,
+				     a->missing_ids, a->missing);
+	if (other)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%zu units are not converted yet with this run's options: %s (%s)",
+			a->missing, other, list);
+	else if (a->unverified)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%zu units are not converted yet (%zu of them "
+			"only with --no-verify, which this run does not "
+			"accept): %s",
+			a->missing, a->unverified, list);
+	else
+		ret = imgfs_error_set(err, -ENOENT,
+				      "%zu units are not converted yet: %s",
+				      a->missing, list);
+	free(other);
+	return ret;
+}
+
+/* Referrers of converted manifests, in index.json's order. */
+static int add_referrers(struct assemble *a, struct json_object *children,
+			 const unsigned char *done,
+			 struct json_object *nchildren, struct imgfs_error *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < json_object_array_length(children);
+	     i++) {
 		struct json_object *c = json_object_array_get_idx(children, i);
 
-		if (!done[i] && !is_referrer(&a, c, err))
+		if (!done[i] && !is_referrer(a, c, err))
 			continue;
 		if (!done[i]) {
-			ret = copy_closure(&a, c, 0, err);
+			ret = copy_closure(a, c, 0, err);
 			if (!ret)
 				json_object_array_add(nchildren,
 						      json_object_get(c));
 		}
 		/* also for referrers selected as entries of their own */
 		if (!ret && done[i] != 1)
-			ret = keep_subjects(&a, c, 0, err);
+			ret = keep_subjects(a, c, 0, err);
 	}
+	return ret;
+}
+
+/* oci-layout, and index.json with @nchildren merged into the earlier one. */
+static int write_top(const struct oci_run *run, struct oci_layout *l,
+		     struct json_object *nchildren, struct imgfs_error *err)
+{
+	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
+	struct json_object *top = NULL, *olds = NULL, *merged;
+	const char *text;
+	size_t len;
+	int ret = oci_dst_index_load(run->dst, &olds, err);
+
 	if (ret)
-		goto out;
-	if (!nsel && st->images_failed)
-		goto out; /* nothing complete: the caller lists the failures */
-	if (!nsel) {
-		ret = imgfs_error_set(
-			err, -ENOENT,
-			"%s: no image selected (refs and platforms given)",
-			run->src);
-		goto out;
-	}
-	ret = oci_dst_index_load(run->dst, &olds, err);
-	if (ret)
-		goto out;
+		return ret;
 	json_object_deep_copy(l->index, &top, NULL);
 	/* images converted by earlier runs stay, unless replaced by ref */
 	merged = oci_index_merge(olds, nchildren);
@@ -874,30 +798,62 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 		goto out;
 	}
 	json_object_object_add(top, "manifests", merged);
-	{
-		size_t len;
-		const char *text = oci_json_text(top, &len);
-		static const char layout[] =
-			"{\"imageLayoutVersion\":\"1.0.0\"}";
-
-		ret = oci_file_write(run->dst, "", "oci-layout", layout,
-				     sizeof(layout) - 1, run->sync, err);
-		if (!ret)
-			ret = oci_file_write(run->dst, "", "index.json", text,
-					     len, run->sync, err);
-	}
+	text = oci_json_text(top, &len);
+	ret = oci_file_write(run->dst, "", "oci-layout", layout,
+			     sizeof(layout) - 1, run->sync, err);
+	if (!ret)
+		ret = oci_file_write(run->dst, "", "index.json", text, len,
+				     run->sync, err);
 out:
-	for (size_t i = 0; i < a.nr_converted; i++)
-		free(a.converted[i]);
-	free(a.converted);
-	free(a.converted_size);
-	for (size_t i = 0; i < a.missing; i++)
-		free(a.missing_ids[i]);
-	free(a.missing_ids);
-	oci_memo_free(&a.seen);
 	json_object_put(top);
 	json_object_put(olds);
-	free(other);
+	return ret;
+}
+
+static void assemble_free(struct assemble *a)
+{
+	for (size_t i = 0; i < a->nr_converted; i++)
+		free(a->converted[i]);
+	free(a->converted);
+	free(a->converted_size);
+	for (size_t i = 0; i < a->missing; i++)
+		free(a->missing_ids[i]);
+	free(a->missing_ids);
+	oci_walk_free(&a->w);
+}
+
+int oci_assemble(const struct oci_run *run, struct oci_layout *l,
+		 struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	struct assemble a = { .run = run, .l = l, .st = st };
+	struct json_object *children, *nchildren = json_object_new_array();
+	size_t nsel = 0;
+	unsigned char *done; /* 1: converted, 2: passed through */
+	int ret;
+
+	oci_walk_init(&a.w, run->src, l->o, &assemble_ops, &a);
+	json_object_object_get_ex(l->index, "manifests", &children);
+	done = calloc(json_object_array_length(children) + 1, sizeof(*done));
+	if (!done || !nchildren)
+		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+	else
+		ret = assemble_entries(&a, children, done, nchildren, &nsel,
+				       err);
+	if (!ret && a.missing)
+		ret = missing_error(&a, err);
+	if (!ret)
+		ret = add_referrers(&a, children, done, nchildren, err);
+	if (ret || (!nsel && st->images_failed))
+		goto out; /* nothing complete: the caller lists the failures */
+	if (!nsel)
+		ret = imgfs_error_set(
+			err, -ENOENT,
+			"%s: no image selected (refs and platforms given)",
+			run->src);
+	else
+		ret = write_top(run, l, nchildren, err);
+out:
+	assemble_free(&a);
 	json_object_put(nchildren);
 	free(done);
 	return ret;

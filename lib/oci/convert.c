@@ -37,6 +37,40 @@
 #include "util/error.h"
 #include "util/fileio.h"
 
+/* The one place a unit's event reaches the caller (oci.c's jobs too). */
+void oci_progress(const struct oci_run *run, const struct oci_unit *u,
+		  enum imgfs_oci_event ev, uint64_t bytes_read,
+		  const char *msg)
+{
+	const struct imgfs_oci_options *o = run->o;
+	bool done = ev == IMGFS_OCI_UNIT_CONVERTED ||
+		    ev == IMGFS_OCI_UNIT_REUSED;
+	struct imgfs_oci_progress p = {
+		.event = ev,
+		.index = u->index,
+		.total = u->total,
+		.diff_id = u->diff_id.str,
+		.blob = u->blob.str,
+		.blob_size = u->blob_size,
+		.bytes_read = bytes_read,
+		.digest = done ? u->out.str : NULL,
+		.dm_verity_root_hash =
+			done && u->verity_root[0] ? u->verity_root : NULL,
+		.dm_verity_hash_offset = done ? u->verity_offset : 0,
+		.msg = msg,
+	};
+
+	if (o->event && done)
+		o->event(ev, u->diff_id.str, u->out.str, o->event_arg);
+	if (!o->progress)
+		return;
+	if (run->progress_lock)
+		pthread_mutex_lock(run->progress_lock);
+	o->progress(&p, o->progress_arg);
+	if (run->progress_lock)
+		pthread_mutex_unlock(run->progress_lock);
+}
+
 static void unit_mkfs_options(const struct oci_run *run,
 			      const struct oci_unit *u,
 			      struct imgfs_mkfs_options *m)

@@ -24,74 +24,33 @@
 #include "oci/feed.h"
 #include "oci/internal.h"
 #include "source/tar.h"
+#include "oci/walk.h"
 
 struct pick {
-	const struct imgfs_oci_options *o;
-	const char *root;
 	struct json_object *found; /* the manifest's descriptor */
 	size_t count; /* distinct manifests */
-	struct oci_memo seen; /* each document once */
+	struct oci_memo counted; /* by digest, however selected */
 };
 
-static int pick_desc(struct pick *p, struct json_object *desc, int depth,
-		     struct imgfs_error *err)
+static int pick_manifest(struct oci_walk *w, struct oci_walk_doc *n,
+			 struct json_object **out, struct imgfs_error *err)
 {
-	const char *mt = oci_json_str(desc, "mediaType");
-	struct json_object *doc = NULL, *v, *cfg = NULL;
-	struct oci_digest d, cd;
-	uint64_t size, csize;
-	int ret;
+	struct pick *p = w->arg;
 
-	ret = oci_check_depth(depth, err);
-	if (ret)
-		return ret;
-	if (!oci_is_index_type(mt) && !oci_is_manifest_type(mt))
+	(void)out;
+	if (oci_memo_find(&p->counted, &n->d, 0))
 		return 0;
-	if (json_object_object_get_ex(desc, "platform", &v) &&
-	    !oci_platform_selected(p->o, v, false))
-		return 0;
-	ret = oci_desc_get(desc, &d, &size, NULL, "descriptor", err);
-	if (ret)
-		return ret;
-	if (oci_memo_find(&p->seen, &d, 0))
-		return 0;
-	if (!oci_memo_add(&p->seen, &d, 0))
+	if (!oci_memo_add(&p->counted, &n->d, 0))
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_json_load(p->root, &d, size, &doc, err);
-	if (ret)
-		return ret;
-	if (oci_is_index_type(mt)) {
-		if (json_object_object_get_ex(doc, "manifests", &v) &&
-		    json_object_is_type(v, json_type_array))
-			for (size_t i = 0;
-			     !ret && i < json_object_array_length(v); i++)
-				ret = pick_desc(p,
-						json_object_array_get_idx(v, i),
-						depth + 1, err);
-		json_object_put(doc);
-		return ret;
-	}
-	/* referrers (signatures, SBOMs) are not images to flatten */
-	if (json_object_object_get_ex(doc, "subject", &v))
-		goto out;
-	if (!json_object_object_get_ex(desc, "platform", &v) &&
-	    p->o->nr_platforms) {
-		if (!json_object_object_get_ex(doc, "config", &v) ||
-		    oci_desc_get(v, &cd, &csize, NULL, d.str, err) ||
-		    oci_json_load(p->root, &cd, csize, &cfg, err)) {
-			ret = err->code ? err->code : -EINVAL;
-			goto out;
-		}
-		if (!oci_platform_selected(p->o, cfg, true))
-			goto out;
-	}
 	if (!p->count++)
-		p->found = json_object_get(desc);
-out:
-	json_object_put(cfg);
-	json_object_put(doc);
-	return ret;
+		p->found = json_object_get(n->desc);
+	return 0;
 }
+
+static const struct oci_walk_ops pick_ops = {
+	.index_platform = true,
+	.manifest = pick_manifest,
+};
 
 struct layer_src {
 	struct oci_digest blob;
@@ -254,8 +213,9 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 		      bool erofs, struct layer_src **layers, unsigned int *n,
 		      struct oci_digest *md, struct imgfs_error *err)
 {
-	struct pick p = { .o = o, .root = src };
+	struct pick p = { 0 };
 	struct json_object *index = NULL, *children;
+	struct oci_walk w;
 	int ret = 0;
 
 	imgfs_error_clear(err);
@@ -276,15 +236,11 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 			"%s: not an OCI image layout (index.json missing or without manifests)",
 			src);
 	}
-	for (size_t i = 0; !ret && i < json_object_array_length(children);
-	     i++) {
-		struct json_object *d = json_object_array_get_idx(children, i);
-
-		if (oci_ref_selected(o, d))
-			ret = pick_desc(&p, d, 0, err);
-	}
+	oci_walk_init(&w, src, o, &pick_ops, &p);
+	ret = oci_walk_entries(&w, children, err);
+	oci_walk_free(&w);
 	json_object_put(index);
-	oci_memo_free(&p.seen);
+	oci_memo_free(&p.counted);
 	if (!ret && p.count != 1)
 		ret = imgfs_error_set(
 			err, p.count ? -EINVAL : -ENOENT,

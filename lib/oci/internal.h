@@ -258,7 +258,6 @@ struct oci_layout {
 	/* other source blobs with a unit's diffID (checked, not converted) */
 	struct oci_unit *extra;
 	size_t nr_extra;
-	struct oci_memo seen; /* documents collected */
 	size_t nr_images; /* manifests selected (referrers apart) */
 	const struct imgfs_oci_options *o;
 };

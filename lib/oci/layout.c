@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/internal.h"
+#include "oci/walk.h"
 
 static const char *const tar_types[] = {
 	"application/vnd.oci.image.layer.v1.tar",
@@ -272,74 +272,24 @@ size_t oci_tar_layers(struct json_object *layers)
 	return n;
 }
 
-static int collect_manifest(struct oci_layout *l, struct json_object *desc,
-			    bool platform_checked, struct imgfs_error *err)
+/* Units from the diff_ids of the selected manifest @n's tar layers. */
+static int collect_layers(struct oci_layout *l, const struct oci_walk_doc *n,
+			  struct json_object *layers, struct json_object *ids,
+			  struct imgfs_error *err)
 {
-	struct json_object *m = NULL, *cfg = NULL, *layers, *rootfs, *ids, *v;
-	struct oci_digest d, cd;
-	uint64_t size, csize;
-	int ret;
+	int ret = 0;
 
-	ret = oci_desc_get(desc, &d, &size, NULL, "manifest", err);
-	if (ret)
-		return ret;
-	/* each once: its units are in */
-	if (oci_memo_find(&l->seen, &d, platform_checked))
-		return 0;
-	if (!oci_memo_add(&l->seen, &d, platform_checked))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_json_load(l->root, &d, size, &m, err);
-	if (ret)
-		return ret;
-	/* referrers pass through untouched */
-	if (json_object_object_get_ex(m, "subject", &v))
-		goto out;
-	if (!json_object_object_get_ex(m, "config", &v)) {
-		ret = imgfs_error_set(err, -EINVAL, "manifest %s: no config",
-				      d.str);
-		goto out;
-	}
-	ret = oci_desc_get(v, &cd, &csize, NULL, d.str, err);
-	if (!ret)
-		ret = oci_json_load(l->root, &cd, csize, &cfg, err);
-	if (ret)
-		goto out;
-	if (!platform_checked && !oci_platform_selected(l->o, cfg, true))
-		goto out;
-	l->nr_images++;
-	if (!json_object_object_get_ex(m, "layers", &layers) ||
-	    !json_object_is_type(layers, json_type_array)) {
-		ret = imgfs_error_set(err, -EINVAL,
-				      "manifest %s: no layers array", d.str);
-		goto out;
-	}
-	/* no tar layer (a signature, an artifact): nothing to convert */
-	if (!oci_tar_layers(layers))
-		goto out;
-	ids = NULL;
-	if (json_object_object_get_ex(cfg, "rootfs", &rootfs) &&
-	    json_object_is_type(rootfs, json_type_object))
-		json_object_object_get_ex(rootfs, "diff_ids", &ids);
-	if (!ids || !json_object_is_type(ids, json_type_array) ||
-	    json_object_array_length(ids) != json_object_array_length(layers)) {
-		ret = imgfs_error_set(
-			err, -EINVAL,
-			"config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
-			cd.str, d.str);
-		goto out;
-	}
-	for (size_t i = 0; i < json_object_array_length(layers); i++) {
+	for (size_t i = 0; !ret && i < json_object_array_length(layers); i++) {
 		struct json_object *ld = json_object_array_get_idx(layers, i);
 		struct oci_digest ldig, did;
 		const char *mt;
 		uint64_t lsize;
 		char what[160];
 
-		snprintf(what, sizeof(what), "manifest %s layer %zu", d.str, i);
+		snprintf(what, sizeof(what), "manifest %s layer %zu", n->d.str,
+			 i);
 		ret = oci_desc_get(ld, &ldig, &lsize, &mt, what, err);
-		if (ret)
-			goto out;
-		if (oci_layer_kind(mt) != OCI_LAYER_TAR)
+		if (ret || oci_layer_kind(mt) != OCI_LAYER_TAR)
 			continue;
 		ret = oci_digest_parse(
 			json_object_get_string(
@@ -347,72 +297,48 @@ static int collect_manifest(struct oci_layout *l, struct json_object *desc,
 			&did, what, err);
 		if (!ret)
 			ret = add_unit(l, &did, &ldig, lsize, mt, err);
-		if (ret)
-			goto out;
 	}
-out:
-	json_object_put(cfg);
-	json_object_put(m);
 	return ret;
 }
 
-static int collect_desc(struct oci_layout *l, struct json_object *desc,
-			int depth, struct imgfs_error *err);
-
-static int collect_index(struct oci_layout *l, struct json_object *desc,
-			 int depth, struct imgfs_error *err)
+static int collect_manifest(struct oci_walk *w, struct oci_walk_doc *n,
+			    struct json_object **out, struct imgfs_error *err)
 {
-	struct json_object *ix = NULL, *children;
-	struct oci_digest d;
-	uint64_t size;
-	int ret;
+	struct oci_layout *l = w->arg;
+	struct json_object *layers, *rootfs, *ids = NULL;
 
-	ret = oci_check_depth(depth, err);
-	if (ret)
-		return ret;
-	ret = oci_desc_get(desc, &d, &size, NULL, "index", err);
-	if (ret)
-		return ret;
-	if (oci_memo_find(&l->seen, &d, 2))
+	(void)out;
+	l->nr_images++;
+	if (!json_object_object_get_ex(n->doc, "layers", &layers) ||
+	    !json_object_is_type(layers, json_type_array))
+		return imgfs_error_set(err, -EINVAL,
+				       "manifest %s: no layers array",
+				       n->d.str);
+	/* no tar layer (a signature, an artifact): nothing to convert */
+	if (!oci_tar_layers(layers))
 		return 0;
-	if (!oci_memo_add(&l->seen, &d, 2))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = oci_json_load(l->root, &d, size, &ix, err);
-	if (ret)
-		return ret;
-	if (json_object_object_get_ex(ix, "manifests", &children) &&
-	    json_object_is_type(children, json_type_array))
-		for (size_t i = 0;
-		     !ret && i < json_object_array_length(children); i++)
-			ret = collect_desc(
-				l, json_object_array_get_idx(children, i),
-				depth + 1, err);
-	json_object_put(ix);
-	return ret;
+	if (json_object_object_get_ex(n->config, "rootfs", &rootfs) &&
+	    json_object_is_type(rootfs, json_type_object))
+		json_object_object_get_ex(rootfs, "diff_ids", &ids);
+	if (!ids || !json_object_is_type(ids, json_type_array) ||
+	    json_object_array_length(ids) != json_object_array_length(layers))
+		return imgfs_error_set(
+			err, -EINVAL,
+			"config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
+			n->cd.str, n->d.str);
+	return collect_layers(l, n, layers, ids, err);
 }
 
-static int collect_desc(struct oci_layout *l, struct json_object *desc,
-			int depth, struct imgfs_error *err)
-{
-	const char *mt = oci_json_str(desc, "mediaType");
-	struct json_object *p;
-
-	if (oci_is_index_type(mt))
-		return collect_index(l, desc, depth, err);
-	if (!oci_is_manifest_type(mt))
-		return 0;
-	if (json_object_object_get_ex(desc, "platform", &p)) {
-		if (!oci_platform_selected(l->o, p, false))
-			return 0;
-		return collect_manifest(l, desc, true, err);
-	}
-	return collect_manifest(l, desc, false, err);
-}
+static const struct oci_walk_ops collect_ops = {
+	.want_config = true,
+	.manifest = collect_manifest,
+};
 
 int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 		    struct oci_layout *l, struct imgfs_error *err)
 {
 	struct json_object *lay = NULL, *children;
+	struct oci_walk w;
 	struct imgfs_error e;
 	const char *ver;
 	int ret = 0;
@@ -445,14 +371,9 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 			err, -EINVAL,
 			"%s/index.json: missing, not JSON or without a manifests array",
 			root);
-	for (size_t i = 0; !ret && i < json_object_array_length(children);
-	     i++) {
-		struct json_object *desc =
-			json_object_array_get_idx(children, i);
-
-		if (oci_ref_selected(o, desc))
-			ret = collect_desc(l, desc, 0, err);
-	}
+	oci_walk_init(&w, root, o, &collect_ops, l);
+	ret = oci_walk_entries(&w, children, err);
+	oci_walk_free(&w);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < o->nr_refs; i++) {
@@ -488,7 +409,6 @@ void oci_layout_free(struct oci_layout *l)
 	for (size_t i = 0; i < l->nr_extra; i++)
 		free(l->extra[i].media_type);
 	free(l->extra);
-	oci_memo_free(&l->seen);
 	json_object_put(l->index);
 	free(l->root);
 	memset(l, 0, sizeof(*l));

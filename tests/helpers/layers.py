@@ -35,6 +35,7 @@ RANK = {
     "extract": 3,
     "stack": 3,
     "oci": 4,
+    "ocicheck": 5,
 }
 # Same rank, one direction allowed: the format layer may use the error and
 # container helpers of util; util knows nothing of the on-disk format.

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/check.h"
+#include "ocicheck/check.h"
 
 void chk_verity_annotations(struct oci_chk *c, struct chk_blob *b,
 			    struct json_object *desc,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * oci/check_layer.c - one layer blob of a layout being checked: its
+ * ocicheck/layer.c - one layer blob of a layout being checked: its
  * digest, the SHA-256 of its uncompressed content (its diff_id), and for
  * an EROFS layer the image checker and, when a source layout is given,
  * the comparison with the source layer it was converted from. Compressed
@@ -24,7 +24,7 @@
 
 #include "format/format.h"
 #include "imgfs/format.h"
-#include "oci/check.h"
+#include "ocicheck/check.h"
 #include "util/gunzip.h"
 #include "util/tmpfile.h"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * oci/check_source.c - with a source layout (fsck.img --oci --compare),
+ * ocicheck/source.c - with a source layout (fsck.img --oci --compare),
  * which document of the source each one of the layout checked was
  * converted from. mkfs.img --oci keeps index.json's entries with their
  * ref names and an index's children with their platforms, and passes
  * untouched documents through with their digest: an entry is paired with
  * the source entry of the same digest, else of the same ref name (in
  * index.json) or platform (in an index). A manifest is then compared
- * with its source manifest layer by layer (lib/oci/check.c).
+ * with its source manifest layer by layer (check.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "oci/check.h"
+#include "ocicheck/check.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 

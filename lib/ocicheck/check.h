@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * oci/check.h - what the files of the layout check share: the blobs met
+ * ocicheck/check.h - what the files of the layout check share: the blobs met
  * (each checked once per role and media type, however many documents
  * name it) and the run.
  */
-#ifndef IMGFS_OCI_CHECK_H
-#define IMGFS_OCI_CHECK_H
+#ifndef IMGFS_OCICHECK_CHECK_H
+#define IMGFS_OCICHECK_CHECK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -101,7 +101,7 @@ struct json_object *chk_source_load(struct oci_chk *c, struct chk_blob *b,
 				    const char *where);
 
 /*
- * check_verity.c: the layer's dm-verity annotations of @desc against
+ * verity.c: the layer's dm-verity annotations of @desc against
  * @tree (its superblock, root recomputed; NULL when there is no tree or
  * it is wrong, b->dm_verity telling which).
  */
@@ -109,4 +109,4 @@ void chk_verity_annotations(struct oci_chk *c, struct chk_blob *b,
 			    struct json_object *desc,
 			    const struct imgfs_verity_result *tree);
 
-#endif /* IMGFS_OCI_CHECK_H */
+#endif /* IMGFS_OCICHECK_CHECK_H */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * oci/check.c - checking an OCI image layout (imgfs/oci.h, fsck.img
+ * ocicheck/check.c - checking an OCI image layout (imgfs/oci.h, fsck.img
  * --oci): every blob that index.json leads to, through nested indexes,
  * manifests and configs, is verified against the descriptors naming it,
  * once per role it is named in; the documents must parse and agree with
  * each other (diff_ids, os.features); EROFS layers go through the image
- * checker (lib/oci/check_layer.c) and, with a source layout, the
+ * checker (layer.c) and, with a source layout, the
  * comparison with their source layer. Blobs are read with the blob reader of
  * lib/oci/blob.c, which checks size and digest as it streams.
  */
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "oci/check.h"
+#include "ocicheck/check.h"
 
 static const char *const config_types[] = {
 	"application/vnd.oci.image.config.v1+json",
@@ -54,39 +54,6 @@ void imgfs_oci_check_options_init(struct imgfs_oci_check_options *o)
 	memset(o, 0, sizeof(*o));
 	o->struct_size = sizeof(*o);
 	o->max_differences = 20;
-}
-
-void chk_report(struct oci_chk *c, struct chk_blob *b,
-		enum imgfs_check_severity sev, const char *where,
-		const char *fmt, ...)
-{
-	struct imgfs_oci_finding f = {
-		.severity = sev,
-		.blob = b ? b->digest.str : NULL,
-		.media_type = b ? b->media_type : NULL,
-		.where = where,
-	};
-	char *msg = NULL;
-	va_list ap;
-
-	if (sev == IMGFS_CHECK_ERROR) {
-		c->res->errors++;
-		if (b)
-			b->errors++;
-	} else if (sev == IMGFS_CHECK_WARNING) {
-		c->res->warnings++;
-		if (b)
-			b->warnings++;
-	}
-	if (!c->o->report)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	f.msg = msg ? msg : "(out of memory formatting the message)";
-	c->o->report(c->o->report_arg, &f);
-	free(msg);
 }
 
 /*
@@ -213,28 +180,6 @@ static bool blob_present(struct oci_chk *c, struct chk_blob *b)
 		return false;
 	}
 	return true;
-}
-
-/* Read the whole blob through the verifying reader. */
-int chk_verify(struct oci_chk *c, struct chk_blob *b)
-{
-	struct oci_blob_reader r;
-	struct imgfs_error e = { 0 };
-	int ret;
-
-	ret = oci_blob_open(c->root, &b->digest, b->size, &r, &e);
-	if (!ret)
-		ret = oci_blob_finish(&r, &e);
-	c->res->bytes += r.size;
-	oci_blob_close(&r);
-	if (ret == -ENOMEM)
-		return imgfs_error_set(c->err, ret, "out of memory");
-	if (ret) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, b->where, "%s", e.msg);
-		return 1;
-	}
-	b->verified = true;
-	return 0;
 }
 
 /* A JSON blob, verified and parsed; NULL (reported) when it is not. */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one walk over the descriptors of a layout (oci/walk.h): selection
+ * by ref name and platform, the depth bound and the memo of documents
+ * met are here and nowhere else, so every job that follows index.json to
+ * its manifests sees the same images.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "oci/walk.h"
+
+/*
+ * Memo tags: a manifest is looked at again when its descriptor's
+ * platform selected it (its config's platform is then not asked), and a
+ * closure copy is a visit of its own.
+ */
+enum { TAG_MANIFEST, TAG_MANIFEST_CHECKED, TAG_INDEX, TAG_CLOSURE };
+
+void oci_walk_init(struct oci_walk *w, const char *root,
+		   const struct imgfs_oci_options *o,
+		   const struct oci_walk_ops *ops, void *arg)
+{
+	memset(w, 0, sizeof(*w));
+	w->root = root;
+	w->o = o;
+	w->ops = ops;
+	w->arg = arg;
+}
+
+void oci_walk_free(struct oci_walk *w)
+{
+	oci_memo_free(&w->seen);
+}
+
+static int visit_index(struct oci_walk *w, struct oci_walk_doc *n,
+		       struct json_object **out, struct imgfs_error *err)
+{
+	const struct oci_walk_ops *ops = w->ops;
+	struct json_object *list;
+	int ret = oci_check_depth(n->depth, err);
+
+	if (!ret)
+		ret = oci_json_load(w->root, &n->d, n->size, &n->doc, err);
+	if (ret)
+		return ret;
+	if (ops->index_begin)
+		ret = ops->index_begin(w, n, err);
+	if (!ret && json_object_object_get_ex(n->doc, "manifests", &list) &&
+	    json_object_is_type(list, json_type_array)) {
+		for (size_t i = 0; !ret && i < json_object_array_length(list);
+		     i++) {
+			struct json_object *e = json_object_array_get_idx(list, i);
+			struct json_object *nc;
+			int r = oci_walk_desc(w, e, n->depth + 1, &nc, err);
+
+			if (ops->index_entry) {
+				ret = ops->index_entry(w, n, e, r, nc, err);
+			} else {
+				json_object_put(nc);
+				ret = r;
+			}
+		}
+	}
+	if (ops->index_end)
+		ret = ops->index_end(w, n, ret, out, err);
+	json_object_put(n->doc);
+	return ret;
+}
+
+/* The config of the manifest @n, loaded. */
+static int load_config(struct oci_walk *w, struct oci_walk_doc *n,
+		       struct imgfs_error *err)
+{
+	uint64_t csize;
+
+	if (!json_object_object_get_ex(n->doc, "config", &n->cdesc))
+		return imgfs_error_set(err, -EINVAL, "manifest %s: no config",
+				       n->d.str);
+	if (oci_desc_get(n->cdesc, &n->cd, &csize, NULL, n->d.str, err))
+		return err->code;
+	return oci_json_load(w->root, &n->cd, csize, &n->config, err);
+}
+
+static int visit_manifest(struct oci_walk *w, struct oci_walk_doc *n,
+			  struct json_object **out, struct imgfs_error *err)
+{
+	const struct oci_walk_ops *ops = w->ops;
+	struct json_object *v;
+	int ret = oci_json_load(w->root, &n->d, n->size, &n->doc, err);
+
+	if (ret)
+		return ret;
+	/* referrers (signatures, SBOMs) are no images of their own */
+	if (json_object_object_get_ex(n->doc, "subject", &v))
+		ret = ops->referrer;
+	else if (ops->want_config ||
+		 (!n->platform_checked && w->o->nr_platforms))
+		ret = load_config(w, n, err);
+	if (!ret && !json_object_object_get_ex(n->doc, "subject", &v)) {
+		if (!n->platform_checked &&
+		    !oci_platform_selected(w->o, n->config, true))
+			ret = ops->skip;
+		else
+			ret = ops->manifest(w, n, out, err);
+	}
+	json_object_put(n->config);
+	json_object_put(n->doc);
+	return ret;
+}
+
+/* The document's first result kept for the next time it is named. */
+static int remember(struct oci_walk *w, const struct oci_digest *d, int tag,
+		    int r, struct json_object **out, struct imgfs_error *err)
+{
+	struct oci_memo_entry *e = oci_memo_add(&w->seen, d, tag);
+
+	if (!e) {
+		json_object_put(*out);
+		*out = NULL;
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
+	e->ret = r;
+	if (!r && *out &&
+	    !oci_digest_parse(oci_json_str(*out, "digest"), &e->out, "memo",
+			      err))
+		e->out_size = (uint64_t)json_object_get_int64(
+			json_object_object_get(*out, "size"));
+	return r;
+}
+
+int oci_walk_desc(struct oci_walk *w, struct json_object *desc, int depth,
+		  struct json_object **out, struct imgfs_error *err)
+{
+	const char *mt = oci_json_str(desc, "mediaType");
+	struct oci_walk_doc n = { .desc = desc, .depth = depth };
+	bool index = oci_is_index_type(mt);
+	const struct oci_memo_entry *e;
+	struct json_object *p;
+	int tag, r;
+
+	*out = NULL;
+	if (!index && !oci_is_manifest_type(mt))
+		return w->ops->other;
+	if (json_object_object_get_ex(desc, "platform", &p) &&
+	    (!index || w->ops->index_platform)) {
+		if (!oci_platform_selected(w->o, p, false))
+			return w->ops->skip;
+		n.platform_checked = !index;
+	}
+	tag = index ? TAG_INDEX
+		    : n.platform_checked ? TAG_MANIFEST_CHECKED : TAG_MANIFEST;
+	if (oci_desc_get(desc, &n.d, &n.size, NULL, "descriptor", err))
+		return err->code;
+	e = oci_memo_find(&w->seen, &n.d, tag);
+	if (e)
+		return w->ops->again ? w->ops->again(w, e, desc, out) : e->ret;
+	r = index ? visit_index(w, &n, out, err)
+		  : visit_manifest(w, &n, out, err);
+	if (r < 0)
+		return r;
+	return remember(w, &n.d, tag, r, out, err);
+}
+
+int oci_walk_entries(struct oci_walk *w, struct json_object *entries,
+		     struct imgfs_error *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < json_object_array_length(entries);
+	     i++) {
+		struct json_object *d = json_object_array_get_idx(entries, i);
+		struct json_object *out;
+
+		if (!oci_ref_selected(w->o, d))
+			continue;
+		ret = oci_walk_desc(w, d, 0, &out, err);
+		json_object_put(out);
+	}
+	return ret;
+}
+
+/* The descriptors @doc names under @key (one, or an array of them). */
+static int closure_of(struct oci_walk *w, struct json_object *doc,
+		      const char *key, int depth,
+		      int (*fn)(struct oci_walk *w, const struct oci_digest *d,
+				uint64_t size, struct imgfs_error *err),
+		      struct imgfs_error *err)
+{
+	struct json_object *v;
+	int ret = 0;
+
+	if (!json_object_object_get_ex(doc, key, &v))
+		return 0;
+	if (!strcmp(key, "config"))
+		return oci_walk_closure(w, v, depth, fn, err);
+	if (!json_object_is_type(v, json_type_array))
+		return 0;
+	for (size_t i = 0; !ret && i < json_object_array_length(v); i++)
+		ret = oci_walk_closure(w, json_object_array_get_idx(v, i),
+				       depth, fn, err);
+	return ret;
+}
+
+int oci_walk_closure(struct oci_walk *w, struct json_object *desc, int depth,
+		     int (*fn)(struct oci_walk *w, const struct oci_digest *d,
+			       uint64_t size, struct imgfs_error *err),
+		     struct imgfs_error *err)
+{
+	struct json_object *doc = NULL;
+	struct oci_digest d;
+	const char *mt;
+	uint64_t size;
+	int ret;
+
+	ret = oci_check_depth(depth, err);
+	if (!ret)
+		ret = oci_desc_get(desc, &d, &size, &mt, "descriptor", err);
+	if (ret || oci_memo_find(&w->seen, &d, TAG_CLOSURE))
+		return ret;
+	if (!oci_memo_add(&w->seen, &d, TAG_CLOSURE))
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	ret = fn(w, &d, size, err);
+	if (ret || (!oci_is_index_type(mt) && !oci_is_manifest_type(mt)))
+		return ret;
+	ret = oci_json_load(w->root, &d, size, &doc, err);
+	if (!ret)
+		ret = closure_of(w, doc, "manifests", depth + 1, fn, err);
+	if (!ret)
+		ret = closure_of(w, doc, "config", depth + 1, fn, err);
+	if (!ret)
+		ret = closure_of(w, doc, "layers", depth + 1, fn, err);
+	json_object_put(doc);
+	return ret;
+}
