@@ -257,6 +257,7 @@ static int convert(struct imgfs_writer *w, struct archive *a,
 	int ret;
 
 	memset(c, 0, sizeof(*c));
+	ie->struct_size = sizeof(*ie);
 	ie->path = path;
 	ie->hardlink = archive_entry_hardlink(e);
 	if (ie->hardlink) {
