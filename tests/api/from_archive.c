@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * from_archive LAYER IMAGE: the same conversion as docs/examples/convert.c,
+ * from_archive LAYER IMAGE: the same conversion as examples/convert.c,
  * but with the layer opened by libarchive itself and handed over as a
  * struct archive * (imgfs_writer_add_archive()). It links with nothing
  * but "pkg-config --libs imgfs", which must therefore bring libarchive

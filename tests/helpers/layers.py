@@ -102,7 +102,7 @@ def check_lib_includes(srcdir, rep):
         rel = os.path.relpath(f, srcdir)
         parts = rel.split(os.sep)
         if len(parts) != 3:
-            rep.fail("%s: library sources live in lib/FOLDER/" % rel)
+            rep.fail("%s: the library's files live in lib/FOLDER/" % rel)
             continue
         src = parts[1]
         if src not in RANK:
@@ -152,7 +152,7 @@ OBJ_RE = re.compile(r"^lib/([^/]+)/(?:\.libs/)?([A-Za-z0-9_]+_la)-(.+)\.o$")
 
 
 def library_objects(srcdir, builddir):
-    """{lib/FOLDER/NAME.c: object} for the sources that exist, one object
+    """{lib/FOLDER/NAME.c: object} for the C files that exist, one object
     each (PIC when libtool made both), from one library's objects."""
     found = collections.defaultdict(dict)
     objects = [os.path.join(d, f)
@@ -164,7 +164,7 @@ def library_objects(srcdir, builddir):
             continue
         folder, prefix, name = m.groups()
         src = "lib/%s/%s.c" % (folder, name)
-        # an object left over from a source moved away is not the library
+        # an object left over from a C file moved away is not the library
         if not os.path.exists(os.path.join(srcdir, src)):
             continue
         if src not in found[prefix] or "/.libs/" in o:
