@@ -27,8 +27,7 @@
  * (unknown fields set) with a message naming @what.
  */
 int sized_struct_in(void *dst, size_t dst_size, const void *src,
-		    size_t min_size, const char *what,
-		    struct imgfs_error *err);
+		    size_t min_size, const char *what, struct imgfs_error *err);
 
 #define SIZED_IN(dst, src, min_size, what, err) \
 	sized_struct_in((dst), sizeof(*(dst)), (src), (min_size), (what), (err))

@@ -11,7 +11,6 @@
  * call that takes mkfs options reads them through this, never @o itself.
  */
 int mkfs_options_in(struct imgfs_mkfs_options *full,
-		    const struct imgfs_mkfs_options *o,
-		    struct imgfs_error *err);
+		    const struct imgfs_mkfs_options *o, struct imgfs_error *err);
 
 #endif

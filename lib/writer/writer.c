@@ -32,8 +32,7 @@ void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)
 }
 
 int mkfs_options_in(struct imgfs_mkfs_options *full,
-		    const struct imgfs_mkfs_options *o,
-		    struct imgfs_error *err)
+		    const struct imgfs_mkfs_options *o, struct imgfs_error *err)
 {
 	imgfs_mkfs_options_init(full);
 	if (!o)

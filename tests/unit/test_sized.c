@@ -57,6 +57,9 @@ static void test_mkfs_options(void)
 	CHECK(imgfs_mkfs_options_check(&o, &err) == -EINVAL);
 	o.struct_size = 0;
 	CHECK(imgfs_mkfs_options_check(&o, &err) == -EINVAL);
+	/* garbage: no version is pages larger, and nothing is read there */
+	o.struct_size = (size_t)1 << 40;
+	CHECK(imgfs_mkfs_options_check(&o, &err) == -EINVAL);
 }
 
 /* A small image in a memory file: the root and one file. */
@@ -64,7 +67,8 @@ static int build(int fd, struct imgfs_mkfs_stats *st)
 {
 	struct imgfs_mkfs_options o;
 	struct imgfs_error err = { 0 };
-	struct imgfs_entry e = { .struct_size = sizeof(e), .path = "f",
+	struct imgfs_entry e = { .struct_size = sizeof(e),
+				 .path = "f",
 				 .mode = 0100644 };
 	struct imgfs_entry bad = e;
 	struct imgfs_writer *w;
@@ -111,8 +115,8 @@ static void test_image_calls(struct imgfs_image *img)
 	cmp.struct_size = 0;
 	CHECK(imgfs_compare_new(img, &cmp, &c, &err) == -EINVAL && !c);
 	/* the walker's first published struct ended with arg */
-	wo.struct_size = offsetof(struct imgfs_walk_options, arg) +
-			 sizeof(wo.arg);
+	wo.struct_size =
+		offsetof(struct imgfs_walk_options, arg) + sizeof(wo.arg);
 	CHECK(!imgfs_walk(img, imgfs_image_sb(img)->root_nid, "/", &wo, &err));
 	wo.struct_size -= 1;
 	CHECK(imgfs_walk(img, imgfs_image_sb(img)->root_nid, "/", &wo, &err) ==
