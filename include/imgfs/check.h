@@ -126,6 +126,7 @@ struct imgfs_check_options {
 #define IMGFS_CHECK_THREADS_MAX 64u
 
 struct imgfs_check_result {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t errors;
 	uint64_t warnings;
 	uint64_t notes;

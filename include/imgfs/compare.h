@@ -107,6 +107,7 @@ struct imgfs_compare_options {
 };
 
 struct imgfs_compare_result {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t differences; /* all kinds */
 	uint64_t by_kind[IMGFS_COMPARE_NR_KINDS];
 	uint64_t archive_entries; /* tar entries read */

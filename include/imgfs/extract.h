@@ -89,6 +89,7 @@ struct imgfs_extract_options {
 };
 
 struct imgfs_extract_result {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t entries; /* paths written or attempted, the root excluded */
 	uint64_t failures; /* IMGFS_EXTRACT_FAILED and _LIMIT_REACHED */
 	uint64_t data_bytes; /* file data bytes written */

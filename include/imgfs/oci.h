@@ -134,6 +134,7 @@ struct imgfs_oci_options {
 };
 
 struct imgfs_oci_stats {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t units; /* distinct source layers selected */
 	uint64_t converted; /* converted by this run */
 	uint64_t reused; /* already there (destination or cache) */
@@ -200,6 +201,7 @@ int imgfs_oci_convert(const char *src, const char *dst,
 
 /* What imgfs_oci_gc() found. */
 struct imgfs_oci_gc_stats {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t blobs_kept; /* reached from index.json */
 	uint64_t blobs_removed; /* unreached, or a killed run's temporary */
 	uint64_t bytes_removed;
@@ -340,6 +342,7 @@ struct imgfs_oci_check_options {
 };
 
 struct imgfs_oci_check_result {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t errors;
 	uint64_t warnings;
 	uint64_t blobs; /* distinct blobs named, once per role and media type */

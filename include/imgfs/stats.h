@@ -108,6 +108,7 @@ struct imgfs_stats_dir {
  * storage (deduplicated chunks, shared pclusters) once.
  */
 struct imgfs_stats {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t image_bytes;
 	uint64_t inodes; /* distinct inodes reached */
 	uint64_t paths; /* paths, the root included */

@@ -186,6 +186,7 @@ struct imgfs_mkfs_options {
 
 /* Statistics returned by imgfs_writer_finish(). */
 struct imgfs_mkfs_stats {
+	size_t struct_size; /* set by the library (docs/architecture.md) */
 	uint64_t entries; /* archive entries consumed */
 	uint64_t inodes; /* inodes in the image */
 	uint64_t data_bytes; /* file data bytes read */
@@ -284,6 +285,7 @@ struct imgfs_data_range {
  * mapping (all_root, force_*, *_offset), whiteouts, ignore rules.
  */
 struct imgfs_entry {
+	size_t struct_size; /* sizeof(struct imgfs_entry) */
 	/* path in the image, with the tar path rules (README, "Paths"):
 	 * leading "/" and "./" dropped, ".." clamped at the root, a path
 	 * ending in "/", "." or ".." only for a directory; "" or "/" is the

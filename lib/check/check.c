@@ -17,6 +17,7 @@
 
 #include "check/internal.h"
 #include "imgfs/walk.h"
+#include "util/sized.h"
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)
 {
@@ -638,6 +639,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -645,10 +647,13 @@ int imgfs_check_image(struct imgfs_image *img,
 	c->sb = imgfs_image_sb(img);
 	c->res = res;
 	c->err = err;
-	if (opts)
-		memcpy(&c->opts, opts,
-		       opts->struct_size < sizeof(c->opts) ? opts->struct_size :
-							     sizeof(c->opts));
+	imgfs_check_options_init(&c->opts);
+	if (opts) {
+		ret = SIZED_IN(&c->opts, opts, sizeof(c->opts),
+			       "check options", err);
+		if (ret)
+			goto out;
+	}
 	c->threads = check_threads(&c->opts);
 	/* no file can hold more plain bytes than the image */
 	c->bufsz = img->size < CHECK_BUFSZ ? (size_t)img->size + 1 :
@@ -701,6 +706,7 @@ int imgfs_check_path(const char *path, const struct imgfs_check_options *opts,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
 	ret = imgfs_image_open(path, IMGFS_OPEN_IGNORE_CHECKSUM |
 				     IMGFS_OPEN_IGNORE_FEATURES, &img, &e);
 	if (ret == -EINVAL || ret == -IMGFS_EFSCORRUPTED ||

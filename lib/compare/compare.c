@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compare/internal.h"
+#include "util/sized.h"
 
 void imgfs_compare_options_init(struct imgfs_compare_options *o)
 {
@@ -17,20 +18,15 @@ void imgfs_compare_options_init(struct imgfs_compare_options *o)
 	o->force_gid = -1;
 }
 
-/* Copy what the caller's (possibly older, smaller) struct holds. */
-static void copy_options(struct imgfs_compare_options *dst,
-			 const struct imgfs_compare_options *src)
+/* The caller's struct in full: NULL means the defaults. */
+static int copy_options(struct imgfs_compare_options *dst,
+			const struct imgfs_compare_options *src,
+			struct imgfs_error *err)
 {
-	size_t n;
-
 	imgfs_compare_options_init(dst);
 	if (!src)
-		return;
-	n = src->struct_size && src->struct_size < sizeof(*dst)
-		    ? src->struct_size
-		    : sizeof(*dst);
-	memcpy(dst, src, n);
-	dst->struct_size = sizeof(*dst);
+		return 0;
+	return SIZED_IN(dst, src, sizeof(*dst), "compare options", err);
 }
 
 int imgfs_compare_new(struct imgfs_image *img,
@@ -39,13 +35,18 @@ int imgfs_compare_new(struct imgfs_image *img,
 {
 	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
 	struct imgfs_compare *c = calloc(1, sizeof(*c));
+	int ret;
 
 	*cp = NULL;
 	if (!c)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	c->img = img;
 	c->itail = &c->iall;
-	copy_options(&c->o, o);
+	ret = copy_options(&c->o, o, err);
+	if (ret) {
+		imgfs_compare_free(c);
+		return ret;
+	}
 	/* implied directories get the build time, as mkfs.img gives them */
 	c->build_time = sb->epoch + (int64_t)sb->build_time;
 	if (cmp_expect_init(c)) {
@@ -75,6 +76,7 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
 	}
 	c->res.image_entries = c->ientries.count;
+	c->res.struct_size = sizeof(c->res);
 	if (res)
 		*res = c->res;
 	return ret;
@@ -100,8 +102,10 @@ int imgfs_compare_tar(struct imgfs_image *img, const char *tar_path,
 	struct imgfs_compare *c;
 	int ret;
 
-	if (res)
+	if (res) {
 		memset(res, 0, sizeof(*res));
+		res->struct_size = sizeof(*res);
+	}
 	ret = imgfs_compare_new(img, o, &c, err);
 	if (ret)
 		return ret;

@@ -14,6 +14,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/walk.h"
+#include "util/sized.h"
 
 /*
  * The cursor keeps at most this many directory fds in a row (fewer when
@@ -61,14 +62,10 @@ int imgfs_extract_new(struct imgfs_image *img, const char *dir,
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
 	x->rootfd = -1;
 	imgfs_extract_options_init(&x->o);
-	if (o) {
-		/* a caller built against an older, smaller struct */
-		size_t n = o->struct_size && o->struct_size < sizeof(x->o)
-				   ? o->struct_size
-				   : sizeof(x->o);
-
-		memcpy(&x->o, o, n);
-		x->o.struct_size = sizeof(x->o);
+	ret = o ? SIZED_IN(&x->o, o, sizeof(x->o), "extract options", err) : 0;
+	if (ret) {
+		free(x);
+		return ret;
 	}
 	x->img = img;
 	x->overwrite = x->o.flags & IMGFS_EXTRACT_F_OVERWRITE;
@@ -179,6 +176,7 @@ int imgfs_extract_finish(struct imgfs_extract *x,
 		free(pbuf);
 		x->finished = true;
 	}
+	x->res.struct_size = sizeof(x->res);
 	if (res)
 		*res = x->res;
 	return 0;

@@ -341,6 +341,7 @@ int imgfs_stats_gather(struct imgfs_image *img, struct imgfs_stats **out,
 	g.st = calloc(1, sizeof(*g.st));
 	if (!g.st)
 		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	g.st->struct_size = sizeof(*g.st);
 	g.st->image_bytes = imgfs_image_sb(img)->image_size;
 	ret = gather_run(&g);
 	free(g.ranges);

@@ -219,9 +219,9 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 	int ret = 0;
 
 	imgfs_error_clear(err);
-	if (!o || o->struct_size != sizeof(*o))
-		return imgfs_error_set(err, -EINVAL,
-				       "OCI options structure size mismatch");
+	ret = oci_options_in(o, err);
+	if (ret)
+		return ret;
 	ret = oci_read_json_file(src, "index.json", &index, err);
 	if (ret && ret != -ENOENT && ret != -EBADMSG)
 		return ret;

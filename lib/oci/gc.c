@@ -306,6 +306,7 @@ int imgfs_oci_gc(const char *dst, struct imgfs_oci_gc_stats *st,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
+	st->struct_size = sizeof(*st);
 	if (lstat(dst, &sb) || !S_ISDIR(sb.st_mode))
 		return imgfs_error_set(err, -ENOTDIR,
 				       "%s: not a layout directory", dst);

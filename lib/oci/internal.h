@@ -290,6 +290,8 @@ const char *oci_json_str(struct json_object *o, const char *key);
 /* ---- cache.c: unit records ---- */
 
 /* the options digest: the SHA-256 of the canonical text below */
+/* The caller's options checked by the struct_size rule (oci.c). */
+int oci_options_in(const struct imgfs_oci_options *o, struct imgfs_error *err);
 int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 		       struct imgfs_error *err);
 /* the canonical text of the options (one line each; malloc'd) */

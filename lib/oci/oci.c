@@ -18,6 +18,7 @@
 
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "util/sized.h"
 
 void imgfs_oci_options_init(struct imgfs_oci_options *o)
 {
@@ -29,13 +30,30 @@ void imgfs_oci_options_init(struct imgfs_oci_options *o)
 	o->mkfs.blkszbits = 12;
 }
 
+/*
+ * The struct_size rule (util/sized.h). While no field has been added
+ * since the smallest size accepted, the caller's struct holds everything
+ * the library reads, so it is used as it is.
+ */
+int oci_options_in(const struct imgfs_oci_options *o, struct imgfs_error *err)
+{
+	struct imgfs_oci_options full;
+
+	if (!o)
+		return imgfs_error_set(err, -EINVAL, "no OCI options");
+	imgfs_oci_options_init(&full);
+	return SIZED_IN(&full, o, sizeof(full), "OCI options", err);
+}
+
 static int check_options(const struct imgfs_oci_options *o,
 			 struct imgfs_error *err)
 {
+	int ret;
+
 	imgfs_error_clear(err);
-	if (!o || o->struct_size != sizeof(*o))
-		return imgfs_error_set(err, -EINVAL,
-				       "OCI options structure size mismatch");
+	ret = oci_options_in(o, err);
+	if (ret)
+		return ret;
 	if (!imgfs_oci_layer_media_type(o->layer_type))
 		return imgfs_error_set(err, -EINVAL, "unknown layer type %d",
 				       (int)o->layer_type);
@@ -504,6 +522,7 @@ static int run_steps(const char *src, const char *dst,
 	if (!stats)
 		stats = &st_local;
 	memset(stats, 0, sizeof(*stats));
+	stats->struct_size = sizeof(*stats);
 	ret = prepare(src, dst, o, &run, &l, err);
 	run.progress_lock = &plock;
 	/* shared with other runs; a garbage collection waits for none */

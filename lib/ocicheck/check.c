@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "ocicheck/check.h"
+#include "util/sized.h"
 
 static const char *const config_types[] = {
 	"application/vnd.oci.image.config.v1+json",
@@ -668,15 +669,23 @@ static void report_blobs(struct oci_chk *c)
 	}
 }
 
-int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *o,
+int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 		    struct imgfs_oci_check_result *res, struct imgfs_error *err)
 {
+	struct imgfs_oci_check_options full, *o = &full;
 	struct oci_chk c = { .root = dir, .o = o, .res = res, .err = err };
 	struct json_object *doc, *sdoc = NULL;
 	struct stat st;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
+	imgfs_oci_check_options_init(&full);
+	if (!in)
+		return imgfs_error_set(err, -EINVAL, "no OCI check options");
+	ret = SIZED_IN(&full, in, sizeof(full), "OCI check options", err);
+	if (ret)
+		return ret;
 	c.tail = &c.first;
 	if (stat(dir, &st))
 		return imgfs_error_set(err, -errno, "%s: %s", dir,

@@ -19,6 +19,7 @@
 #include "imgfs/walk.h"
 #include "reader/dir.h"
 #include "util/hashtab.h"
+#include "util/sized.h"
 #include "util/vec.h"
 
 struct subdir {
@@ -422,13 +423,13 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	size_t len = strlen(start);
 	int ret;
 
-	if (!opts ||
-	    opts->struct_size < offsetof(struct imgfs_walk_options, max_depth))
-		return imgfs_error_set(err, -EINVAL,
-				       "walk options missing or too old");
-	memcpy(&w.o, opts,
-	       opts->struct_size < sizeof(w.o) ? opts->struct_size
-					       : sizeof(w.o));
+	if (!opts)
+		return imgfs_error_set(err, -EINVAL, "no walk options");
+	/* the first published struct ended with arg */
+	ret = SIZED_IN(&w.o, opts, SIZED_UP_TO(struct imgfs_walk_options, arg),
+		       "walk options", err);
+	if (ret)
+		return ret;
 	if (imgfs_u64map_add(&w.seen, start_nid, 0) < 0 ||
 	    IMGFS_VEC_RESERVE(w.path.s, w.path.cap, len + 1, 256)) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

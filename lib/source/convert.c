@@ -244,6 +244,7 @@ void entry_conv_release(struct entry_conv *c)
 	c->acl[0] = c->acl[1] = NULL;
 	c->sparse = NULL;
 	memset(&c->out, 0, sizeof(c->out));
+	c->out.e.struct_size = sizeof(c->out.e);
 }
 
 void entry_conv_set(struct entry_conv *c, struct archive *a,

@@ -28,6 +28,7 @@
 #include "util/error.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "writer/options.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"
@@ -111,7 +112,8 @@ static int add_link(struct flatten *f, struct imgfs_writer *w,
 		    struct archive_entry *e, const char *path,
 		    const char *target, struct imgfs_error *err)
 {
-	struct imgfs_entry le = { .path = path, .hardlink = target };
+	struct imgfs_entry le = { .struct_size = sizeof(le), .path = path,
+				  .hardlink = target };
 
 	if (!e)
 		return imgfs_writer_add_entry(w, &le, err);
@@ -457,12 +459,15 @@ static int feed(struct imgfs_writer *w, void *arg, struct imgfs_error *err)
 	return 0;
 }
 
-static int check_args(const struct imgfs_mkfs_options *opts,
+/* @opts: the caller's @in in full (writer/options.h), checked */
+static int check_args(struct imgfs_mkfs_options *opts,
+		      const struct imgfs_mkfs_options *in,
 		      unsigned int nlayers, struct imgfs_error *err)
 {
-	if (!opts || opts->struct_size != sizeof(*opts))
-		return imgfs_error_set(err, -EINVAL,
-				       "options structure size mismatch");
+	int ret = mkfs_options_in(opts, in, err);
+
+	if (ret)
+		return ret;
 	if (!nlayers || nlayers > INT32_MAX)
 		return imgfs_error_set(err, -EINVAL,
 				       "flattening needs at least one layer");
@@ -505,12 +510,13 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 		  const char *image_path, struct imgfs_mkfs_stats *stats,
 		  struct imgfs_error *err)
 {
-	struct flatten f = { .opts = opts, .nlayers = nlayers,
+	struct imgfs_mkfs_options full;
+	struct flatten f = { .opts = &full, .nlayers = nlayers,
 			     .opener = opener };
 	int ret;
 
 	imgfs_error_clear(err);
-	ret = check_args(opts, nlayers, err);
+	ret = check_args(&full, opts, nlayers, err);
 	if (!ret && (!opener || !opener->open || !opener->close))
 		ret = imgfs_error_set(err, -EINVAL,
 				      "a layer opener needs open and close");
@@ -539,12 +545,13 @@ int imgfs_flatten_tars(const struct imgfs_mkfs_options *opts,
 		       const char *image_path, struct imgfs_mkfs_stats *stats,
 		       struct imgfs_error *err)
 {
-	struct flatten f = { .opts = opts, .nlayers = nlayers,
+	struct imgfs_mkfs_options full;
+	struct flatten f = { .opts = &full, .nlayers = nlayers,
 			     .tars = tar_paths };
 	int ret;
 
 	imgfs_error_clear(err);
-	ret = check_args(opts, nlayers, err);
+	ret = check_args(&full, opts, nlayers, err);
 	if (!ret)
 		ret = check_target(nlayers, tar_paths, image_path, err);
 	return ret ? ret : flatten(&f, image_path, stats, err);

@@ -25,6 +25,7 @@
 #include "util/hashtab.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "writer/options.h"
 
 #define OVERLAY_PREFIX "trusted.overlay."
 #define OVERLAY_OPAQUE "trusted.overlay.opaque"
@@ -187,7 +188,8 @@ static int remember_shown(struct merge *m, uint64_t nid, const char *path)
 static int add_visible(struct merge *m, const char *path,
 		       const struct imgfs_inode *inode)
 {
-	struct imgfs_entry e = { .path = path, .mode = inode->mode,
+	struct imgfs_entry e = { .struct_size = sizeof(e),
+				 .path = path, .mode = inode->mode,
 				 .uid = inode->uid, .gid = inode->gid,
 				 .have_mtime = true, .mtime = inode->mtime,
 				 .mtime_nsec = inode->mtime_nsec };
@@ -357,19 +359,20 @@ static int open_layers(struct merge *m, struct imgfs_error *err)
 	return 0;
 }
 
-int imgfs_merge_images(const struct imgfs_mkfs_options *opts,
+int imgfs_merge_images(const struct imgfs_mkfs_options *in,
 		       unsigned int nlayers, const char *const *layer_images,
 		       const char *image_path, struct imgfs_mkfs_stats *stats,
 		       struct imgfs_error *err)
 {
+	struct imgfs_mkfs_options full, *opts = &full;
 	struct merge m = { .opts = opts, .nlayers = nlayers,
 			   .paths = layer_images, .err = err };
 	int ret;
 
 	imgfs_error_clear(err);
-	if (!opts || opts->struct_size != sizeof(*opts))
-		return imgfs_error_set(err, -EINVAL,
-				       "options structure size mismatch");
+	ret = mkfs_options_in(&full, in, err);
+	if (ret)
+		return ret;
 	if (!nlayers || nlayers > UINT16_MAX)
 		return imgfs_error_set(err, -EINVAL,
 				       "merging needs at least one layer image");

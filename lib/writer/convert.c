@@ -24,7 +24,9 @@
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 #include "util/fileio.h"
+#include "util/sized.h"
 #include "writer/intake.h"
+#include "writer/options.h"
 
 /*
  * Where the entries come from: a path ("-", a tar, a directory), an fd,
@@ -193,19 +195,37 @@ static int write_sidecar(struct imgfs_output *side,
 	return 0;
 }
 
+/* The caller's options and hooks in full (util/sized.h). */
+static int convert_args(struct imgfs_mkfs_options *o,
+			struct imgfs_convert_hooks *hooks,
+			const struct imgfs_mkfs_options *o_in,
+			const struct imgfs_convert_hooks *hooks_in,
+			struct imgfs_error *err)
+{
+	int ret = mkfs_options_in(o, o_in, err);
+
+	memset(hooks, 0, sizeof(*hooks));
+	if (!ret && hooks_in)
+		ret = SIZED_IN(hooks, hooks_in, sizeof(*hooks), "convert hooks",
+			       err);
+	return ret;
+}
+
 static int convert(const struct convert_source *src, const char *target,
-		   const struct imgfs_mkfs_options *o,
-		   const struct imgfs_convert_hooks *hooks,
+		   const struct imgfs_mkfs_options *o_in,
+		   const struct imgfs_convert_hooks *hooks_in,
 		   struct imgfs_mkfs_stats *stats, struct imgfs_error *err)
 {
 	struct imgfs_output *out, *side = NULL;
+	struct imgfs_mkfs_options full, *o = &full;
+	struct imgfs_convert_hooks hooks_full, *hooks = &hooks_full;
 	struct imgfs_mkfs_stats st_local;
 	int ret;
 
 	imgfs_error_clear(err);
-	if (hooks && hooks->struct_size != sizeof(*hooks))
-		return imgfs_error_set(err, -EINVAL,
-				       "hooks structure size mismatch");
+	ret = convert_args(&full, &hooks_full, o_in, hooks_in, err);
+	if (ret)
+		return ret;
 	if (same_file(src, target))
 		return imgfs_error_set(err, -EINVAL,
 				       "%s: refusing to overwrite the source",
@@ -221,11 +241,9 @@ static int convert(const struct convert_source *src, const char *target,
 	if (!stats)
 		stats = &st_local;
 	ret = 0;
-	/* struct_size first: a mismatched struct is refused by the writer */
-	if (o->struct_size == sizeof(*o) && o->dm_verity &&
-	    !o->dm_verity_no_sidecar)
+	if (o->dm_verity && !o->dm_verity_no_sidecar)
 		ret = open_sidecar(target, &side, err);
-	if (o->struct_size == sizeof(*o) && o->no_fsync) {
+	if (o->no_fsync) {
 		imgfs_output_set_sync(out, false);
 		if (side)
 			imgfs_output_set_sync(side, false);

@@ -22,6 +22,7 @@
 #include "imgfs/format.h"
 #include "source/path.h"
 #include "source/tar.h"
+#include "util/sized.h"
 #include "writer/internal.h"
 
 #define WH_PREFIX ".wh."
@@ -671,13 +672,26 @@ static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 				err);
 }
 
+/* The caller's entry by the struct_size rule (util/sized.h). */
+static int entry_in(struct imgfs_entry *full, const struct imgfs_entry *e,
+		    struct imgfs_error *err)
+{
+	memset(full, 0, sizeof(*full));
+	if (!e)
+		return imgfs_error_set(err, -EINVAL, "no entry");
+	return SIZED_IN(full, e, sizeof(*full), "entry", err);
+}
+
 int imgfs_writer_begin_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 			    struct imgfs_error *err)
 {
+	struct imgfs_entry full;
 	int ret = check_state(w, false, err);
 
 	if (!ret)
-		ret = open_file(w, e, err);
+		ret = entry_in(&full, e, err);
+	if (!ret)
+		ret = open_file(w, &full, err);
 	if (ret)
 		w->failed = true;
 	return ret;

@@ -16,9 +16,11 @@
 #include "imgfs/format.h"
 #include "imgfs/source.h"
 #include "source/iter.h"
+#include "util/sized.h"
 #include "util/vec.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
+#include "writer/options.h"
 
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)
 {
@@ -31,12 +33,18 @@ void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)
 	opts->compress_level = -1;
 }
 
+int mkfs_options_in(struct imgfs_mkfs_options *full,
+		    const struct imgfs_mkfs_options *o, struct imgfs_error *err)
+{
+	imgfs_mkfs_options_init(full);
+	if (!o)
+		return imgfs_error_set(err, -EINVAL, "no mkfs options");
+	return SIZED_IN(full, o, sizeof(*full), "mkfs options", err);
+}
+
 static int check_options(const struct imgfs_mkfs_options *o,
 			 struct imgfs_error *err)
 {
-	if (o->struct_size != sizeof(*o))
-		return imgfs_error_set(err, -EINVAL,
-				       "options structure size mismatch");
 	if (o->blkszbits < IMGFS_MIN_BLKSZBITS ||
 	    o->blkszbits > IMGFS_MAX_BLKSZBITS)
 		return imgfs_error_set(err, -EINVAL,
@@ -84,8 +92,8 @@ static void keep_first(const char *msg, void *arg)
 		imgfs_error_set(err, -EINVAL, "%s", msg);
 }
 
-unsigned int imgfs_mkfs_options_unused(const struct imgfs_mkfs_options *o,
-				       imgfs_warn_fn report, void *arg)
+static unsigned int options_unused(const struct imgfs_mkfs_options *o,
+				   imgfs_warn_fn report, void *arg)
 {
 	bool z = o->compress != IMGFS_COMPRESS_NONE;
 	unsigned int n = 0;
@@ -118,17 +126,37 @@ unsigned int imgfs_mkfs_options_unused(const struct imgfs_mkfs_options *o,
 	return n;
 }
 
-int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *o,
+unsigned int imgfs_mkfs_options_unused(const struct imgfs_mkfs_options *o,
+				       imgfs_warn_fn report, void *arg)
+{
+	struct imgfs_mkfs_options full;
+	struct imgfs_error err = { 0 };
+
+	/* options it cannot read are one thing the caller set in vain */
+	if (mkfs_options_in(&full, o, &err)) {
+		if (report)
+			report(err.msg, arg);
+		return 1;
+	}
+	return options_unused(&full, report, arg);
+}
+
+int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *in,
 			     struct imgfs_error *err)
 {
-	unsigned int bits = o->tar_index ? 9 : o->blkszbits;
-	uint32_t bs = 1u << bits;
+	struct imgfs_mkfs_options full, *o = &full;
+	unsigned int bits;
+	uint32_t bs;
 	int ret;
 
 	imgfs_error_clear(err);
-	ret = check_options(o, err);
+	ret = mkfs_options_in(&full, in, err);
+	if (!ret)
+		ret = check_options(o, err);
 	if (ret)
 		return ret;
+	bits = o->tar_index ? 9 : o->blkszbits;
+	bs = 1u << bits;
 	if (o->compress != IMGFS_COMPRESS_NONE)
 		ret = imgfs_compress_check_options(o, bits, err);
 	/* the writer ignores it without compression: still a mistake */
@@ -140,7 +168,7 @@ int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *o,
 				       o->pcluster_size, bs);
 	if (ret)
 		return ret;
-	imgfs_mkfs_options_unused(o, keep_first, err);
+	options_unused(o, keep_first, err);
 	return err->code;
 }
 
@@ -170,18 +198,19 @@ int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
 	return S_ISDIR(st.st_mode) ? 0 : exclude(w, &st, err);
 }
 
-struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *opts,
+struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 					 int fd, struct imgfs_error *err)
 {
+	struct imgfs_mkfs_options full, *opts = &full;
 	struct imgfs_writer *w;
 	struct stat st;
 	uint64_t start;
 
-	if (check_options(opts, err))
+	if (mkfs_options_in(&full, in, err) || check_options(opts, err))
 		return NULL;
 	/* front ends refuse these (imgfs_mkfs_options_check()) or warn */
 	if (opts->warn)
-		imgfs_mkfs_options_unused(opts, opts->warn, opts->warn_arg);
+		options_unused(opts, opts->warn, opts->warn_arg);
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -369,6 +398,7 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	imgfs_writer_warn_file_flags(w);
 	st.entries = w->entries;
 	st.data_bytes = w->data_bytes;
+	st.struct_size = sizeof(st);
 	if (stats)
 		*stats = st;
 	return 0;

@@ -13,7 +13,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $MAKE -s -C "$top_builddir" distdir \
 	{ cat "$WORK/distdir.log"; die "make distdir failed"; }
 (
 	cd "$top_srcdir" || exit 1
-	ls README.md docs/*.md docs/examples/*.c man/*.1 examples/*.sh 2>/dev/null
+	ls README.md docs/*.md man/*.1 examples/*.c examples/*.sh 2>/dev/null
 	find tests bench -type f \( -name '*.sh' -o -name '*.py' -o \
 		-name '*.inc' \) ! -path '*/.*'
 ) | sort -u >"$WORK/want"

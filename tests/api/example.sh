@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The example program of docs/architecture.md (docs/examples/convert.c):
+# The example program of docs/architecture.md (examples/convert.c):
 # it converts a generated layer, checks the image and prints a file of it
 # through the reader; what it prints must be the file's bytes in the tar,
 # the image must be what mkfs.img makes with the same time and UUID, and a
 # layer it cannot read leaves no image behind.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/api/common.sh"
-EXAMPLE=${IMGFS_EXAMPLE:-$top_builddir/docs/examples/convert}
+EXAMPLE=${IMGFS_EXAMPLE:-$top_builddir/examples/convert}
 require_tools "$PYTHON" cmp
 [ -x "$EXAMPLE" ] || die "example not built: $EXAMPLE (run make check)"
 setup_tmp

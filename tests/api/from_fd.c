@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * from_fd LAYER IMAGE: the same conversion as docs/examples/convert.c,
+ * from_fd LAYER IMAGE: the same conversion as examples/convert.c,
  * but step by step, with the layer handed over as an open descriptor
  * (imgfs_tar_open_fd(), imgfs_writer_add_tar()). It links with nothing
  * but "pkg-config --libs imgfs" (tests/api/install.sh), and sees no

@@ -76,7 +76,7 @@ case " $cflags " in
 esac
 
 # shellcheck disable=SC2086
-$CC $cflags -o "$WORK/convert" "$top_srcdir/docs/examples/convert.c" $libs
+$CC $cflags -o "$WORK/convert" "$top_srcdir/examples/convert.c" $libs
 check "the example builds against the installed tree" test $? -eq 0
 # shellcheck disable=SC2086
 $CC $cflags -o "$WORK/from_fd" "$top_srcdir/tests/api/from_fd.c" $libs

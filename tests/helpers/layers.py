@@ -8,12 +8,16 @@ draws them). Checked here:
 
   includes  every #include "..." of lib/**/*.[ch] names a header of an
             allowed folder; every #include "..." of the programs (mkfs/,
-            fsck/, dump/) names a public header ("imgfs/...") or one of
-            the program's own folder.
+            fsck/, dump/ and their helper library frontend/) names a
+            public header ("imgfs/..."), one of the program's own folder
+            or one of frontend/.
   calls     from the library's objects (nm): a file may only call into
-            (or reference data of) an allowed folder, and no call cycle
-            may span files of different folders. A cycle inside one
-            folder is reported as a warning.
+            (or reference data of) an allowed folder.
+  circles   from the objects of the library and of each program folder
+            (nm): no set of files calls each other in a loop, inside one
+            folder or across folders. Files that call each other are one
+            job cut in two, or two jobs that each need the other: merge
+            them or move the shared part below both.
 
 Tests (tests/) are not checked: they may test internals.
 
@@ -41,7 +45,9 @@ RANK = {
 # container helpers of util; util knows nothing of the on-disk format.
 SIDEWAYS = {("format", "util")}
 
-PROGRAMS = ("mkfs", "fsck", "dump")
+PROGRAMS = ("mkfs", "fsck", "dump", "frontend")
+# the helper library of the programs, which each of them may include
+FRONTEND = "frontend"
 
 # Violations known on this branch and removed by other work of issue 10;
 # each is tolerated for exactly the pair named, reported as XFAIL, and
@@ -97,7 +103,7 @@ def check_lib_includes(srcdir, rep):
         rel = os.path.relpath(f, srcdir)
         parts = rel.split(os.sep)
         if len(parts) != 3:
-            rep.fail("%s: library sources live in lib/FOLDER/" % rel)
+            rep.fail("%s: the library's files live in lib/FOLDER/" % rel)
             continue
         src = parts[1]
         if src not in RANK:
@@ -131,10 +137,11 @@ def check_program_includes(srcdir, rep):
             for inc in INCLUDE_RE.findall(text):
                 own = "/" not in inc and os.path.exists(
                     os.path.join(srcdir, prog, inc))
-                if inc.startswith("imgfs/") or own:
+                helper = inc.startswith(FRONTEND + "/")
+                if inc.startswith("imgfs/") or own or helper:
                     continue
-                msg = ('%s includes "%s": a program sees only "imgfs/..." '
-                       'and its own folder' % (rel, inc))
+                msg = ('%s includes "%s": a program sees only "imgfs/...", '
+                       '"%s/..." and its own folder' % (rel, inc, FRONTEND))
                 key = (rel, inc)
                 if key in KNOWN_INCLUDES:
                     rep.known(key, msg, KNOWN_INCLUDES[key])
@@ -146,7 +153,7 @@ OBJ_RE = re.compile(r"^lib/([^/]+)/(?:\.libs/)?([A-Za-z0-9_]+_la)-(.+)\.o$")
 
 
 def library_objects(srcdir, builddir):
-    """{lib/FOLDER/NAME.c: object} for the sources that exist, one object
+    """{lib/FOLDER/NAME.c: object} for the C files that exist, one object
     each (PIC when libtool made both), from one library's objects."""
     found = collections.defaultdict(dict)
     objects = [os.path.join(d, f)
@@ -158,7 +165,7 @@ def library_objects(srcdir, builddir):
             continue
         folder, prefix, name = m.groups()
         src = "lib/%s/%s.c" % (folder, name)
-        # an object left over from a source moved away is not the library
+        # an object left over from a C file moved away is not the library
         if not os.path.exists(os.path.join(srcdir, src)):
             continue
         if src not in found[prefix] or "/.libs/" in o:
@@ -225,15 +232,9 @@ def strongly_connected(nodes, edges):
     return comps
 
 
-def check_calls(srcdir, builddir, rep):
-    objs = library_objects(srcdir, builddir)
-    if not objs:
-        return False
-    missing = [s for s in sorted(glob.glob(os.path.join(srcdir, "lib", "*",
-                                                        "*.c")))
-               if os.path.relpath(s, srcdir) not in objs]
-    for s in missing:
-        rep.fail("%s: no object built from it" % os.path.relpath(s, srcdir))
+def call_graph(objs):
+    """Calls between the files of @objs ({source: object}): the edges
+    {caller: {callee}} and the symbols {(caller, callee): {symbol}}."""
     owner, needs = {}, {}
     for src, obj in objs.items():
         defined, undefined = nm_symbols(obj)
@@ -248,6 +249,63 @@ def check_calls(srcdir, builddir, rep):
             if dst and dst != src:
                 edges[src].add(dst)
                 syms[(src, dst)].add(sym)
+    return edges, syms
+
+
+def report_circles(objs, edges, rep, seen):
+    """Every call cycle among @objs is an error; @seen keeps the ones
+    already reported (a program's files may be built twice)."""
+    for comp in strongly_connected(set(objs), edges):
+        if len(comp) < 2 or tuple(comp) in seen:
+            continue
+        seen.add(tuple(comp))
+        folders = sorted({os.path.dirname(s) for s in comp})
+        if len(folders) > 1:
+            rep.fail("call cycle across folders %s: %s" %
+                     (", ".join(f.split("/")[-1] for f in folders),
+                      " ".join(comp)))
+        else:
+            rep.fail("call cycle within %s: %s" %
+                     (folders[0], " ".join(os.path.basename(s)
+                                           for s in comp)))
+
+
+PROG_OBJ_RE = re.compile(r"^([^/]+)/(?:([A-Za-z0-9_]+)-)?([^/-]+)\.o$")
+
+
+def program_objects(srcdir, builddir, prog):
+    """[{prog/NAME.c: object}], one map per program (or library) built
+    from the folder @prog: automake prefixes an object with its target
+    when the target has flags of its own."""
+    found = collections.defaultdict(dict)
+    for o in sorted(glob.glob(os.path.join(builddir, prog, "*.o"))):
+        m = PROG_OBJ_RE.match(os.path.relpath(o, builddir))
+        if not m or m.group(1) != prog:
+            continue
+        src = "%s/%s.c" % (prog, m.group(3))
+        if os.path.exists(os.path.join(srcdir, src)):
+            found[m.group(2) or ""][src] = o
+    return [found[k] for k in sorted(found)]
+
+
+def check_program_circles(srcdir, builddir, rep):
+    seen = set()
+    for prog in PROGRAMS:
+        for objs in program_objects(srcdir, builddir, prog):
+            edges, _ = call_graph(objs)
+            report_circles(objs, edges, rep, seen)
+
+
+def check_calls(srcdir, builddir, rep):
+    objs = library_objects(srcdir, builddir)
+    if not objs:
+        return False
+    missing = [s for s in sorted(glob.glob(os.path.join(srcdir, "lib", "*",
+                                                        "*.c")))
+               if os.path.relpath(s, srcdir) not in objs]
+    for s in missing:
+        rep.fail("%s: no object built from it" % os.path.relpath(s, srcdir))
+    edges, syms = call_graph(objs)
     folder = {s: s.split("/")[1] for s in objs}
     fedges = collections.defaultdict(set)
     for src in sorted(edges):
@@ -264,17 +322,7 @@ def check_calls(srcdir, builddir, rep):
                 rep.known((src, dst), msg, KNOWN_CALLS[(src, dst)])
             else:
                 rep.fail(msg)
-    for comp in strongly_connected(set(objs), edges):
-        if len(comp) < 2:
-            continue
-        folders = sorted({folder[s] for s in comp})
-        if len(folders) > 1:
-            rep.fail("call cycle across folders %s: %s" %
-                     (", ".join(folders), " ".join(comp)))
-        else:
-            rep.warn("call cycle within lib/%s: %s" %
-                     (folders[0], " ".join(os.path.basename(s)
-                                           for s in comp)))
+    report_circles(objs, edges, rep, set())
     print("folder calls: " + "; ".join(
         "%s -> %s" % (a, " ".join(sorted(fedges[a]))) for a in sorted(fedges)))
     return True
@@ -288,6 +336,7 @@ def main():
     check_lib_includes(srcdir, rep)
     check_program_includes(srcdir, rep)
     built = check_calls(srcdir, builddir, rep)
+    check_program_circles(srcdir, builddir, rep)
     for key, reason in sorted(list(KNOWN_INCLUDES.items()) +
                               list(KNOWN_CALLS.items())):
         if key not in rep.known_seen and (built or key in KNOWN_INCLUDES):

@@ -74,6 +74,7 @@ static int fail_err(const char *what, const struct imgfs_error *err)
 static struct imgfs_entry entry(const char *path, uint32_t mode)
 {
 	struct imgfs_entry e = {
+		.struct_size = sizeof(e),
 		.path = path,
 		.mode = mode,
 		.uid = 1000,
@@ -191,11 +192,14 @@ static int add_others(struct imgfs_writer *w, struct imgfs_error *err)
 	e.symlink = "hello";
 	ret = imgfs_writer_add_entry(w, &e, err);
 	/* a hard link to the file above, and one to a file added later */
-	e = (struct imgfs_entry){ .path = "etc/hello2",
+	e = (struct imgfs_entry){ .struct_size = sizeof(e),
+				  .path = "etc/hello2",
 				  .hardlink = "etc/hello" };
 	if (!ret)
 		ret = imgfs_writer_add_entry(w, &e, err);
-	e = (struct imgfs_entry){ .path = "early", .hardlink = "late" };
+	e = (struct imgfs_entry){ .struct_size = sizeof(e),
+				  .path = "early",
+				  .hardlink = "late" };
 	if (!ret)
 		ret = imgfs_writer_add_entry(w, &e, err);
 	e = entry("late", 0100444);
