@@ -43,7 +43,7 @@ void json_arr_open(struct json *j, const char *key);
 void json_arr_close(struct json *j);
 /* Write @v (nested objects and arrays laid out like the open levels) and
  * drop the reference. Objects list their escaped members last
- * (IMGFS_JSON_ESCAPED_KEY), the open ones when they are closed. */
+ * (FE_JSON_ESCAPED_KEY), the open ones when they are closed. */
 void json_put(struct json *j, const char *key, struct json_object *v);
 /* Write the members of record @o into the open object; drops @o. */
 void json_put_members(struct json *j, struct json_object *o);
@@ -67,7 +67,7 @@ void rec_null(struct json_object *o, const char *key);
 /* Ratio with 6 decimals; null when @den is 0. */
 void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 	       uint64_t den);
-/* Bytes from the image, as imgfs_json_add_bytes() (escapes listed). */
+/* Bytes from the image, as fe_json_add_bytes() (escapes listed). */
 void rec_bytes(struct json_object *o, const char *key, const void *s,
 	       size_t len);
 /* A NUL-terminated string (as rec_bytes()), or null if NULL. */
@@ -80,7 +80,7 @@ void rec_append_str(struct json_object *a, const char *s);
 /* @one when @n is 1, else @many: "1 byte", "2 bytes". */
 const char *plural(uint64_t n, const char *one, const char *many);
 enum esc_mode {
-	ESC_NAME, /* imgfs_escape() with no flags: valid UTF-8 passes */
+	ESC_NAME, /* fe_escape() with no flags: valid UTF-8 passes */
 	ESC_VALUE, /* all but printable ASCII escaped (\xNN), '\' as \\ */
 };
 void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode);

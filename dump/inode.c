@@ -14,8 +14,9 @@
 
 #include <json-c/json_object.h>
 
+#include "frontend/error.h"
 #include "imgfs/format.h"
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 #include "imgfs/stats.h"
 #include "dump.h"
 
@@ -36,7 +37,7 @@ int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 	*target = NULL;
 	buf = malloc(size);
 	if (!buf)
-		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
+		return fe_error_set(&ctx->err, -ENOMEM, "out of memory");
 	n = imgfs_readlink(ctx->img, inode, buf, size, &ctx->err);
 	if (n < 0) {
 		free(buf);
@@ -275,7 +276,7 @@ static int part_result(struct dump_ctx *ctx, int ret, struct imgfs_error *e,
 	if (ret >= 0 || ret == -EOPNOTSUPP)
 		return ret;
 	if (!*failed)
-		*failed = imgfs_error_set(&ctx->err, ret, "%s", e->msg);
+		*failed = fe_error_set(&ctx->err, ret, "%s", e->msg);
 	return ret;
 }
 
@@ -404,7 +405,7 @@ static void json_layout_info(struct json_object *o,
 static void json_part_error(struct json *j, const char *key, int ret,
 			    const struct imgfs_error *e)
 {
-	json_put(j, key, ret < 0 ? json_checked(imgfs_json_bytes(
+	json_put(j, key, ret < 0 ? json_checked(fe_json_bytes(
 					   e->msg, strlen(e->msg))) : NULL);
 }
 

@@ -20,7 +20,7 @@
 
 #include <json-c/json.h>
 
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 #include "dump.h"
 
 /* '/' is not escaped: paths stay readable */
@@ -102,7 +102,7 @@ static void close_level(struct json *j, char c)
 
 	/* the list of escaped members comes last, as in records */
 	if (j->escaped[j->depth]) {
-		put_nested(j, IMGFS_JSON_ESCAPED_KEY, j->escaped[j->depth]);
+		put_nested(j, FE_JSON_ESCAPED_KEY, j->escaped[j->depth]);
 		json_object_put(j->escaped[j->depth]);
 		j->escaped[j->depth] = NULL;
 	}
@@ -157,13 +157,13 @@ static void put_nested(struct json *j, const char *key, struct json_object *v)
 	case json_type_object:
 		json_obj_open(j, key);
 		json_object_object_foreach(v, k, member) {
-			if (!strcmp(k, IMGFS_JSON_ESCAPED_KEY))
+			if (!strcmp(k, FE_JSON_ESCAPED_KEY))
 				escaped = member;
 			else
 				put_nested(j, k, member);
 		}
 		if (escaped)
-			put_nested(j, IMGFS_JSON_ESCAPED_KEY, escaped);
+			put_nested(j, FE_JSON_ESCAPED_KEY, escaped);
 		json_obj_close(j);
 		return;
 	case json_type_array:
@@ -181,7 +181,7 @@ static void put_nested(struct json *j, const char *key, struct json_object *v)
 
 void json_put(struct json *j, const char *key, struct json_object *v)
 {
-	if (key && imgfs_json_is_escaped(v))
+	if (key && fe_json_is_escaped(v))
 		mark_escaped(j, key);
 	put_nested(j, key, v);
 	json_object_put(v);
@@ -193,7 +193,7 @@ void json_put_members(struct json *j, struct json_object *o)
 	size_t i, n;
 
 	json_object_object_foreach(o, k, member) {
-		if (strcmp(k, IMGFS_JSON_ESCAPED_KEY)) {
+		if (strcmp(k, FE_JSON_ESCAPED_KEY)) {
 			put_nested(j, k, member);
 			continue;
 		}
@@ -277,13 +277,13 @@ void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 void rec_bytes(struct json_object *o, const char *key, const void *s,
 	       size_t len)
 {
-	if (imgfs_json_add_bytes(o, key, s, len))
+	if (fe_json_add_bytes(o, key, s, len))
 		out_of_memory();
 }
 
 void rec_str(struct json_object *o, const char *key, const char *s)
 {
-	if (imgfs_json_add_str(o, key, s))
+	if (fe_json_add_str(o, key, s))
 		out_of_memory();
 }
 

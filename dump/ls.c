@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/error.h"
 #include "imgfs/format.h"
 #include "imgfs/stats.h"
 #include "dump.h"
@@ -222,7 +223,7 @@ static ssize_t cat_fill(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		if (n < 0)
 			return n;
 		if (n == 0)
-			return imgfs_error_set(&ctx->err, -EIO,
+			return fe_error_set(&ctx->err, -EIO,
 					       "nid %" PRIu64 ": short read at %" PRIu64,
 					       inode->nid, off + fill);
 		fill += (size_t)n;
@@ -245,7 +246,7 @@ static int cat_data(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 			json_str_raw(&ctx->j, enc,
 				     base64(buf, (size_t)n, enc));
 		else if (fwrite(buf, 1, (size_t)n, ctx->out) != (size_t)n)
-			return imgfs_error_set(&ctx->err, -EIO,
+			return fe_error_set(&ctx->err, -EIO,
 					       "writing to standard output failed");
 		off += (uint64_t)n;
 	}
@@ -263,7 +264,7 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_reg(&inode))
-		return imgfs_error_set(&ctx->err, -EINVAL,
+		return fe_error_set(&ctx->err, -EINVAL,
 				       "%s (nid %" PRIu64 "): not a regular file (%s)",
 				       t->path ? t->path : "", t->nid,
 				       imgfs_mode_type_name(inode.mode) ?: "unknown");
@@ -272,7 +273,7 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 	if (!buf || !enc) {
 		free(buf);
 		free(enc);
-		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
+		return fe_error_set(&ctx->err, -ENOMEM, "out of memory");
 	}
 	if (ctx->json) {
 		struct json_object *o = rec_new();

@@ -16,7 +16,8 @@
 
 #include <json-c/json_object.h>
 
-#include "imgfs/escape.h"
+#include "frontend/error.h"
+#include "frontend/escape.h"
 #include "imgfs/stats.h"
 #include "imgfs/version.h"
 #include "dump.h"
@@ -96,7 +97,7 @@ usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fputs("dump.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputs("\nusage: dump.img [OPTIONS] IMAGE\n"
 	      "Try 'dump.img --help' for more information.\n",
 	      stderr);
@@ -216,7 +217,7 @@ static int resolve(struct dump_ctx *ctx, const struct options *o,
 		ret = imgfs_lookup(ctx->img, o->path, &t->nid, &ctx->err);
 	if (ret == -ENOENT || ret == -ENOTDIR || ret == -ELOOP) {
 		imgfs_error_clear(&ctx->err);
-		return imgfs_error_set(&ctx->err, ret, "%s: %s", o->path,
+		return fe_error_set(&ctx->err, ret, "%s: %s", o->path,
 				       strerror(-ret));
 	}
 	return ret;
@@ -296,10 +297,10 @@ static void print_error(const char *prog, const char *image, const char *msg)
 {
 	fprintf(stderr, "%s: ", prog);
 	if (image) {
-		imgfs_escape_fputs(stderr, image, 0);
+		fe_escape_fputs(stderr, image, 0);
 		fputs(": ", stderr);
 	}
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -329,7 +330,7 @@ int main(int argc, char **argv)
 	warn_sb(&ctx);
 	ret = run(&ctx, &o);
 	if (fflush(stdout) && !ret)
-		ret = imgfs_error_set(&ctx.err, -EIO,
+		ret = fe_error_set(&ctx.err, -EIO,
 				      "writing to standard output failed");
 	if (ret)
 		print_error(ctx.prog, o.image,

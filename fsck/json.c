@@ -11,7 +11,7 @@
 #include <json-c/json_object.h>
 
 #include "fsck.h"
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 
 void fsck_json_oom(void)
 {
@@ -49,7 +49,7 @@ void fsck_json_set_bytes(struct json_object *o, const char *key,
 {
 	if (!s)
 		fsck_json_set_null(o, key);
-	else if (imgfs_json_add_str(o, key, s))
+	else if (fe_json_add_str(o, key, s))
 		fsck_json_oom();
 }
 

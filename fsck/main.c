@@ -18,9 +18,10 @@
 #include <json-c/json_object.h>
 #include <json-c/printbuf.h>
 
+#include "frontend/error.h"
 #include "fsck.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
+#include "frontend/escape.h"
+#include "frontend/json_str.h"
 #include "imgfs/stats.h"
 #include "imgfs/verity.h"
 #include "imgfs/version.h"
@@ -191,7 +192,7 @@ usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fputs("fsck.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 	return -1;
 }
@@ -471,13 +472,13 @@ static void report_cb(void *arg, const struct imgfs_check_problem *p)
 	printf("%s: %s: ", imgfs_check_severity_name(p->severity),
 	       imgfs_check_area_name(p->area));
 	if (p->path) {
-		imgfs_escape_fputs(stdout, p->path, 0);
+		fe_escape_fputs(stdout, p->path, 0);
 		printf(" (nid %" PRIu64 "): ", p->nid);
 	} else if (p->nid != IMGFS_CHECK_NO_NID) {
 		printf("nid %" PRIu64 ": ", p->nid);
 	}
 	/* messages quote names from the image */
-	imgfs_escape_fputs(stdout, p->msg, 0);
+	fe_escape_fputs(stdout, p->msg, 0);
 	putchar('\n');
 }
 
@@ -501,9 +502,9 @@ void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
 		return;
 	}
 	fputs("differs: ", stdout);
-	imgfs_escape_fputs(stdout, path, 0);
+	fe_escape_fputs(stdout, path, 0);
 	printf(": %s: ", kind);
-	imgfs_escape_fputs(stdout, msg, 0);
+	fe_escape_fputs(stdout, msg, 0);
 	putchar('\n');
 }
 
@@ -531,10 +532,10 @@ static void print_digest(const char *hex, const char *path)
 	while (*path == '/')
 		path++;
 	len = strlen(path);
-	if (imgfs_escape_needed(path, len, IMGFS_ESC_NL))
+	if (fe_escape_needed(path, len, FE_ESC_NL))
 		putchar('\\');
 	printf("%s  ./", hex);
-	imgfs_escape_fwrite(stdout, path, len, IMGFS_ESC_NL);
+	fe_escape_fwrite(stdout, path, len, FE_ESC_NL);
 	putchar('\n');
 }
 
@@ -568,12 +569,12 @@ static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
 		print_digest(hex, e->path);
 	} else if (out->verbose) {
 		printf("%s ", type_name(e->inode->mode));
-		imgfs_escape_fputs(stdout, e->path, 0);
+		fe_escape_fputs(stdout, e->path, 0);
 		printf(" (nid %" PRIu64 ", %" PRIu64 " %s)", e->inode->nid,
 		       e->inode->size, e->inode->size == 1 ? "byte" : "bytes");
 		if (e->link_to) {
 			fputs(" link to ", stdout);
-			imgfs_escape_fputs(stdout, e->link_to, 0);
+			fe_escape_fputs(stdout, e->link_to, 0);
 		}
 		putchar('\n');
 	}
@@ -767,7 +768,7 @@ static void print_summary(const struct fsck_out *out,
 	if (out->quiet)
 		return;
 	if (v->ok) {
-		imgfs_escape_fputs(f, o->image, 0);
+		fe_escape_fputs(f, o->image, 0);
 		fprintf(f, ": dm-verity tree at offset %" PRIu64 " matches the image (",
 			v->hash_offset);
 		count(f, v->chk.info.data_blocks, "data block", "data blocks");
@@ -776,7 +777,7 @@ static void print_summary(const struct fsck_out *out,
 			v->root_from ? " as given by " : " (not compared)",
 			v->root_from ? v->root_from : "");
 	}
-	imgfs_escape_fputs(f, o->image, 0);
+	fe_escape_fputs(f, o->image, 0);
 	fputs(": ", f);
 	count(f, res->inodes, "inode", "inodes");
 	fputs(" (", f);
@@ -799,11 +800,11 @@ static void print_summary(const struct fsck_out *out,
 		fputs(", ", f);
 		count(f, out->differences, "difference", "differences");
 		fputs(" from ", f);
-		imgfs_escape_fputs(f, o->compare_tar, 0);
+		fe_escape_fputs(f, o->compare_tar, 0);
 	}
 	fputc('\n', f);
 	if (res->physical_bytes) {
-		imgfs_escape_fputs(f, o->image, 0);
+		fe_escape_fputs(f, o->image, 0);
 		fputs(": file data ", f);
 		count(f, res->logical_bytes, "byte", "bytes");
 		fputs(" from ", f);
@@ -888,13 +889,13 @@ static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
 	}
 	f = open_regular(name);
 	if (!f)
-		return imgfs_error_set(err, -errno, "%s: %s", name,
+		return fe_error_set(err, -errno, "%s: %s", name,
 				       errno == EINVAL ? "not a regular file"
 						       : strerror(errno));
 	n = fread(buf, 1, sizeof(buf), f);
 	if (ferror(f)) {
 		fclose(f);
-		return imgfs_error_set(err, -EIO, "%s: read error", name);
+		return fe_error_set(err, -EIO, "%s: read error", name);
 	}
 	/* what is not read cannot be checked: a sidecar is a few dozen bytes */
 	if (n == sizeof(buf) && fgetc(f) != EOF) {
@@ -999,7 +1000,7 @@ static int print_fsverity_digest(const char *path)
 	close(fd);
 	imgfs_verity_hex(d, sizeof(d), hex);
 	printf("sha256:%s ", hex);
-	imgfs_escape_fputs(stdout, path, 0);
+	fe_escape_fputs(stdout, path, 0);
 	putchar('\n');
 	return FSCK_EXIT_OK;
 }
@@ -1032,7 +1033,7 @@ static int open_image(struct fsck_opts *o, struct fsck_out *out,
 		snprintf(msg, sizeof(msg), "%s",
 			 err->code ? err->msg : strerror(-ret));
 		imgfs_error_clear(err);
-		imgfs_error_set(err, ret, "%s: %s", o->image, msg);
+		fe_error_set(err, ret, "%s: %s", o->image, msg);
 	}
 	return ret;
 }
@@ -1063,7 +1064,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 	if (o->compare_tar) {
 		r.cmp = fsck_compare_new(img, &o->cmp, out);
 		if (!r.cmp)
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			ret = fe_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (!ret)
 		ret = imgfs_check_image(img, &copts, res, err);
@@ -1072,7 +1073,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 		if (!ret)
 			ret = ret2;
 		if (!ret && failures)
-			ret = imgfs_error_set(err, -EIO,
+			ret = fe_error_set(err, -EIO,
 					      "%" PRIu64 " %s not be extracted",
 					      failures,
 					      failures == 1 ? "entry could" :
@@ -1125,7 +1126,7 @@ int main(int argc, char **argv)
 		code = FSCK_EXIT_OK;
 	if (ret < 0) {
 		fputs("fsck.img: ", stderr);
-		imgfs_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
+		fe_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
 				   0);
 		fputc('\n', stderr);
 	}

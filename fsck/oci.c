@@ -16,8 +16,8 @@
 #include <json-c/json_object.h>
 
 #include "fsck.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
+#include "frontend/escape.h"
+#include "frontend/json_str.h"
 #include "imgfs/oci.h"
 
 /* 1: the first form (docs in man/fsck.img.1, "OCI IMAGE LAYOUTS"). */
@@ -87,7 +87,7 @@ oci_usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fputs("fsck.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputs("\nusage: fsck.img --oci=DIR [--compare=SRC_LAYOUT] [--json] [-q|-v]\n"
 	      "Try 'fsck.img --help' for more information.\n",
 	      stderr);
@@ -115,10 +115,10 @@ static void finding_cb(void *arg, const struct imgfs_oci_finding *f)
 		return;
 	printf("%s: ", sev);
 	/* messages quote names and annotations from the layout */
-	imgfs_escape_fputs(stdout, f->msg, 0);
+	fe_escape_fputs(stdout, f->msg, 0);
 	if (f->where && !strstr(f->msg, f->where)) {
 		fputs(" (in ", stdout);
-		imgfs_escape_fputs(stdout, f->where, 0);
+		fe_escape_fputs(stdout, f->where, 0);
 		putchar(')');
 	}
 	putchar('\n');
@@ -231,7 +231,7 @@ static void print_json(struct oci_out *out, const char *dir, const char *src,
 static void print_summary(const char *dir, const char *src,
 			  const struct imgfs_oci_check_result *r)
 {
-	imgfs_escape_fputs(stderr, dir, 0);
+	fe_escape_fputs(stderr, dir, 0);
 	fprintf(stderr,
 		": %" PRIu64 " blobs (%" PRIu64 " indexes, %" PRIu64
 		" manifests, %" PRIu64 " configs, %" PRIu64 " layers, %" PRIu64
@@ -241,7 +241,7 @@ static void print_summary(const char *dir, const char *src,
 	if (src) {
 		fprintf(stderr, ", %" PRIu64 " layers compared with ",
 			r->compared_layers);
-		imgfs_escape_fputs(stderr, src, 0);
+		fe_escape_fputs(stderr, src, 0);
 		fprintf(stderr, " (%" PRIu64 " differences)", r->differences);
 	}
 	fprintf(stderr,
@@ -332,7 +332,7 @@ int fsck_oci_main(int argc, char **argv)
 		code = FSCK_EXIT_OK;
 	if (ret < 0) {
 		fputs("fsck.img: ", stderr);
-		imgfs_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
+		fe_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
 				   0);
 		fputc('\n', stderr);
 	}

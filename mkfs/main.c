@@ -28,10 +28,11 @@
 #include <json-c/json.h>
 #include <uuid/uuid.h>
 
+#include "frontend/error.h"
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
+#include "frontend/escape.h"
+#include "frontend/json_str.h"
 #include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
@@ -599,7 +600,7 @@ static void show_warning(const char *msg, void *arg)
 	const struct mkfs_args *a = arg;
 
 	fprintf(stderr, "%s: warning: ", a->prog);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -677,9 +678,9 @@ static void print_problem(void *arg, const struct imgfs_check_problem *p)
 	if (p->severity != IMGFS_CHECK_ERROR)
 		return;
 	fputs("mkfs.img: verify: ", stderr);
-	imgfs_escape_fputs(stderr, p->path ? p->path : "-", 0);
+	fe_escape_fputs(stderr, p->path ? p->path : "-", 0);
 	fputs(": ", stderr);
-	imgfs_escape_fputs(stderr, p->msg, 0);
+	fe_escape_fputs(stderr, p->msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -709,7 +710,7 @@ static int verify(int fd, bool dm_verity, struct imgfs_error *err)
 	if (ret)
 		return ret;
 	if (res.errors)
-		return imgfs_error_set(err, -EUCLEAN,
+		return fe_error_set(err, -EUCLEAN,
 				       "verification found %" PRIu64 " %s",
 				       res.errors,
 				       plural(res.errors, "error", "errors"));
@@ -801,7 +802,7 @@ static void print_summary(const struct mkfs_args *a,
 		return;
 	}
 	fprintf(stderr, "%s: ", a->prog);
-	imgfs_escape_fputs(stderr, a->target, 0);
+	fe_escape_fputs(stderr, a->target, 0);
 	fprintf(stderr,
 		": %" PRIu64 " %s, %" PRIu64 " %s, %s data, image %s",
 		st->entries, plural(st->entries, "entry", "entries"),
@@ -839,8 +840,8 @@ static int print_json(const struct mkfs_args *a,
 	json_object_object_add(o, "version",
 			       json_object_new_string(imgfs_version()));
 	/* paths are bytes: not always UTF-8 */
-	if (imgfs_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
-	    imgfs_json_add_bytes(o, "image", a->target, strlen(a->target)))
+	if (fe_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
+	    fe_json_add_bytes(o, "image", a->target, strlen(a->target)))
 		ret = -ENOMEM;
 	json_add_u64(o, "entries", st->entries);
 	json_add_u64(o, "inodes", st->inodes);
@@ -907,7 +908,7 @@ static int run(struct mkfs_args *a)
 	if (ret) {
 		/* messages name archive entries: no raw control bytes */
 		fprintf(stderr, "%s: ", a->prog);
-		imgfs_escape_fputs(stderr,
+		fe_escape_fputs(stderr,
 				   err.msg[0] ? err.msg : strerror(-ret), 0);
 		fputc('\n', stderr);
 		return 1;

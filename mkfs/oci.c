@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
 #include "imgfs/oci.h"
 #include "imgfs/version.h"
 #include "mkfs.h"
@@ -396,7 +396,7 @@ static int parse(int argc, char **argv, struct oci_args *a)
 static void show_message(const char *prefix, const char *msg)
 {
 	fprintf(stderr, "mkfs.img: %s", prefix);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 

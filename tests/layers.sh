@@ -76,12 +76,12 @@ expect 'FAIL: lib/util/u.c includes "writer/w.h": util (rank 0) may not use writ
 expect 'FAIL: lib/util/v.c includes "format/f.h": util (rank 0) may not use format (rank 0, beside it)'
 expect 'FAIL: lib/reader/r.c includes "writer/w.h": reader (rank 2) may not use writer (rank 2, beside it)'
 expect 'FAIL: lib/newf/n.c: folder lib/newf has no rank in layers.py'
-expect 'FAIL: fsck/main.c includes "reader/r.h": a program sees only "imgfs/..." and its own folder'
+expect 'FAIL: fsck/main.c includes "reader/r.h": a program sees only "imgfs/...", "frontend/..." and its own folder'
 expect 'FAIL: lib/util/u.c -> lib/writer/w.c (w_fn): util may not call writer (calls up)'
 expect 'FAIL: lib/reader/r.c -> lib/writer/w.c (w_fn): reader may not call writer (beside it)'
 expect 'FAIL: call cycle across folders util, writer: lib/util/u.c lib/writer/w.c'
 expect 'WARNING: call cycle within lib/check: c1.c c2.c'
-expect 'FAIL: fsck/compare.c includes "reader/internal.h": a program sees only "imgfs/..." and its own folder'
+expect 'FAIL: fsck/compare.c includes "reader/internal.h": a program sees only "imgfs/...", "frontend/..." and its own folder'
 expect 'layers: 9 violation(s)'
 # allowed: format uses util, writer uses util and format, own headers
 if grep -E 'lib/format/f\.c|lib/writer/w\.c (->|includes)|"fsck\.h"|"imgfs/reader\.h"|gone' \

@@ -8,6 +8,7 @@
 
 #include "check/internal.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct xname {
 	char *name;

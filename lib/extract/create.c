@@ -20,6 +20,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/format.h"
+#include "util/error.h"
 
 /* A name from the image that cannot be created as such. */
 bool extract_bad_name(const char *name)

@@ -14,6 +14,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/walk.h"
+#include "util/error.h"
 
 /*
  * The cursor keeps at most this many directory fds in a row (fewer when

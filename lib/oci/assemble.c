@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 #define REF_NAME_KEY "org.opencontainers.image.ref.name"
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "oci/check.h"
+#include "util/error.h"
 
 static const char *const config_types[] = {
 	"application/vnd.oci.image.config.v1+json",

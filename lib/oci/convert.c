@@ -34,6 +34,7 @@
 #include "imgfs/writer.h"
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "util/error.h"
 
 static void unit_mkfs_options(const struct oci_run *run,
 			      const struct oci_unit *u,

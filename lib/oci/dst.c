@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 

@@ -23,6 +23,7 @@
 #include "imgfs/stack.h"
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "util/error.h"
 
 struct pick {
 	const struct imgfs_oci_options *o;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 static const char *const tar_types[] = {
 	"application/vnd.oci.image.layer.v1.tar",

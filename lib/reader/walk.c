@@ -20,6 +20,7 @@
 #include "reader/dir.h"
 #include "util/hashtab.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct subdir {
 	uint64_t nid;

@@ -22,6 +22,7 @@
 #include "imgfs/source.h"
 #include "source/tar.h"
 #include "util/gunzip.h"
+#include "util/error.h"
 
 bool imgfs_source_is_dir(const char *path)
 {

@@ -25,6 +25,7 @@
 #include "stack/paths.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "util/error.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"

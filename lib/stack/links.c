@@ -17,6 +17,7 @@
 #include "stack/links.h"
 #include "util/tmpfile.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 #define SPILL_CHUNK (64u * 1024u)
 

@@ -24,6 +24,7 @@
 #include "util/hashtab.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "util/error.h"
 
 #define OVERLAY_PREFIX "trusted.overlay."
 #define OVERLAY_OPAQUE "trusted.overlay.opaque"

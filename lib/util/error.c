@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "imgfs/error.h"
+#include "util/error.h"
 
 void imgfs_error_clear(struct imgfs_error *err)
 {

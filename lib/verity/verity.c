@@ -17,6 +17,7 @@
 
 #include "util/tmpfile.h"
 #include "verity/verity.h"
+#include "util/error.h"
 
 #define DIGEST IMGFS_VERITY_DIGEST_SIZE
 #define IO_CHUNK (256 * 1024)

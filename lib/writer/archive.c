@@ -20,6 +20,7 @@
 #include "imgfs/source.h"
 #include "format/acl.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 static void writer_warn(struct imgfs_writer *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

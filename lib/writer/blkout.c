@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "writer/blkout.h"
+#include "util/error.h"
 
 #define BLKOUT_BUF (1u << 20)
 /* start writeback of every this many bytes written */

@@ -46,6 +46,7 @@
 #include "util/vec.h"
 #include "util/workpool.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define PCLUSTER_MAX (1u << 20) /* kernel limit */
 #define SEG_MIN (2u << 20)

@@ -23,6 +23,7 @@
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 #include "writer/intake.h"
+#include "util/error.h"
 
 /*
  * Where the entries come from: a path ("-", a tar, a directory), an fd,

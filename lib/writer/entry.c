@@ -23,6 +23,7 @@
 #include "source/path.h"
 #include "source/tar.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"

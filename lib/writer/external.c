@@ -12,6 +12,7 @@
 
 #include "imgfs/format.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define CHUNK_INDEX_SIZE 8u
 

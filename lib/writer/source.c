@@ -19,6 +19,7 @@
 
 #include "imgfs/source.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 /* Make a disk entry's path relative to the tree root. */
 static int strip_root(struct archive_entry *e, const char *root, size_t rlen)

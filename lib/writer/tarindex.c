@@ -30,6 +30,7 @@
 #include "util/tmpfile.h"
 #include "source/tar.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define TAR_BLKBITS 9u
 #define CHUNK_INDEX_SIZE 8u

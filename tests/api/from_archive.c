@@ -63,9 +63,12 @@ int main(int argc, char **argv)
 	}
 	ret = convert(a, fd, &err);
 	archive_read_free(a);
-	if (close(fd) && !ret)
-		ret = imgfs_error_set(&err, -errno, "%s: %s", argv[2],
-				      strerror(errno));
+	if (close(fd) && !ret) {
+		fprintf(stderr, "from_archive: %s: %s\n", argv[2],
+			strerror(errno));
+		unlink(argv[2]);
+		return 1;
+	}
 	if (ret) {
 		fprintf(stderr, "from_archive: %s\n", err.msg);
 		unlink(argv[2]);

@@ -20,6 +20,7 @@
 
 #include <archive.h>
 
+#include "frontend/error.h"
 #include "imgfs/stack.h"
 
 struct layers {
@@ -34,12 +35,12 @@ static int open_layer(void *arg, unsigned int layer, struct archive **a,
 
 	printf("open %u\n", layer);
 	if (!ar)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return fe_error_set(err, -ENOMEM, "out of memory");
 	archive_read_support_filter_all(ar);
 	archive_read_support_format_tar(ar);
 	if (archive_read_open_filename(ar, l->paths[layer], 65536) !=
 	    ARCHIVE_OK) {
-		imgfs_error_set(err, -EIO, "%s: %s", l->paths[layer],
+		fe_error_set(err, -EIO, "%s: %s", l->paths[layer],
 				archive_error_string(ar));
 		archive_read_free(ar);
 		return -EIO;
