@@ -9,15 +9,17 @@
 #ifndef DUMP_DUMP_H
 #define DUMP_DUMP_H
 
+#include "frontend/json_rec.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "frontend/json_rec.h"
 #include "imgfs/reader.h"
 #include "imgfs/stats.h"
 
-/* 2: byte strings follow imgfs/json.h (UTF-8, "\udcXX"), not ISO-8859-1 */
+/* 2: byte strings follow frontend/json_str.h (UTF-8, "\udcXX"), not ISO-8859-1 */
 #define DUMP_SCHEMA_VERSION 2
 #define JSON_MAX_DEPTH 32
 
@@ -55,26 +57,9 @@ void json_str_end(struct json *j);
 /* Finish the document with a newline. */
 void json_finish(struct json *j);
 
-/* Records: json-c objects. These end the program when out of memory. */
-struct json_object *json_checked(struct json_object *v);
-struct json_object *rec_new(void);
-struct json_object *rec_array(void);
-void rec_set(struct json_object *o, const char *key, struct json_object *v);
-void rec_u64(struct json_object *o, const char *key, uint64_t v);
-void rec_i64(struct json_object *o, const char *key, int64_t v);
-void rec_bool(struct json_object *o, const char *key, bool v);
-void rec_null(struct json_object *o, const char *key);
-/* Ratio with 6 decimals; null when @den is 0. */
+/* Records: frontend/json_rec.h; and a ratio with six decimals, or null. */
 void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 	       uint64_t den);
-/* Bytes from the image, as fe_json_add_bytes() (escapes listed). */
-void rec_bytes(struct json_object *o, const char *key, const void *s,
-	       size_t len);
-/* A NUL-terminated string (as rec_bytes()), or null if NULL. */
-void rec_str(struct json_object *o, const char *key, const char *s);
-/* Append @v, or a string @s, to array @a. */
-void rec_append(struct json_object *a, struct json_object *v);
-void rec_append_str(struct json_object *a, const char *s);
 
 /* Text helpers (util.c). */
 /* @one when @n is 1, else @many: "1 byte", "2 bytes". */

@@ -56,13 +56,13 @@ static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		ret = read_symlink(ctx, inode, &target, &tlen);
 	if (ret)
 		return ret;
-	o = rec_new();
-	rec_bytes(o, "name", name, name_len);
+	o = fe_rec_new();
+	fe_rec_bytes(o, "name", name, name_len);
 	json_inode_basics(o, inode);
 	if (target)
-		rec_bytes(o, "target", target, tlen);
+		fe_rec_bytes(o, "target", target, tlen);
 	else
-		rec_null(o, "target");
+		fe_rec_null(o, "target");
 	free(target);
 	json_put(&ctx->j, NULL, o);
 	return 0;
@@ -71,10 +71,10 @@ static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 /* A listed directory's object, open for its entries. */
 static void json_dir_open(struct dump_ctx *ctx, const char *path, uint64_t nid)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_str(o, "path", path);
-	rec_u64(o, "nid", nid);
+	fe_rec_str(o, "path", path);
+	fe_rec_u64(o, "nid", nid);
 	json_obj_open(&ctx->j, NULL);
 	json_put_members(&ctx->j, o);
 	json_arr_open(&ctx->j, "entries");
@@ -276,12 +276,12 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 		return fe_error_set(&ctx->err, -ENOMEM, "out of memory");
 	}
 	if (ctx->json) {
-		struct json_object *o = rec_new();
+		struct json_object *o = fe_rec_new();
 
-		rec_str(o, "path", t->path);
-		rec_u64(o, "nid", t->nid);
-		rec_u64(o, "size", inode.size);
-		rec_str(o, "encoding", "base64");
+		fe_rec_str(o, "path", t->path);
+		fe_rec_u64(o, "nid", t->nid);
+		fe_rec_u64(o, "size", inode.size);
+		fe_rec_str(o, "encoding", "base64");
 		json_obj_open(&ctx->j, "cat");
 		json_put_members(&ctx->j, o);
 		json_str_begin(&ctx->j, "data");

@@ -281,7 +281,7 @@ static int run(struct dump_ctx *ctx, const struct options *o)
 	if (ctx->json) {
 		json_init(&ctx->j, ctx->out);
 		json_obj_open(&ctx->j, NULL);
-		json_put(&ctx->j, "schema_version", json_checked(
+		json_put(&ctx->j, "schema_version", fe_json_checked(
 			json_object_new_int(DUMP_SCHEMA_VERSION)));
 	}
 	ret = run_views(ctx, o);
@@ -310,6 +310,7 @@ int main(int argc, char **argv)
 	struct dump_ctx ctx = { .prog = "dump.img", .out = stdout };
 	int ret;
 
+	fe_json_on_oom("dump.img", 1);
 	parse_args(argc, argv, &o);
 	ctx.json = o.json;
 	imgfs_error_clear(&ctx.err);

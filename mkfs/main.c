@@ -32,7 +32,7 @@
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "frontend/escape.h"
-#include "frontend/json_str.h"
+#include "frontend/json_rec.h"
 #include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
@@ -818,59 +818,48 @@ static void print_summary(const struct mkfs_args *a,
 			     "verification failed");
 }
 
-static void json_add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key, json_object_new_uint64(v));
-}
-
 /* The summary as one JSON document on stdout (--json). */
 static int print_json(const struct mkfs_args *a,
 		      const struct imgfs_mkfs_stats *st, bool verified,
 		      double secs)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *v;
+	struct json_object *o = fe_rec_new(), *v = fe_rec_new();
+	const char *text;
 	int ret = 0;
 
-	if (!o)
-		return -ENOMEM;
-	json_object_object_add(o, "schema_version",
-			       json_object_new_int(SUMMARY_SCHEMA_VERSION));
-	json_object_object_add(o, "tool", json_object_new_string(a->prog));
-	json_object_object_add(o, "version",
-			       json_object_new_string(imgfs_version()));
+	fe_rec_int(o, "schema_version", SUMMARY_SCHEMA_VERSION);
+	fe_rec_str(o, "tool", a->prog);
+	fe_rec_str(o, "version", imgfs_version());
 	/* paths are bytes: not always UTF-8 */
-	if (fe_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
-	    fe_json_add_bytes(o, "image", a->target, strlen(a->target)))
-		ret = -ENOMEM;
-	json_add_u64(o, "entries", st->entries);
-	json_add_u64(o, "inodes", st->inodes);
-	json_add_u64(o, "data_bytes", st->data_bytes);
-	json_add_u64(o, "stored_data_bytes", st->stored_data_bytes);
-	json_add_u64(o, "image_bytes", st->image_bytes);
-	json_object_object_add(o, "compression_ratio",
-			       st->stored_data_bytes ?
-				       json_object_new_double(ratio(st)) :
-				       NULL);
-	json_add_u64(o, "alignment_waste_bytes", st->padding_bytes);
-	json_object_object_add(o, "seconds", json_object_new_double(secs));
-	v = json_object_new_object();
-	json_object_object_add(v, "ran", json_object_new_boolean(a->verify));
-	json_object_object_add(v, "passed",
-			       json_object_new_boolean(a->verify && verified));
-	json_object_object_add(o, "verify", v);
+	fe_rec_str(o, "source", a->source);
+	fe_rec_str(o, "image", a->target);
+	fe_rec_u64(o, "entries", st->entries);
+	fe_rec_u64(o, "inodes", st->inodes);
+	fe_rec_u64(o, "data_bytes", st->data_bytes);
+	fe_rec_u64(o, "stored_data_bytes", st->stored_data_bytes);
+	fe_rec_u64(o, "image_bytes", st->image_bytes);
+	if (st->stored_data_bytes)
+		fe_rec_double(o, "compression_ratio", ratio(st));
+	else
+		fe_rec_null(o, "compression_ratio");
+	fe_rec_u64(o, "alignment_waste_bytes", st->padding_bytes);
+	fe_rec_double(o, "seconds", secs);
+	fe_rec_bool(v, "ran", a->verify);
+	fe_rec_bool(v, "passed", a->verify && verified);
+	fe_rec_set(o, "verify", v);
 	if (a->opts.dm_verity) {
-		v = json_object_new_object();
-		json_object_object_add(v, "root_hash",
-				       json_object_new_string(st->dm_verity.root_hex));
-		json_add_u64(v, "hash_offset", st->dm_verity.hash_offset);
-		json_object_object_add(o, "dm_verity", v);
+		v = fe_rec_new();
+		fe_rec_str(v, "root_hash", st->dm_verity.root_hex);
+		fe_rec_u64(v, "hash_offset", st->dm_verity.hash_offset);
+		fe_rec_set(o, "dm_verity", v);
 	} else {
-		json_object_object_add(o, "dm_verity", NULL);
+		fe_rec_null(o, "dm_verity");
 	}
-	if (!ret && puts(json_object_to_json_string_ext(
-			    o, JSON_C_TO_STRING_PRETTY |
-				       JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+	text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		fe_json_oom();
+	if (puts(text) < 0)
 		ret = -EIO;
 	json_object_put(o);
 	return ret;
@@ -955,6 +944,7 @@ int main(int argc, char **argv)
 	struct mkfs_args a;
 	int r;
 
+	fe_json_on_oom("mkfs.img", 1);
 	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
 		r = erofs_cli_parse(argc, argv, &a);
 	else if (mkfs_oci_requested(argc, argv))
