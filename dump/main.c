@@ -18,6 +18,7 @@
 
 #include "frontend/error.h"
 #include "frontend/escape.h"
+#include "frontend/usage.h"
 #include "imgfs/stats.h"
 #include "imgfs/version.h"
 #include "dump.h"
@@ -90,17 +91,12 @@ static void usage(FILE *f)
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("dump.img", fmt, ap);
 	va_end(ap);
-	fputs("dump.img: ", stderr);
-	fe_escape_fputs(stderr, msg, 0);
-	fputs("\nusage: dump.img [OPTIONS] IMAGE\n"
-	      "Try 'dump.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("dump.img", "usage: dump.img [OPTIONS] IMAGE\n");
 	exit(EXIT_USAGE);
 }
 

@@ -18,6 +18,7 @@
 #include "frontend/error.h"
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "fsck.h"
 #include "imgfs/stats.h"
 #include "imgfs/verity.h"
@@ -166,15 +167,11 @@ static void usage(FILE *f)
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("fsck.img", fmt, ap);
 	va_end(ap);
-	fputs("fsck.img: ", stderr);
-	fe_escape_fputs(stderr, msg, 0);
-	fputc('\n', stderr);
 	return -1;
 }
 
@@ -705,9 +702,7 @@ int main(int argc, char **argv)
 		return fsck_oci_main(argc, argv);
 	ret = parse_args(argc, argv, &o, &out);
 	if (ret < 0)
-		fputs("usage: fsck.img [OPTIONS] IMAGE\n"
-		      "Try 'fsck.img --help' for more information.\n",
-		      stderr);
+		fe_usage_hint("fsck.img", "usage: fsck.img [OPTIONS] IMAGE\n");
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
 	if (o.fsverity_digest)

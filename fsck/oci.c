@@ -18,6 +18,7 @@
 #include "fsck.h"
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "imgfs/oci.h"
 
 /* 1: the first form (docs in man/fsck.img.1, "OCI IMAGE LAYOUTS"). */
@@ -80,17 +81,13 @@ static void oci_usage(FILE *f)
 static int __attribute__((format(printf, 1, 2)))
 oci_usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("fsck.img", fmt, ap);
 	va_end(ap);
-	fputs("fsck.img: ", stderr);
-	fe_escape_fputs(stderr, msg, 0);
-	fputs("\nusage: fsck.img --oci=DIR [--compare=SRC_LAYOUT] [--json] [-q|-v]\n"
-	      "Try 'fsck.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("fsck.img", "usage: fsck.img --oci=DIR "
+			"[--compare=SRC_LAYOUT] [--json] [-q|-v]\n");
 	return FSCK_EXIT_USAGE;
 }
 

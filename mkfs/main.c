@@ -33,6 +33,7 @@
 #include "imgfs/reader.h"
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
@@ -118,8 +119,7 @@ static void usage(FILE *f)
 /* The end of every usage error: what to type, and where to read more. */
 static int usage_error(void)
 {
-	fputs(USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("mkfs.img", USAGE_LINE);
 	return -1;
 }
 

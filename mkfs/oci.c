@@ -19,6 +19,7 @@
 
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "imgfs/oci.h"
 #include "imgfs/version.h"
 #include "mkfs.h"
@@ -131,8 +132,7 @@ static void usage(FILE *f)
 
 static int usage_error(void)
 {
-	fputs(OCI_USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("mkfs.img", OCI_USAGE_LINE);
 	return -1;
 }
 
