@@ -34,6 +34,7 @@
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
 #include "frontend/usage.h"
+#include "frontend/verify.h"
 #include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
@@ -671,52 +672,6 @@ static void clear_progress(struct progress_state *ps)
 	ps->shown = false;
 }
 
-/* Refuse to write over the input we are reading (standard input too). */
-static void print_problem(void *arg, const struct imgfs_check_problem *p)
-{
-	(void)arg;
-	if (p->severity != IMGFS_CHECK_ERROR)
-		return;
-	fputs("mkfs.img: verify: ", stderr);
-	fe_escape_fputs(stderr, p->path ? p->path : "-", 0);
-	fputs(": ", stderr);
-	fe_escape_fputs(stderr, p->msg, 0);
-	fputc('\n', stderr);
-}
-
-/*
- * The image has no name yet: check it through its descriptor, and its
- * dm-verity tree against it (the root hash is printed afterwards).
- */
-static int verify(int fd, bool dm_verity, struct imgfs_error *err)
-{
-	struct imgfs_verity_check chk;
-	struct imgfs_check_options co;
-	struct imgfs_check_result res;
-	struct imgfs_image *img;
-	int ret;
-
-	imgfs_check_options_init(&co);
-	co.report = print_problem;
-	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM |
-					     IMGFS_OPEN_IGNORE_FEATURES,
-				  &img, err);
-	if (ret)
-		return ret;
-	ret = imgfs_check_image(img, &co, &res, err);
-	if (!ret && dm_verity)
-		ret = imgfs_check_verity(img, NULL, &chk, err);
-	imgfs_image_close(img);
-	if (ret)
-		return ret;
-	if (res.errors)
-		return fe_error_set(err, -EUCLEAN,
-				       "verification found %" PRIu64 " %s",
-				       res.errors,
-				       plural(res.errors, "error", "errors"));
-	return 0;
-}
-
 static int set_immutable(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -764,7 +719,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	int ret;
 
 	if (j->a->verify) {
-		ret = verify(fd, j->a->opts.dm_verity, err);
+		ret = fe_verify_fd("mkfs.img", fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
 		j->verified = true;
