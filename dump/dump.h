@@ -9,15 +9,17 @@
 #ifndef DUMP_DUMP_H
 #define DUMP_DUMP_H
 
+#include "frontend/json_rec.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "frontend/json_rec.h"
 #include "imgfs/reader.h"
 #include "imgfs/stats.h"
 
-/* 2: byte strings follow imgfs/json.h (UTF-8, "\udcXX"), not ISO-8859-1 */
+/* 2: byte strings follow frontend/json_str.h (UTF-8, "\udcXX"), not ISO-8859-1 */
 #define DUMP_SCHEMA_VERSION 2
 #define JSON_MAX_DEPTH 32
 
@@ -43,7 +45,7 @@ void json_arr_open(struct json *j, const char *key);
 void json_arr_close(struct json *j);
 /* Write @v (nested objects and arrays laid out like the open levels) and
  * drop the reference. Objects list their escaped members last
- * (IMGFS_JSON_ESCAPED_KEY), the open ones when they are closed. */
+ * (FE_JSON_ESCAPED_KEY), the open ones when they are closed. */
 void json_put(struct json *j, const char *key, struct json_object *v);
 /* Write the members of record @o into the open object; drops @o. */
 void json_put_members(struct json *j, struct json_object *o);
@@ -55,32 +57,15 @@ void json_str_end(struct json *j);
 /* Finish the document with a newline. */
 void json_finish(struct json *j);
 
-/* Records: json-c objects. These end the program when out of memory. */
-struct json_object *json_checked(struct json_object *v);
-struct json_object *rec_new(void);
-struct json_object *rec_array(void);
-void rec_set(struct json_object *o, const char *key, struct json_object *v);
-void rec_u64(struct json_object *o, const char *key, uint64_t v);
-void rec_i64(struct json_object *o, const char *key, int64_t v);
-void rec_bool(struct json_object *o, const char *key, bool v);
-void rec_null(struct json_object *o, const char *key);
-/* Ratio with 6 decimals; null when @den is 0. */
+/* Records: frontend/json_rec.h; and a ratio with six decimals, or null. */
 void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 	       uint64_t den);
-/* Bytes from the image, as imgfs_json_add_bytes() (escapes listed). */
-void rec_bytes(struct json_object *o, const char *key, const void *s,
-	       size_t len);
-/* A NUL-terminated string (as rec_bytes()), or null if NULL. */
-void rec_str(struct json_object *o, const char *key, const char *s);
-/* Append @v, or a string @s, to array @a. */
-void rec_append(struct json_object *a, struct json_object *v);
-void rec_append_str(struct json_object *a, const char *s);
 
 /* Text helpers (util.c). */
 /* @one when @n is 1, else @many: "1 byte", "2 bytes". */
 const char *plural(uint64_t n, const char *one, const char *many);
 enum esc_mode {
-	ESC_NAME, /* imgfs_escape() with no flags: valid UTF-8 passes */
+	ESC_NAME, /* fe_escape() with no flags: valid UTF-8 passes */
 	ESC_VALUE, /* all but printable ASCII escaped (\xNN), '\' as \\ */
 };
 void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode);

@@ -14,8 +14,9 @@
 
 #include <json-c/json_object.h>
 
+#include "frontend/error.h"
 #include "imgfs/format.h"
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 #include "imgfs/stats.h"
 #include "dump.h"
 
@@ -36,7 +37,7 @@ int read_symlink(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 	*target = NULL;
 	buf = malloc(size);
 	if (!buf)
-		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
+		return fe_error_set(&ctx->err, -ENOMEM, "out of memory");
 	n = imgfs_readlink(ctx->img, inode, buf, size, &ctx->err);
 	if (n < 0) {
 		free(buf);
@@ -67,28 +68,28 @@ void json_inode_basics(struct json_object *o, const struct imgfs_inode *inode)
 	struct json_object *rdev;
 	char buf[48];
 
-	rec_u64(o, "nid", inode->nid);
-	rec_str(o, "type", type_name(inode));
-	rec_u64(o, "mode", inode->mode);
+	fe_rec_u64(o, "nid", inode->nid);
+	fe_rec_str(o, "type", type_name(inode));
+	fe_rec_u64(o, "mode", inode->mode);
 	snprintf(buf, sizeof(buf), "%04o", inode->mode & 07777);
-	rec_str(o, "permissions", buf);
+	fe_rec_str(o, "permissions", buf);
 	mode_string(inode->mode, buf);
-	rec_str(o, "mode_string", buf);
-	rec_u64(o, "uid", inode->uid);
-	rec_u64(o, "gid", inode->gid);
-	rec_u64(o, "size", inode->size);
-	rec_u64(o, "nlink", inode->nlink);
-	rec_i64(o, "mtime", inode->mtime);
-	rec_u64(o, "mtime_nsec", inode->mtime_nsec);
+	fe_rec_str(o, "mode_string", buf);
+	fe_rec_u64(o, "uid", inode->uid);
+	fe_rec_u64(o, "gid", inode->gid);
+	fe_rec_u64(o, "size", inode->size);
+	fe_rec_u64(o, "nlink", inode->nlink);
+	fe_rec_i64(o, "mtime", inode->mtime);
+	fe_rec_u64(o, "mtime_nsec", inode->mtime_nsec);
 	iso_time(inode->mtime, inode->mtime_nsec, true, buf);
-	rec_str(o, "mtime_iso", buf);
+	fe_rec_str(o, "mtime_iso", buf);
 	if (inode_is_device(inode)) {
-		rdev = rec_new();
-		rec_u64(rdev, "major", imgfs_dev_major(inode->rdev));
-		rec_u64(rdev, "minor", imgfs_dev_minor(inode->rdev));
-		rec_set(o, "rdev", rdev);
+		rdev = fe_rec_new();
+		fe_rec_u64(rdev, "major", imgfs_dev_major(inode->rdev));
+		fe_rec_u64(rdev, "minor", imgfs_dev_minor(inode->rdev));
+		fe_rec_set(o, "rdev", rdev);
 	} else {
-		rec_null(o, "rdev");
+		fe_rec_null(o, "rdev");
 	}
 }
 
@@ -275,7 +276,7 @@ static int part_result(struct dump_ctx *ctx, int ret, struct imgfs_error *e,
 	if (ret >= 0 || ret == -EOPNOTSUPP)
 		return ret;
 	if (!*failed)
-		*failed = imgfs_error_set(&ctx->err, ret, "%s", e->msg);
+		*failed = fe_error_set(&ctx->err, ret, "%s", e->msg);
 	return ret;
 }
 
@@ -332,50 +333,50 @@ static int text_inode(struct dump_ctx *ctx, const struct dump_target *t,
 
 static void json_extent(struct ext_walk *w, const struct imgfs_extent *e)
 {
-	struct json_object *o = rec_new(), *flags = rec_array();
+	struct json_object *o = fe_rec_new(), *flags = fe_rec_array();
 	int64_t blk = ext_block(w->ctx->sb, e);
 	const char *alg;
 
 	w->count++;
-	rec_u64(o, "logical", e->logical);
-	rec_u64(o, "length", e->length);
-	rec_str(o, "kind", imgfs_extent_kind_name(e->kind) ?: "unknown");
+	fe_rec_u64(o, "logical", e->logical);
+	fe_rec_u64(o, "length", e->length);
+	fe_rec_str(o, "kind", imgfs_extent_kind_name(e->kind) ?: "unknown");
 	if (e->kind == IMGFS_EXTENT_HOLE) {
-		rec_null(o, "pos");
-		rec_null(o, "block");
-		rec_u64(o, "plen", 0);
+		fe_rec_null(o, "pos");
+		fe_rec_null(o, "block");
+		fe_rec_u64(o, "plen", 0);
 	} else {
-		rec_u64(o, "pos", e->pos);
+		fe_rec_u64(o, "pos", e->pos);
 		if (blk >= 0)
-			rec_u64(o, "block", (uint64_t)blk);
+			fe_rec_u64(o, "block", (uint64_t)blk);
 		else
-			rec_null(o, "block");
-		rec_u64(o, "plen", e->plen);
+			fe_rec_null(o, "block");
+		fe_rec_u64(o, "plen", e->plen);
 	}
-	rec_u64(o, "device", e->device);
+	fe_rec_u64(o, "device", e->device);
 	alg = e->kind == IMGFS_EXTENT_COMPRESSED ?
 		      imgfs_compr_alg_name(e->algorithm) : NULL;
-	rec_str(o, "algorithm", alg);
+	fe_rec_str(o, "algorithm", alg);
 	if (e->flags & IMGFS_EXTENT_F_PARTIAL)
-		rec_append_str(flags, "partial");
+		fe_rec_append_str(flags, "partial");
 	if (e->flags & IMGFS_EXTENT_F_SHARED)
-		rec_append_str(flags, "shared");
+		fe_rec_append_str(flags, "shared");
 	if (e->flags & IMGFS_EXTENT_F_RAW)
-		rec_append_str(flags, "raw");
-	rec_set(o, "flags", flags);
+		fe_rec_append_str(flags, "raw");
+	fe_rec_set(o, "flags", flags);
 	json_put(&w->ctx->j, NULL, o);
 }
 
 static int json_xattr(void *arg, const struct imgfs_xattr_info *x)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_bytes(o, "name", x->name, x->name_len);
-	rec_u64(o, "name_index", x->name_index);
-	rec_bytes(o, "suffix", x->suffix, x->suffix_len);
-	rec_bytes(o, "value", x->value, x->value_size);
-	rec_u64(o, "value_size", x->value_size);
-	rec_bool(o, "shared", x->shared);
+	fe_rec_bytes(o, "name", x->name, x->name_len);
+	fe_rec_u64(o, "name_index", x->name_index);
+	fe_rec_bytes(o, "suffix", x->suffix, x->suffix_len);
+	fe_rec_bytes(o, "value", x->value, x->value_size);
+	fe_rec_u64(o, "value_size", x->value_size);
+	fe_rec_bool(o, "shared", x->shared);
 	json_put(&((struct dump_ctx *)arg)->j, NULL, o);
 	return 0;
 }
@@ -387,24 +388,24 @@ static void json_layout_info(struct json_object *o,
 
 	if (compressed || inode->layout == IMGFS_LAYOUT_CHUNK_BASED ||
 	    inode->startblk_null)
-		rec_null(o, "startblk");
+		fe_rec_null(o, "startblk");
 	else
-		rec_u64(o, "startblk", inode->startblk);
+		fe_rec_u64(o, "startblk", inode->startblk);
 	if (compressed)
-		rec_u64(o, "compressed_blocks", inode->startblk);
+		fe_rec_u64(o, "compressed_blocks", inode->startblk);
 	else
-		rec_null(o, "compressed_blocks");
+		fe_rec_null(o, "compressed_blocks");
 	if (inode->layout == IMGFS_LAYOUT_CHUNK_BASED)
-		rec_u64(o, "chunk_size", 1ull << inode->chunkbits);
+		fe_rec_u64(o, "chunk_size", 1ull << inode->chunkbits);
 	else
-		rec_null(o, "chunk_size");
+		fe_rec_null(o, "chunk_size");
 }
 
 /* A part's failure: its message (it may quote names), or null. */
 static void json_part_error(struct json *j, const char *key, int ret,
 			    const struct imgfs_error *e)
 {
-	json_put(j, key, ret < 0 ? json_checked(imgfs_json_bytes(
+	json_put(j, key, ret < 0 ? fe_json_checked(fe_json_bytes(
 					   e->msg, strlen(e->msg))) : NULL);
 }
 
@@ -418,8 +419,8 @@ static void json_target(struct dump_ctx *ctx, struct json_object *o,
 	int ret;
 
 	if (!imgfs_inode_is_symlink(inode)) {
-		rec_null(o, "target");
-		rec_null(o, "target_error");
+		fe_rec_null(o, "target");
+		fe_rec_null(o, "target_error");
 		return;
 	}
 	imgfs_error_clear(&ctx->err);
@@ -427,13 +428,13 @@ static void json_target(struct dump_ctx *ctx, struct json_object *o,
 	e = ctx->err;
 	imgfs_error_clear(&ctx->err);
 	if (ret) {
-		rec_null(o, "target");
+		fe_rec_null(o, "target");
 		part_result(ctx, ret, &e, failed);
-		rec_str(o, "target_error", e.msg);
+		fe_rec_str(o, "target_error", e.msg);
 	} else {
-		rec_bytes(o, "target", target, len);
+		fe_rec_bytes(o, "target", target, len);
 		free(target);
-		rec_null(o, "target_error");
+		fe_rec_null(o, "target_error");
 	}
 }
 
@@ -442,20 +443,20 @@ static struct json_object *json_inode_head(struct dump_ctx *ctx,
 					   const struct imgfs_inode *inode,
 					   int *failed)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_str(o, "path", t->path);
+	fe_rec_str(o, "path", t->path);
 	json_inode_basics(o, inode);
-	rec_u64(o, "pos", inode->pos);
-	rec_str(o, "format", inode->version == IMGFS_INODE_EXTENDED ?
+	fe_rec_u64(o, "pos", inode->pos);
+	fe_rec_str(o, "format", inode->version == IMGFS_INODE_EXTENDED ?
 				     "extended" : "compact");
-	rec_u64(o, "inode_size", inode->inode_size);
-	rec_u64(o, "i_format", inode->i_format);
-	rec_u64(o, "layout", inode->layout);
-	rec_str(o, "layout_name", imgfs_layout_name(inode->layout));
-	rec_u64(o, "ino", inode->ino);
-	rec_u64(o, "xattr_icount", inode->xattr_icount);
-	rec_u64(o, "xattr_size", inode->xattr_isize);
+	fe_rec_u64(o, "inode_size", inode->inode_size);
+	fe_rec_u64(o, "i_format", inode->i_format);
+	fe_rec_u64(o, "layout", inode->layout);
+	fe_rec_str(o, "layout_name", imgfs_layout_name(inode->layout));
+	fe_rec_u64(o, "ino", inode->ino);
+	fe_rec_u64(o, "xattr_icount", inode->xattr_icount);
+	fe_rec_u64(o, "xattr_size", inode->xattr_isize);
 	json_layout_info(o, inode);
 	json_target(ctx, o, inode, failed);
 	return o;

@@ -20,7 +20,8 @@
 
 #include <json-c/json.h>
 
-#include "imgfs/json.h"
+#include "frontend/json_rec.h"
+#include "frontend/json_str.h"
 #include "dump.h"
 
 /* '/' is not escaped: paths stay readable */
@@ -30,20 +31,6 @@ void json_init(struct json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
-}
-
-/* json-c fails only when out of memory; the document cannot go on. */
-static void __attribute__((noreturn)) out_of_memory(void)
-{
-	fputs("dump.img: out of memory\n", stderr);
-	exit(1);
-}
-
-struct json_object *json_checked(struct json_object *v)
-{
-	if (!v)
-		out_of_memory();
-	return v;
 }
 
 static void indent(struct json *j)
@@ -60,7 +47,7 @@ static void put_value_text(struct json *j, struct json_object *v)
 	const char *s = json_object_to_json_string_ext(v, JSON_FLAGS);
 
 	if (!s)
-		out_of_memory();
+		fe_json_oom();
 	fputs(s, j->f);
 }
 
@@ -77,7 +64,7 @@ static void item(struct json *j, const char *key)
 	}
 	indent(j);
 	if (key) {
-		k = json_checked(json_object_new_string(key));
+		k = fe_json_checked(json_object_new_string(key));
 		put_value_text(j, k);
 		json_object_put(k);
 		fputs(": ", j->f);
@@ -102,7 +89,7 @@ static void close_level(struct json *j, char c)
 
 	/* the list of escaped members comes last, as in records */
 	if (j->escaped[j->depth]) {
-		put_nested(j, IMGFS_JSON_ESCAPED_KEY, j->escaped[j->depth]);
+		put_nested(j, FE_JSON_ESCAPED_KEY, j->escaped[j->depth]);
 		json_object_put(j->escaped[j->depth]);
 		j->escaped[j->depth] = NULL;
 	}
@@ -143,8 +130,8 @@ static void mark_escaped(struct json *j, const char *key)
 	struct json_object **list = &j->escaped[j->depth];
 
 	if (!*list)
-		*list = rec_array();
-	rec_append_str(*list, key);
+		*list = fe_rec_array();
+	fe_rec_append_str(*list, key);
 }
 
 /* Write @v laid out like the open levels; does not drop it. */
@@ -157,13 +144,13 @@ static void put_nested(struct json *j, const char *key, struct json_object *v)
 	case json_type_object:
 		json_obj_open(j, key);
 		json_object_object_foreach(v, k, member) {
-			if (!strcmp(k, IMGFS_JSON_ESCAPED_KEY))
+			if (!strcmp(k, FE_JSON_ESCAPED_KEY))
 				escaped = member;
 			else
 				put_nested(j, k, member);
 		}
 		if (escaped)
-			put_nested(j, IMGFS_JSON_ESCAPED_KEY, escaped);
+			put_nested(j, FE_JSON_ESCAPED_KEY, escaped);
 		json_obj_close(j);
 		return;
 	case json_type_array:
@@ -181,7 +168,7 @@ static void put_nested(struct json *j, const char *key, struct json_object *v)
 
 void json_put(struct json *j, const char *key, struct json_object *v)
 {
-	if (key && imgfs_json_is_escaped(v))
+	if (key && fe_json_is_escaped(v))
 		mark_escaped(j, key);
 	put_nested(j, key, v);
 	json_object_put(v);
@@ -193,7 +180,7 @@ void json_put_members(struct json *j, struct json_object *o)
 	size_t i, n;
 
 	json_object_object_foreach(o, k, member) {
-		if (strcmp(k, IMGFS_JSON_ESCAPED_KEY)) {
+		if (strcmp(k, FE_JSON_ESCAPED_KEY)) {
 			put_nested(j, k, member);
 			continue;
 		}
@@ -231,33 +218,7 @@ void json_finish(struct json *j)
 	fputc('\n', j->f);
 }
 
-/* --- records: json-c objects; out of memory ends the program --- */
-
-void rec_set(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (json_object_object_add(o, key, v))
-		out_of_memory();
-}
-
-void rec_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	rec_set(o, key, json_checked(json_object_new_uint64(v)));
-}
-
-void rec_i64(struct json_object *o, const char *key, int64_t v)
-{
-	rec_set(o, key, json_checked(json_object_new_int64(v)));
-}
-
-void rec_bool(struct json_object *o, const char *key, bool v)
-{
-	rec_set(o, key, json_checked(json_object_new_boolean(v)));
-}
-
-void rec_null(struct json_object *o, const char *key)
-{
-	rec_set(o, key, NULL);
-}
+/* --- records: frontend/json_rec.h, and this program's own --- */
 
 void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 	       uint64_t den)
@@ -266,44 +227,10 @@ void rec_ratio(struct json_object *o, const char *key, uint64_t num,
 	char buf[64];
 
 	if (!den) {
-		rec_null(o, key);
+		fe_rec_null(o, key);
 		return;
 	}
 	r = (double)num / (double)den;
 	snprintf(buf, sizeof(buf), "%.6f", r);
-	rec_set(o, key, json_checked(json_object_new_double_s(r, buf)));
-}
-
-void rec_bytes(struct json_object *o, const char *key, const void *s,
-	       size_t len)
-{
-	if (imgfs_json_add_bytes(o, key, s, len))
-		out_of_memory();
-}
-
-void rec_str(struct json_object *o, const char *key, const char *s)
-{
-	if (imgfs_json_add_str(o, key, s))
-		out_of_memory();
-}
-
-struct json_object *rec_new(void)
-{
-	return json_checked(json_object_new_object());
-}
-
-struct json_object *rec_array(void)
-{
-	return json_checked(json_object_new_array());
-}
-
-void rec_append(struct json_object *a, struct json_object *v)
-{
-	if (json_object_array_add(a, v))
-		out_of_memory();
-}
-
-void rec_append_str(struct json_object *a, const char *s)
-{
-	rec_append(a, json_checked(json_object_new_string(s)));
+	fe_rec_set(o, key, fe_json_checked(json_object_new_double_s(r, buf)));
 }

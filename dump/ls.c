@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/error.h"
 #include "imgfs/format.h"
 #include "imgfs/stats.h"
 #include "dump.h"
@@ -55,13 +56,13 @@ static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		ret = read_symlink(ctx, inode, &target, &tlen);
 	if (ret)
 		return ret;
-	o = rec_new();
-	rec_bytes(o, "name", name, name_len);
+	o = fe_rec_new();
+	fe_rec_bytes(o, "name", name, name_len);
 	json_inode_basics(o, inode);
 	if (target)
-		rec_bytes(o, "target", target, tlen);
+		fe_rec_bytes(o, "target", target, tlen);
 	else
-		rec_null(o, "target");
+		fe_rec_null(o, "target");
 	free(target);
 	json_put(&ctx->j, NULL, o);
 	return 0;
@@ -70,10 +71,10 @@ static int json_entry(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 /* A listed directory's object, open for its entries. */
 static void json_dir_open(struct dump_ctx *ctx, const char *path, uint64_t nid)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_str(o, "path", path);
-	rec_u64(o, "nid", nid);
+	fe_rec_str(o, "path", path);
+	fe_rec_u64(o, "nid", nid);
 	json_obj_open(&ctx->j, NULL);
 	json_put_members(&ctx->j, o);
 	json_arr_open(&ctx->j, "entries");
@@ -222,7 +223,7 @@ static ssize_t cat_fill(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 		if (n < 0)
 			return n;
 		if (n == 0)
-			return imgfs_error_set(&ctx->err, -EIO,
+			return fe_error_set(&ctx->err, -EIO,
 					       "nid %" PRIu64 ": short read at %" PRIu64,
 					       inode->nid, off + fill);
 		fill += (size_t)n;
@@ -245,7 +246,7 @@ static int cat_data(struct dump_ctx *ctx, const struct imgfs_inode *inode,
 			json_str_raw(&ctx->j, enc,
 				     base64(buf, (size_t)n, enc));
 		else if (fwrite(buf, 1, (size_t)n, ctx->out) != (size_t)n)
-			return imgfs_error_set(&ctx->err, -EIO,
+			return fe_error_set(&ctx->err, -EIO,
 					       "writing to standard output failed");
 		off += (uint64_t)n;
 	}
@@ -263,7 +264,7 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_reg(&inode))
-		return imgfs_error_set(&ctx->err, -EINVAL,
+		return fe_error_set(&ctx->err, -EINVAL,
 				       "%s (nid %" PRIu64 "): not a regular file (%s)",
 				       t->path ? t->path : "", t->nid,
 				       imgfs_mode_type_name(inode.mode) ?: "unknown");
@@ -272,15 +273,15 @@ int dump_cat(struct dump_ctx *ctx, const struct dump_target *t)
 	if (!buf || !enc) {
 		free(buf);
 		free(enc);
-		return imgfs_error_set(&ctx->err, -ENOMEM, "out of memory");
+		return fe_error_set(&ctx->err, -ENOMEM, "out of memory");
 	}
 	if (ctx->json) {
-		struct json_object *o = rec_new();
+		struct json_object *o = fe_rec_new();
 
-		rec_str(o, "path", t->path);
-		rec_u64(o, "nid", t->nid);
-		rec_u64(o, "size", inode.size);
-		rec_str(o, "encoding", "base64");
+		fe_rec_str(o, "path", t->path);
+		fe_rec_u64(o, "nid", t->nid);
+		fe_rec_u64(o, "size", inode.size);
+		fe_rec_str(o, "encoding", "base64");
 		json_obj_open(&ctx->j, "cat");
 		json_put_members(&ctx->j, o);
 		json_str_begin(&ctx->j, "data");

@@ -16,7 +16,9 @@
 
 #include <json-c/json_object.h>
 
-#include "imgfs/escape.h"
+#include "frontend/error.h"
+#include "frontend/escape.h"
+#include "frontend/usage.h"
 #include "imgfs/stats.h"
 #include "imgfs/version.h"
 #include "dump.h"
@@ -89,17 +91,12 @@ static void usage(FILE *f)
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("dump.img", fmt, ap);
 	va_end(ap);
-	fputs("dump.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
-	fputs("\nusage: dump.img [OPTIONS] IMAGE\n"
-	      "Try 'dump.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("dump.img", "usage: dump.img [OPTIONS] IMAGE\n");
 	exit(EXIT_USAGE);
 }
 
@@ -216,7 +213,7 @@ static int resolve(struct dump_ctx *ctx, const struct options *o,
 		ret = imgfs_lookup(ctx->img, o->path, &t->nid, &ctx->err);
 	if (ret == -ENOENT || ret == -ENOTDIR || ret == -ELOOP) {
 		imgfs_error_clear(&ctx->err);
-		return imgfs_error_set(&ctx->err, ret, "%s: %s", o->path,
+		return fe_error_set(&ctx->err, ret, "%s: %s", o->path,
 				       strerror(-ret));
 	}
 	return ret;
@@ -280,7 +277,7 @@ static int run(struct dump_ctx *ctx, const struct options *o)
 	if (ctx->json) {
 		json_init(&ctx->j, ctx->out);
 		json_obj_open(&ctx->j, NULL);
-		json_put(&ctx->j, "schema_version", json_checked(
+		json_put(&ctx->j, "schema_version", fe_json_checked(
 			json_object_new_int(DUMP_SCHEMA_VERSION)));
 	}
 	ret = run_views(ctx, o);
@@ -296,10 +293,10 @@ static void print_error(const char *prog, const char *image, const char *msg)
 {
 	fprintf(stderr, "%s: ", prog);
 	if (image) {
-		imgfs_escape_fputs(stderr, image, 0);
+		fe_escape_fputs(stderr, image, 0);
 		fputs(": ", stderr);
 	}
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -309,6 +306,7 @@ int main(int argc, char **argv)
 	struct dump_ctx ctx = { .prog = "dump.img", .out = stdout };
 	int ret;
 
+	fe_json_on_oom("dump.img", 1);
 	parse_args(argc, argv, &o);
 	ctx.json = o.json;
 	imgfs_error_clear(&ctx.err);
@@ -329,7 +327,7 @@ int main(int argc, char **argv)
 	warn_sb(&ctx);
 	ret = run(&ctx, &o);
 	if (fflush(stdout) && !ret)
-		ret = imgfs_error_set(&ctx.err, -EIO,
+		ret = fe_error_set(&ctx.err, -EIO,
 				      "writing to standard output failed");
 	if (ret)
 		print_error(ctx.prog, o.image,

@@ -190,24 +190,24 @@ static void text_stats(FILE *f, const struct imgfs_stats *st)
 
 static struct json_object *json_hist(const struct imgfs_stats *st)
 {
-	struct json_object *arr = rec_array(), *o;
+	struct json_object *arr = fe_rec_array(), *o;
 	unsigned int k, n = last_bucket(st);
 	uint64_t lo, hi;
 
 	for (k = 0; k < n; k++) {
 		bucket_bounds(k, &lo, &hi);
-		o = rec_new();
-		rec_u64(o, "min", lo);
-		rec_u64(o, "max", hi);
-		rec_u64(o, "count", st->size_hist[k]);
-		rec_append(arr, o);
+		o = fe_rec_new();
+		fe_rec_u64(o, "min", lo);
+		fe_rec_u64(o, "max", hi);
+		fe_rec_u64(o, "count", st->size_hist[k]);
+		fe_rec_append(arr, o);
 	}
 	return arr;
 }
 
 static struct json_object *json_algs(const struct imgfs_stats *st)
 {
-	struct json_object *arr = rec_array(), *o;
+	struct json_object *arr = fe_rec_array(), *o;
 	unsigned int a;
 
 	for (a = 0; a < IMGFS_COMPR_MAX; a++) {
@@ -215,97 +215,97 @@ static struct json_object *json_algs(const struct imgfs_stats *st)
 
 		if (!s->extents)
 			continue;
-		o = rec_new();
-		rec_str(o, "name", imgfs_compr_alg_name(a));
-		rec_u64(o, "files", s->files);
-		rec_u64(o, "extents", s->extents);
-		rec_u64(o, "logical_bytes", s->logical_bytes);
-		rec_u64(o, "stored_bytes", s->stored_bytes);
+		o = fe_rec_new();
+		fe_rec_str(o, "name", imgfs_compr_alg_name(a));
+		fe_rec_u64(o, "files", s->files);
+		fe_rec_u64(o, "extents", s->extents);
+		fe_rec_u64(o, "logical_bytes", s->logical_bytes);
+		fe_rec_u64(o, "stored_bytes", s->stored_bytes);
 		rec_ratio(o, "ratio", s->stored_bytes, s->logical_bytes);
-		rec_append(arr, o);
+		fe_rec_append(arr, o);
 	}
 	return arr;
 }
 
 static struct json_object *json_compression(const struct imgfs_stats *st)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_u64(o, "files", st->compressed_files);
-	rec_u64(o, "file_bytes", st->compressed_file_bytes);
-	rec_u64(o, "blocks", st->compressed_blocks);
-	rec_u64(o, "unmapped_files", st->compressed_unmapped);
-	rec_u64(o, "raw_extents", st->raw_extents);
-	rec_u64(o, "raw_bytes", st->raw_bytes);
-	rec_u64(o, "packed_size", st->packed_size);
-	rec_set(o, "algorithms", json_algs(st));
+	fe_rec_u64(o, "files", st->compressed_files);
+	fe_rec_u64(o, "file_bytes", st->compressed_file_bytes);
+	fe_rec_u64(o, "blocks", st->compressed_blocks);
+	fe_rec_u64(o, "unmapped_files", st->compressed_unmapped);
+	fe_rec_u64(o, "raw_extents", st->raw_extents);
+	fe_rec_u64(o, "raw_bytes", st->raw_bytes);
+	fe_rec_u64(o, "packed_size", st->packed_size);
+	fe_rec_set(o, "algorithms", json_algs(st));
 	return o;
 }
 
 static struct json_object *json_top_dirs(const struct imgfs_stats *st)
 {
-	struct json_object *arr = rec_array(), *o;
+	struct json_object *arr = fe_rec_array(), *o;
 	unsigned int i;
 
 	for (i = 0; i < st->nr_top_dirs; i++) {
-		o = rec_new();
-		rec_str(o, "path", st->top_dirs[i].path);
-		rec_u64(o, "nid", st->top_dirs[i].nid);
-		rec_u64(o, "entries", st->top_dirs[i].entries);
-		rec_append(arr, o);
+		o = fe_rec_new();
+		fe_rec_str(o, "path", st->top_dirs[i].path);
+		fe_rec_u64(o, "nid", st->top_dirs[i].nid);
+		fe_rec_u64(o, "entries", st->top_dirs[i].entries);
+		fe_rec_append(arr, o);
 	}
 	return arr;
 }
 
 static struct json_object *json_counts(const struct imgfs_stats *st)
 {
-	struct json_object *types = rec_new();
+	struct json_object *types = fe_rec_new();
 	unsigned int i;
 
 	for (i = 0; i < NR_TYPES; i++)
-		rec_u64(types, type_keys[type_order[i]],
+		fe_rec_u64(types, type_keys[type_order[i]],
 			st->by_type[type_order[i]]);
 	return types;
 }
 
 static struct json_object *json_layouts(const struct imgfs_stats *st)
 {
-	struct json_object *layouts = rec_new();
+	struct json_object *layouts = fe_rec_new();
 	unsigned int i;
 
 	for (i = 0; i < IMGFS_LAYOUT_MAX; i++)
-		rec_u64(layouts, imgfs_layout_name(i), st->by_layout[i]);
+		fe_rec_u64(layouts, imgfs_layout_name(i), st->by_layout[i]);
 	return layouts;
 }
 
 static void json_stats(struct json *j, const struct imgfs_stats *st)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 
-	rec_u64(o, "inodes", st->inodes);
-	rec_u64(o, "paths", st->paths);
-	rec_u64(o, "hardlinks", st->hardlinks);
-	rec_set(o, "types", json_counts(st));
-	rec_set(o, "layouts", json_layouts(st));
-	rec_u64(o, "xattrs", st->xattrs);
-	rec_set(o, "size_histogram", json_hist(st));
-	rec_u64(o, "file_bytes", st->file_bytes);
-	rec_u64(o, "max_file_size", st->max_file_size);
-	rec_u64(o, "plain_bytes", st->plain_bytes);
-	rec_u64(o, "inline_bytes", st->inline_bytes);
-	rec_u64(o, "hole_bytes", st->hole_bytes);
-	rec_u64(o, "fragment_bytes", st->fragment_bytes);
-	rec_u64(o, "extents", st->extents);
-	rec_u64(o, "image_bytes", st->image_bytes);
-	rec_u64(o, "data_bytes", st->data_bytes);
-	rec_u64(o, "metadata_bytes", st->metadata_bytes);
-	rec_u64(o, "inode_bytes", st->inode_bytes);
-	rec_u64(o, "dir_bytes", st->dir_bytes);
-	rec_u64(o, "symlink_bytes", st->symlink_bytes);
-	rec_u64(o, "other_bytes", st->other_bytes);
-	rec_u64(o, "slack_bytes", st->slack_bytes);
-	rec_set(o, "compression", json_compression(st));
-	rec_set(o, "largest_dirs", json_top_dirs(st));
+	fe_rec_u64(o, "inodes", st->inodes);
+	fe_rec_u64(o, "paths", st->paths);
+	fe_rec_u64(o, "hardlinks", st->hardlinks);
+	fe_rec_set(o, "types", json_counts(st));
+	fe_rec_set(o, "layouts", json_layouts(st));
+	fe_rec_u64(o, "xattrs", st->xattrs);
+	fe_rec_set(o, "size_histogram", json_hist(st));
+	fe_rec_u64(o, "file_bytes", st->file_bytes);
+	fe_rec_u64(o, "max_file_size", st->max_file_size);
+	fe_rec_u64(o, "plain_bytes", st->plain_bytes);
+	fe_rec_u64(o, "inline_bytes", st->inline_bytes);
+	fe_rec_u64(o, "hole_bytes", st->hole_bytes);
+	fe_rec_u64(o, "fragment_bytes", st->fragment_bytes);
+	fe_rec_u64(o, "extents", st->extents);
+	fe_rec_u64(o, "image_bytes", st->image_bytes);
+	fe_rec_u64(o, "data_bytes", st->data_bytes);
+	fe_rec_u64(o, "metadata_bytes", st->metadata_bytes);
+	fe_rec_u64(o, "inode_bytes", st->inode_bytes);
+	fe_rec_u64(o, "dir_bytes", st->dir_bytes);
+	fe_rec_u64(o, "symlink_bytes", st->symlink_bytes);
+	fe_rec_u64(o, "other_bytes", st->other_bytes);
+	fe_rec_u64(o, "slack_bytes", st->slack_bytes);
+	fe_rec_set(o, "compression", json_compression(st));
+	fe_rec_set(o, "largest_dirs", json_top_dirs(st));
 	json_put(j, "stats", o);
 }
 

@@ -54,13 +54,13 @@ static void text_features(FILE *f, const char *label, uint32_t bits,
 
 static struct json_object *json_features(uint32_t bits, bool incompat)
 {
-	struct json_object *a = rec_array();
+	struct json_object *a = fe_rec_array();
 	char buf[16];
 	int i;
 
 	for (i = 0; i < 32; i++)
 		if (bits & (1u << i))
-			rec_append_str(a, feature_name(incompat, 1u << i, buf));
+			fe_rec_append_str(a, feature_name(incompat, 1u << i, buf));
 	return a;
 }
 
@@ -86,7 +86,7 @@ static void text_algs(FILE *f, uint32_t algs)
 
 static struct json_object *json_algs(uint32_t algs)
 {
-	struct json_object *arr = rec_array();
+	struct json_object *arr = fe_rec_array();
 	char buf[16];
 	unsigned int a;
 
@@ -99,7 +99,7 @@ static struct json_object *json_algs(uint32_t algs)
 			snprintf(buf, sizeof(buf), "unknown-%u", a);
 			n = buf;
 		}
-		rec_append_str(arr, n);
+		fe_rec_append_str(arr, n);
 	}
 	return arr;
 }
@@ -165,54 +165,54 @@ static void text_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 
 static struct json_object *json_checksum(const struct imgfs_sb_info *sb)
 {
-	struct json_object *c = rec_new();
+	struct json_object *c = fe_rec_new();
 
-	rec_str(c, "status", checksum_status(sb));
-	rec_u64(c, "stored", sb->checksum);
-	rec_u64(c, "computed", sb->checksum_calc);
+	fe_rec_str(c, "status", checksum_status(sb));
+	fe_rec_u64(c, "stored", sb->checksum);
+	fe_rec_u64(c, "computed", sb->checksum_calc);
 	return c;
 }
 
 static void json_sb(struct dump_ctx *ctx, const struct imgfs_sb_info *sb)
 {
-	struct json_object *o = rec_new();
+	struct json_object *o = fe_rec_new();
 	char uuid[37], when[48];
 
 	uuid_string(sb->uuid, uuid);
 	build_when(sb, when);
-	rec_u64(o, "magic", sb->magic);
-	rec_u64(o, "block_size", sb->blksz);
-	rec_u64(o, "blkszbits", sb->blkszbits);
-	rec_u64(o, "sb_size", sb->sb_size);
-	rec_u64(o, "sb_extslots", sb->sb_extslots);
-	rec_u64(o, "feature_compat", sb->feature_compat);
-	rec_u64(o, "feature_incompat", sb->feature_incompat);
-	rec_set(o, "features_compat", json_features(sb->feature_compat, false));
-	rec_set(o, "features_incompat",
+	fe_rec_u64(o, "magic", sb->magic);
+	fe_rec_u64(o, "block_size", sb->blksz);
+	fe_rec_u64(o, "blkszbits", sb->blkszbits);
+	fe_rec_u64(o, "sb_size", sb->sb_size);
+	fe_rec_u64(o, "sb_extslots", sb->sb_extslots);
+	fe_rec_u64(o, "feature_compat", sb->feature_compat);
+	fe_rec_u64(o, "feature_incompat", sb->feature_incompat);
+	fe_rec_set(o, "features_compat", json_features(sb->feature_compat, false));
+	fe_rec_set(o, "features_incompat",
 		json_features(sb->feature_incompat, true));
-	rec_str(o, "uuid", uuid);
-	rec_str(o, "label", sb->label);
-	rec_i64(o, "epoch", sb->epoch);
-	rec_u64(o, "build_time", sb->build_time);
-	rec_str(o, "build_time_iso", when);
-	rec_u64(o, "fixed_nsec", sb->fixed_nsec);
-	rec_u64(o, "inodes", sb->inos);
-	rec_u64(o, "root_nid", sb->root_nid);
-	rec_u64(o, "meta_blkaddr", sb->meta_blkaddr);
-	rec_u64(o, "xattr_blkaddr", sb->xattr_blkaddr);
-	rec_u64(o, "blocks", sb->blocks);
-	rec_u64(o, "image_size", sb->image_size);
-	rec_set(o, "checksum", json_checksum(sb));
-	rec_set(o, "compression_algorithms",
+	fe_rec_str(o, "uuid", uuid);
+	fe_rec_str(o, "label", sb->label);
+	fe_rec_i64(o, "epoch", sb->epoch);
+	fe_rec_u64(o, "build_time", sb->build_time);
+	fe_rec_str(o, "build_time_iso", when);
+	fe_rec_u64(o, "fixed_nsec", sb->fixed_nsec);
+	fe_rec_u64(o, "inodes", sb->inos);
+	fe_rec_u64(o, "root_nid", sb->root_nid);
+	fe_rec_u64(o, "meta_blkaddr", sb->meta_blkaddr);
+	fe_rec_u64(o, "xattr_blkaddr", sb->xattr_blkaddr);
+	fe_rec_u64(o, "blocks", sb->blocks);
+	fe_rec_u64(o, "image_size", sb->image_size);
+	fe_rec_set(o, "checksum", json_checksum(sb));
+	fe_rec_set(o, "compression_algorithms",
 		json_algs(imgfs_sb_compr_algs(sb)));
-	rec_u64(o, "lz4_max_distance", sb->lz4_max_distance);
-	rec_u64(o, "packed_nid", sb->packed_nid);
-	rec_u64(o, "extra_devices", sb->extra_devices);
-	rec_u64(o, "devt_slotoff", sb->devt_slotoff);
-	rec_u64(o, "dirblkbits", sb->dirblkbits);
-	rec_u64(o, "xattr_prefix_count", sb->xattr_prefix_count);
-	rec_u64(o, "xattr_prefix_start", sb->xattr_prefix_start);
-	rec_u64(o, "xattr_filter_reserved", sb->xattr_filter_reserved);
+	fe_rec_u64(o, "lz4_max_distance", sb->lz4_max_distance);
+	fe_rec_u64(o, "packed_nid", sb->packed_nid);
+	fe_rec_u64(o, "extra_devices", sb->extra_devices);
+	fe_rec_u64(o, "devt_slotoff", sb->devt_slotoff);
+	fe_rec_u64(o, "dirblkbits", sb->dirblkbits);
+	fe_rec_u64(o, "xattr_prefix_count", sb->xattr_prefix_count);
+	fe_rec_u64(o, "xattr_prefix_start", sb->xattr_prefix_start);
+	fe_rec_u64(o, "xattr_filter_reserved", sb->xattr_filter_reserved);
 	json_put(&ctx->j, "superblock", o);
 }
 

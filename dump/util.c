@@ -8,11 +8,11 @@
 #include <time.h>
 
 #include "dump.h"
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
 
 void print_escaped(FILE *f, const void *s, size_t len, enum esc_mode mode)
 {
-	imgfs_escape_fwrite(f, s, len, mode == ESC_VALUE ? IMGFS_ESC_ASCII : 0);
+	fe_escape_fwrite(f, s, len, mode == ESC_VALUE ? FE_ESC_ASCII : 0);
 }
 
 const char *plural(uint64_t n, const char *one, const char *many)

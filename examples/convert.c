@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,18 @@
 #include <imgfs/writer.h>
 
 /* Write the image from @tar on @fd. */
+/* The program's own failures go into the same struct as the library's. */
+static int fail(struct imgfs_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
 static int build(struct imgfs_tar *tar, int fd, struct imgfs_mkfs_stats *st,
 		 struct imgfs_error *err)
 {
@@ -91,8 +104,7 @@ static int check(const char *image, struct imgfs_error *err)
 		" files checked\n", image, res.errors, res.warnings,
 		res.inodes);
 	if (res.errors)
-		return imgfs_error_set(err, -EUCLEAN, "%s: not a sound image",
-				       image);
+		return fail(err, -EUCLEAN, "%s: not a sound image", image);
 	return 0;
 }
 
@@ -112,12 +124,11 @@ static int cat(struct imgfs_image *img, const char *path,
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_reg(&inode))
-		return imgfs_error_set(err, -EINVAL, "%s: not a regular file",
-				       path);
+		return fail(err, -EINVAL, "%s: not a regular file", path);
 	while ((n = imgfs_read(img, &inode, off, buf, sizeof(buf), err)) > 0) {
 		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
-			return imgfs_error_set(err, -EIO, "standard output: %s",
-					       strerror(errno));
+			return fail(err, -EIO, "standard output: %s",
+				    strerror(errno));
 		off += (uint64_t)n;
 	}
 	return n < 0 ? (int)n : 0;

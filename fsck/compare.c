@@ -9,6 +9,7 @@
 
 #include "fsck.h"
 #include "imgfs/compare.h"
+#include "report.h"
 
 struct fsck_compare {
 	struct imgfs_compare *c;

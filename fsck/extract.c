@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/error.h"
 #include "fsck.h"
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
 #include "imgfs/extract.h"
 
 static void notice(void *arg, const struct imgfs_extract_notice *n)
@@ -26,17 +27,17 @@ static void notice(void *arg, const struct imgfs_extract_notice *n)
 		fprintf(stderr,
 			"fsck.img: extract: not root, some xattrs (e.g. %s on ",
 			n->what);
-		imgfs_escape_fputs(stderr, n->path, 0);
+		fe_escape_fputs(stderr, n->path, 0);
 		fputs(") are not restored\n", stderr);
 		return;
 	case IMGFS_EXTRACT_DEVICE_SKIPPED:
 		fputs("fsck.img: extract ", stderr);
-		imgfs_escape_fputs(stderr, n->path, 0);
+		fe_escape_fputs(stderr, n->path, 0);
 		fputs(": device node skipped (not root)\n", stderr);
 		return;
 	case IMGFS_EXTRACT_LIMIT_REACHED:
 		fputs("fsck.img: extract ", stderr);
-		imgfs_escape_fputs(stderr, n->path, 0);
+		fe_escape_fputs(stderr, n->path, 0);
 		fprintf(stderr,
 			": file data beyond --extract-limit=%" PRIu64
 			" bytes (%" PRIu64 " written): %s\n",
@@ -46,9 +47,9 @@ static void notice(void *arg, const struct imgfs_extract_notice *n)
 		break;
 	}
 	fputs("fsck.img: extract ", stderr);
-	imgfs_escape_fputs(stderr, n->path ? n->path : "?", 0);
+	fe_escape_fputs(stderr, n->path ? n->path : "?", 0);
 	fputs(": ", stderr);
-	imgfs_escape_fputs(stderr, n->what ? n->what : "?", 0);
+	fe_escape_fputs(stderr, n->what ? n->what : "?", 0);
 	fprintf(stderr, ": %s\n", strerror(n->errnum));
 }
 
@@ -66,7 +67,7 @@ struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 	int ret;
 
 	if (!fx) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		fe_error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	imgfs_extract_options_init(&o);
@@ -83,7 +84,7 @@ struct fsck_extract *fsck_extract_new(const char *dir, bool overwrite,
 	 * out of a non-empty one */
 	snprintf(msg, sizeof(msg), "%s", err->msg);
 	imgfs_error_clear(err);
-	imgfs_error_set(err, ret, "--extract: %s%s", msg,
+	fe_error_set(err, ret, "--extract: %s%s", msg,
 			ret == -ENOTEMPTY ? " (use --overwrite)" : "");
 	return NULL;
 }

@@ -32,23 +32,7 @@ struct fsck_compare_opts {
 	bool require_end; /* a tar without its end-of-archive marker */
 };
 
-/* Output sink: text on stdout, or JSON collected and printed at the end. */
-struct fsck_out {
-	bool json;
-	bool quiet;
-	bool verbose;
-	FILE *problems; /* JSON records, one a line (memstreams) */
-	FILE *files;
-	FILE *diffs;
-	char *problems_buf, *files_buf, *diffs_buf;
-	size_t problems_len, files_len, diffs_len;
-	bool problems_first, files_first, diffs_first;
-	uint64_t differences;
-};
-
-/* Report one --compare difference about @path. */
-void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+struct fsck_out; /* report.h */
 
 /* --extract: the library's extraction (imgfs/extract.h), fed with the
  * checker's walk; its notices are printed on stderr. */
@@ -78,20 +62,8 @@ int fsck_compare_run(struct fsck_compare *c, const char *tar,
 		     struct imgfs_error *err);
 void fsck_compare_free(struct fsck_compare *c);
 
-/* JSON reports (fsck/json.c): each helper exits with
- * FSCK_EXIT_OPERATIONAL when json-c runs out of memory. */
+/* JSON reports (fsck/json.c; records: frontend/json_rec.h) */
 struct json_object;
-void fsck_json_oom(void) __attribute__((noreturn));
-struct json_object *fsck_json_checked(struct json_object *v);
-/* @v must not be NULL: a NULL from a json-c constructor is out of memory */
-void fsck_json_set(struct json_object *o, const char *key,
-		   struct json_object *v);
-void fsck_json_set_null(struct json_object *o, const char *key);
-void fsck_json_set_u64(struct json_object *o, const char *key, uint64_t v);
-/* A byte string from the image or the command line (imgfs/json.h);
- * NULL gives JSON null. */
-void fsck_json_set_bytes(struct json_object *o, const char *key,
-			 const char *s);
 /* The counts of imgfs_check_image()'s result, as an object. */
 struct json_object *
 fsck_json_check_stats(const struct imgfs_check_result *res);

@@ -15,23 +15,15 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <json-c/json_object.h>
-#include <json-c/printbuf.h>
-
+#include "frontend/error.h"
+#include "frontend/escape.h"
+#include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "fsck.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
 #include "imgfs/stats.h"
 #include "imgfs/verity.h"
 #include "imgfs/version.h"
-
-/*
- * 1: the first versioned form; byte strings as imgfs/json.h says.
- * 2: laid out like dump.img's document: the superblock's fields in a
- * "superblock" object, every key always present (null when it does not
- * apply).
- */
-#define FSCK_SCHEMA_VERSION 2
+#include "report.h"
 
 struct fsck_opts {
 	const char *image;
@@ -49,15 +41,6 @@ struct fsck_opts {
 	const char *sidecar; /* NULL: IMAGE.dmverity if it exists */
 	bool fsverity_digest;
 	unsigned int threads; /* 0: one per online CPU */
-};
-
-/* What the dm-verity step found, for the summary and the JSON report. */
-struct fsck_verity {
-	bool present; /* a tree was found (and checked) */
-	bool ok;
-	const char *root_from; /* what the root hash was compared with */
-	struct imgfs_verity_check chk;
-	uint64_t hash_offset;
 };
 
 struct fsck_run {
@@ -184,15 +167,11 @@ static void usage(FILE *f)
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("fsck.img", fmt, ap);
 	va_end(ap);
-	fputs("fsck.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
-	fputc('\n', stderr);
 	return -1;
 }
 
@@ -421,398 +400,18 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 	return 0;
 }
 
-/* ---- output */
-
-/*
- * --json: one document, made by json-c. Findings, files and differences
- * are records serialized as they come (one line each, in memory streams:
- * text holds far less than live json-c objects) and go into the document
- * whole at the end, through a custom serializer of their array.
- */
-#define RECORD_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
-#define DOCUMENT_FLAGS (RECORD_FLAGS | JSON_C_TO_STRING_PRETTY)
-
-/* Serialize @rec as one line of @f, and drop it. */
-static void put_record(FILE *f, bool *first, struct json_object *rec)
-{
-	const char *s = json_object_to_json_string_ext(rec, RECORD_FLAGS);
-
-	if (!s)
-		fsck_json_oom();
-	fputs(s, f);
-	fputc('\n', f);
-	*first = false;
-	json_object_put(rec);
-}
-
-static void report_cb(void *arg, const struct imgfs_check_problem *p)
-{
-	struct fsck_out *out = arg;
-
-	if (out->json) {
-		struct json_object *rec = fsck_json_checked(json_object_new_object());
-
-		fsck_json_set(rec, "severity", json_object_new_string(
-				imgfs_check_severity_name(p->severity)));
-		fsck_json_set(rec, "area", json_object_new_string(
-				imgfs_check_area_name(p->area)));
-		if (p->nid != IMGFS_CHECK_NO_NID)
-			fsck_json_set_u64(rec, "nid", p->nid);
-		if (p->path)
-			fsck_json_set_bytes(rec, "path", p->path);
-		fsck_json_set_bytes(rec, "message", p->msg);
-		put_record(out->problems, &out->problems_first, rec);
-		return;
-	}
-	if (out->quiet && p->severity != IMGFS_CHECK_ERROR)
-		return;
-	if (p->severity == IMGFS_CHECK_NOTE && !out->verbose)
-		return;
-	printf("%s: %s: ", imgfs_check_severity_name(p->severity),
-	       imgfs_check_area_name(p->area));
-	if (p->path) {
-		imgfs_escape_fputs(stdout, p->path, 0);
-		printf(" (nid %" PRIu64 "): ", p->nid);
-	} else if (p->nid != IMGFS_CHECK_NO_NID) {
-		printf("nid %" PRIu64 ": ", p->nid);
-	}
-	/* messages quote names from the image */
-	imgfs_escape_fputs(stdout, p->msg, 0);
-	putchar('\n');
-}
-
-void fsck_difference(struct fsck_out *out, const char *path, const char *kind,
-		     const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	out->differences++;
-	if (out->json) {
-		struct json_object *rec = fsck_json_checked(json_object_new_object());
-
-		fsck_json_set_bytes(rec, "path", path);
-		fsck_json_set(rec, "kind", json_object_new_string(kind));
-		fsck_json_set_bytes(rec, "message", msg);
-		put_record(out->diffs, &out->diffs_first, rec);
-		return;
-	}
-	fputs("differs: ", stdout);
-	imgfs_escape_fputs(stdout, path, 0);
-	printf(": %s: ", kind);
-	imgfs_escape_fputs(stdout, msg, 0);
-	putchar('\n');
-}
-
-static const char *type_name(uint32_t mode)
-{
-	const char *name = imgfs_mode_type_name(mode);
-
-	return name ? name : "unknown";
-}
-
-/*
- * One line as sha256sum(1) writes it: a name holding a backslash, newline
- * or carriage return (or any other byte we escape) is written escaped
- * ("\\", "\n", "\r", "\xNN") and the line then starts with a
- * backslash, so no name can forge a line or reach the terminal raw.
- * The path is relative to the image's root as "./PATH", so that
- * "sha256sum -c" run inside an extracted tree reads the extracted files
- * (an absolute path would name the host's), and a file named "-" is not
- * taken for standard input.
- */
-static void print_digest(const char *hex, const char *path)
-{
-	size_t len;
-
-	while (*path == '/')
-		path++;
-	len = strlen(path);
-	if (imgfs_escape_needed(path, len, IMGFS_ESC_NL))
-		putchar('\\');
-	printf("%s  ./", hex);
-	imgfs_escape_fwrite(stdout, path, len, IMGFS_ESC_NL);
-	putchar('\n');
-}
-
-static void print_entry(struct fsck_run *r, const struct imgfs_check_entry *e)
-{
-	struct fsck_out *out = r->out;
-	char hex[2 * IMGFS_SHA256_SIZE + 1];
-	bool show = out->verbose || (r->o->digest && e->sha256);
-	int i;
-
-	if (!show)
-		return;
-	for (i = 0; e->sha256 && i < IMGFS_SHA256_SIZE; i++)
-		sprintf(hex + 2 * i, "%02x", e->sha256[i]);
-	if (out->json) {
-		struct json_object *rec = fsck_json_checked(json_object_new_object());
-
-		fsck_json_set_bytes(rec, "path", e->path);
-		fsck_json_set_u64(rec, "nid", e->inode->nid);
-		fsck_json_set(rec, "type",
-		    json_object_new_string(type_name(e->inode->mode)));
-		fsck_json_set_u64(rec, "size", e->inode->size);
-		if (e->link_to)
-			fsck_json_set_bytes(rec, "link_to", e->link_to);
-		if (e->sha256)
-			fsck_json_set(rec, "sha256", json_object_new_string(hex));
-		put_record(out->files, &out->files_first, rec);
-		return;
-	}
-	if (r->o->digest && e->sha256) {
-		print_digest(hex, e->path);
-	} else if (out->verbose) {
-		printf("%s ", type_name(e->inode->mode));
-		imgfs_escape_fputs(stdout, e->path, 0);
-		printf(" (nid %" PRIu64 ", %" PRIu64 " %s)", e->inode->nid,
-		       e->inode->size, e->inode->size == 1 ? "byte" : "bytes");
-		if (e->link_to) {
-			fputs(" link to ", stdout);
-			imgfs_escape_fputs(stdout, e->link_to, 0);
-		}
-		putchar('\n');
-	}
-}
-
 static int entry_cb(void *arg, const struct imgfs_check_entry *e)
 {
 	struct fsck_run *r = arg;
 	int ret;
 
-	print_entry(r, e);
+	fsck_report_entry(r->out, e);
 	if (r->x) {
 		ret = fsck_extract_entry(r->x, e);
 		if (ret)
 			return ret;
 	}
 	return r->cmp ? fsck_compare_entry(r->cmp, e) : 0;
-}
-
-static int out_open(struct fsck_out *out)
-{
-	out->problems_first = out->files_first = out->diffs_first = true;
-	if (!out->json)
-		return 0;
-	out->problems = open_memstream(&out->problems_buf, &out->problems_len);
-	out->files = open_memstream(&out->files_buf, &out->files_len);
-	out->diffs = open_memstream(&out->diffs_buf, &out->diffs_len);
-	return out->problems && out->files && out->diffs ? 0 : -ENOMEM;
-}
-
-/* Indentation of json-c's pretty output at @level. */
-static int indent(struct printbuf *pb, int level, int flags)
-{
-	int i;
-
-	if (!(flags & JSON_C_TO_STRING_PRETTY))
-		return 0;
-	if (printbuf_memappend(pb, "\n", 1) < 0)
-		return -1;
-	for (i = 0; i < level; i++)
-		if ((flags & JSON_C_TO_STRING_PRETTY_TAB ?
-			     printbuf_memappend(pb, "\t", 1) :
-			     printbuf_memappend(pb, "  ", 2)) < 0)
-			return -1;
-	return 0;
-}
-
-/* An array of records already serialized by put_record(), one a line. */
-struct record_lines {
-	const char *buf;
-	size_t len;
-};
-
-static int records_to_json(struct json_object *jso, struct printbuf *pb,
-			   int level, int flags)
-{
-	const struct record_lines *r = json_object_get_userdata(jso);
-	const char *p = r->buf, *end = r->buf + r->len, *nl;
-
-	if (printbuf_memappend(pb, "[", 1) < 0)
-		return -1;
-	for (; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if ((p != r->buf && printbuf_memappend(pb, ",", 1) < 0) ||
-		    indent(pb, level + 1, flags) < 0 ||
-		    printbuf_memappend(pb, p, (int)(nl - p)) < 0)
-			return -1;
-	}
-	if (r->len && indent(pb, level, flags) < 0)
-		return -1;
-	return printbuf_memappend(pb, "]", 1) < 0 ? -1 : 0;
-}
-
-/* Close memory stream @f and add its records as array @key of @doc. */
-static void set_records(struct json_object *doc, const char *key, FILE *f,
-			char *const *buf, const size_t *len,
-			struct record_lines *r)
-{
-	struct json_object *arr = fsck_json_checked(json_object_new_array());
-
-	/* the stream's buffer and length are current after a flush */
-	if (fflush(f))
-		fsck_json_oom();
-	r->buf = *buf ? *buf : "";
-	r->len = *buf ? *len : 0;
-	json_object_set_serializer(arr, records_to_json, r, NULL);
-	fsck_json_set(doc, key, arr);
-}
-
-/* "superblock": the fields dump.img shows under the same names */
-static struct json_object *json_superblock(const struct imgfs_sb_info *sb)
-{
-	struct json_object *d = fsck_json_checked(json_object_new_object());
-
-	fsck_json_set_u64(d, "block_size", sb->blksz);
-	fsck_json_set_u64(d, "feature_compat", sb->feature_compat);
-	fsck_json_set_u64(d, "feature_incompat", sb->feature_incompat);
-	return d;
-}
-
-/* "dm_verity": what was found after the image, when a tree is there */
-static struct json_object *json_verity(const struct fsck_verity *v)
-{
-	struct json_object *d = fsck_json_checked(json_object_new_object());
-
-	fsck_json_set_u64(d, "hash_offset", v->hash_offset);
-	fsck_json_set(d, "verified", json_object_new_boolean(v->ok));
-	if (v->ok) {
-		fsck_json_set(d, "root_hash",
-		    json_object_new_string(v->chk.info.root_hex));
-		fsck_json_set_u64(d, "data_block_size", v->chk.info.data_block_size);
-		fsck_json_set_u64(d, "data_blocks", v->chk.info.data_blocks);
-	}
-	if (v->root_from)
-		fsck_json_set(d, "root_hash_from", json_object_new_string(v->root_from));
-	return d;
-}
-
-static void print_json(struct fsck_out *out, const struct fsck_opts *o,
-		       const struct imgfs_check_result *res,
-		       const struct imgfs_sb_info *sb,
-		       const struct fsck_verity *v, const char *fatal,
-		       uint64_t extracted, int code)
-{
-	struct json_object *doc = fsck_json_checked(json_object_new_object());
-	struct record_lines problems, files, diffs;
-	const char *text;
-
-	fsck_json_set_u64(doc, "schema_version", FSCK_SCHEMA_VERSION);
-	fsck_json_set_bytes(doc, "image", o->image);
-	if (sb)
-		fsck_json_set(doc, "superblock", json_superblock(sb));
-	else
-		fsck_json_set_null(doc, "superblock");
-	fsck_json_set_u64(doc, "errors", res->errors);
-	fsck_json_set_u64(doc, "warnings", res->warnings);
-	fsck_json_set_u64(doc, "notes", res->notes);
-	fsck_json_set(doc, "stats", fsck_json_check_stats(res));
-	set_records(doc, "problems", out->problems, &out->problems_buf,
-		    &out->problems_len, &problems);
-	if (out->verbose || o->digest)
-		set_records(doc, "files", out->files, &out->files_buf,
-			    &out->files_len, &files);
-	else
-		fsck_json_set_null(doc, "files");
-	if (o->compare_tar)
-		set_records(doc, "differences", out->diffs, &out->diffs_buf,
-			    &out->diffs_len, &diffs);
-	else
-		fsck_json_set_null(doc, "differences");
-	if (o->extract_dir)
-		fsck_json_set_u64(doc, "extracted", extracted);
-	else
-		fsck_json_set_null(doc, "extracted");
-	if (v->present)
-		fsck_json_set(doc, "dm_verity", json_verity(v));
-	else
-		fsck_json_set_null(doc, "dm_verity");
-	if (fatal)
-		fsck_json_set_bytes(doc, "fatal", fatal);
-	else
-		fsck_json_set_null(doc, "fatal");
-	fsck_json_set(doc, "exit_code", json_object_new_int(code));
-	text = json_object_to_json_string_ext(doc, DOCUMENT_FLAGS);
-	if (!text)
-		fsck_json_oom();
-	puts(text);
-	json_object_put(doc);
-	fclose(out->problems);
-	fclose(out->files);
-	fclose(out->diffs);
-	free(out->problems_buf);
-	free(out->files_buf);
-	free(out->diffs_buf);
-}
-
-/* "1 error", "2 errors": @n then the word in the form its number needs. */
-static void count(FILE *f, uint64_t n, const char *one, const char *many)
-{
-	fprintf(f, "%" PRIu64 " %s", n, n == 1 ? one : many);
-}
-
-/* The human summary, on standard error: stdout holds only data. */
-static void print_summary(const struct fsck_out *out,
-			  const struct fsck_opts *o,
-			  const struct imgfs_check_result *res,
-			  const struct fsck_verity *v)
-{
-	FILE *f = stderr;
-
-	if (out->quiet)
-		return;
-	if (v->ok) {
-		imgfs_escape_fputs(f, o->image, 0);
-		fprintf(f, ": dm-verity tree at offset %" PRIu64 " matches the image (",
-			v->hash_offset);
-		count(f, v->chk.info.data_blocks, "data block", "data blocks");
-		fprintf(f, " of %u bytes), root hash %s%s%s\n",
-			v->chk.info.data_block_size, v->chk.info.root_hex,
-			v->root_from ? " as given by " : " (not compared)",
-			v->root_from ? v->root_from : "");
-	}
-	imgfs_escape_fputs(f, o->image, 0);
-	fputs(": ", f);
-	count(f, res->inodes, "inode", "inodes");
-	fputs(" (", f);
-	count(f, res->dirs, "directory", "directories");
-	fputs(", ", f);
-	count(f, res->regular, "regular", "regular");
-	fputs(", ", f);
-	count(f, res->symlinks, "symlink", "symlinks");
-	fputs(", ", f);
-	count(f, res->specials, "special", "special");
-	fputs(", ", f);
-	count(f, res->hardlinks, "extra hard link", "extra hard links");
-	fputs("), ", f);
-	count(f, res->data_bytes, "data byte", "data bytes");
-	fputs(" read; ", f);
-	count(f, res->errors, "error", "errors");
-	fputs(", ", f);
-	count(f, res->warnings, "warning", "warnings");
-	if (o->compare_tar) {
-		fputs(", ", f);
-		count(f, out->differences, "difference", "differences");
-		fputs(" from ", f);
-		imgfs_escape_fputs(f, o->compare_tar, 0);
-	}
-	fputc('\n', f);
-	if (res->physical_bytes) {
-		imgfs_escape_fputs(f, o->image, 0);
-		fputs(": file data ", f);
-		count(f, res->logical_bytes, "byte", "bytes");
-		fputs(" from ", f);
-		count(f, res->physical_bytes, "image byte", "image bytes");
-		fprintf(f, ": amplification %.1f (warning above %u)\n",
-			(double)res->logical_bytes /
-				(double)res->physical_bytes,
-			IMGFS_CHECK_AMPLIFICATION_MAX);
-	}
 }
 
 /* A dm-verity finding: an error of the image (exit 4). */
@@ -830,7 +429,7 @@ static void verity_problem(struct fsck_out *out, struct imgfs_check_result *res,
 		res->errors++;
 	else if (sev == IMGFS_CHECK_WARNING)
 		res->warnings++;
-	report_cb(out, &p);
+	fsck_report_problem(out, &p);
 }
 
 /*
@@ -888,13 +487,13 @@ static int expected_root(const struct fsck_opts *o, struct fsck_verity *v,
 	}
 	f = open_regular(name);
 	if (!f)
-		return imgfs_error_set(err, -errno, "%s: %s", name,
+		return fe_error_set(err, -errno, "%s: %s", name,
 				       errno == EINVAL ? "not a regular file"
 						       : strerror(errno));
 	n = fread(buf, 1, sizeof(buf), f);
 	if (ferror(f)) {
 		fclose(f);
-		return imgfs_error_set(err, -EIO, "%s: read error", name);
+		return fe_error_set(err, -EIO, "%s: read error", name);
 	}
 	/* what is not read cannot be checked: a sidecar is a few dozen bytes */
 	if (n == sizeof(buf) && fgetc(f) != EOF) {
@@ -999,7 +598,7 @@ static int print_fsverity_digest(const char *path)
 	close(fd);
 	imgfs_verity_hex(d, sizeof(d), hex);
 	printf("sha256:%s ", hex);
-	imgfs_escape_fputs(stdout, path, 0);
+	fe_escape_fputs(stdout, path, 0);
 	putchar('\n');
 	return FSCK_EXIT_OK;
 }
@@ -1024,7 +623,7 @@ static int open_image(struct fsck_opts *o, struct fsck_out *out,
 	if (ret == -EINVAL || ret == -IMGFS_EFSCORRUPTED ||
 	    ret == -EOPNOTSUPP || ret == -EBADMSG) {
 		res->errors++;
-		report_cb(out, &p);
+		fsck_report_problem(out, &p);
 		return 1;
 	}
 	/* an operational error names the image, whatever failed */
@@ -1032,7 +631,7 @@ static int open_image(struct fsck_opts *o, struct fsck_out *out,
 		snprintf(msg, sizeof(msg), "%s",
 			 err->code ? err->msg : strerror(-ret));
 		imgfs_error_clear(err);
-		imgfs_error_set(err, ret, "%s: %s", o->image, msg);
+		fe_error_set(err, ret, "%s: %s", o->image, msg);
 	}
 	return ret;
 }
@@ -1049,7 +648,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 	imgfs_check_options_init(&copts);
 	copts.flags = (o->digest || o->compare_tar ? IMGFS_CHECK_F_DIGEST : 0) |
 		      (o->no_data ? IMGFS_CHECK_F_NO_DATA : 0);
-	copts.report = report_cb;
+	copts.report = fsck_report_problem;
 	copts.report_arg = out;
 	copts.entry = entry_cb;
 	copts.entry_arg = &r;
@@ -1063,7 +662,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 	if (o->compare_tar) {
 		r.cmp = fsck_compare_new(img, &o->cmp, out);
 		if (!r.cmp)
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			ret = fe_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (!ret)
 		ret = imgfs_check_image(img, &copts, res, err);
@@ -1072,7 +671,7 @@ static int run(struct fsck_opts *o, struct fsck_out *out,
 		if (!ret)
 			ret = ret2;
 		if (!ret && failures)
-			ret = imgfs_error_set(err, -EIO,
+			ret = fe_error_set(err, -EIO,
 					      "%" PRIu64 " %s not be extracted",
 					      failures,
 					      failures == 1 ? "entry could" :
@@ -1094,21 +693,25 @@ int main(int argc, char **argv)
 	struct imgfs_error err = { 0 };
 	struct imgfs_image *img = NULL;
 	struct fsck_verity v = { 0 };
+	struct fsck_outcome oc = { .res = &res, .v = &v };
 	uint64_t extracted = 0;
 	int ret, code;
 
+	fe_json_on_oom("fsck.img", FSCK_EXIT_OPERATIONAL);
 	if (fsck_oci_requested(argc, argv))
 		return fsck_oci_main(argc, argv);
 	ret = parse_args(argc, argv, &o, &out);
 	if (ret < 0)
-		fputs("usage: fsck.img [OPTIONS] IMAGE\n"
-		      "Try 'fsck.img --help' for more information.\n",
-		      stderr);
+		fe_usage_hint("fsck.img", "usage: fsck.img [OPTIONS] IMAGE\n");
 	if (ret)
 		return ret > 0 ? FSCK_EXIT_OK : FSCK_EXIT_USAGE;
 	if (o.fsverity_digest)
 		return print_fsverity_digest(o.image);
-	if (out_open(&out)) {
+	out.digest = o.digest;
+	oc.image = o.image;
+	oc.compare_tar = o.compare_tar;
+	oc.extracting = o.extract_dir != NULL;
+	if (fsck_out_open(&out)) {
 		fprintf(stderr, "fsck.img: out of memory\n");
 		return FSCK_EXIT_OPERATIONAL;
 	}
@@ -1125,19 +728,20 @@ int main(int argc, char **argv)
 		code = FSCK_EXIT_OK;
 	if (ret < 0) {
 		fputs("fsck.img: ", stderr);
-		imgfs_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
+		fe_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
 				   0);
 		fputc('\n', stderr);
 	}
+	oc.extracted = extracted;
+	oc.sb = img ? imgfs_image_sb(img) : NULL;
+	oc.fatal = ret < 0 ? (err.code ? err.msg : strerror(-ret)) : NULL;
+	oc.code = code;
 	if (out.json)
-		print_json(&out, &o, &res, img ? imgfs_image_sb(img) : NULL, &v,
-			   ret < 0 ? (err.code ? err.msg : strerror(-ret)) :
-				     NULL,
-			   extracted, code);
+		fsck_report_json(&out, &oc);
 	else if (ret >= 0)
 		/* after an operational error, counts would claim a check
 		 * that did not happen */
-		print_summary(&out, &o, &res, &v);
+		fsck_report_summary(&out, &oc);
 	imgfs_image_close(img);
 	return code;
 }

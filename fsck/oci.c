@@ -16,8 +16,9 @@
 #include <json-c/json_object.h>
 
 #include "fsck.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
+#include "frontend/escape.h"
+#include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "imgfs/oci.h"
 
 /* 1: the first form (docs in man/fsck.img.1, "OCI IMAGE LAYOUTS"). */
@@ -80,17 +81,13 @@ static void oci_usage(FILE *f)
 static int __attribute__((format(printf, 1, 2)))
 oci_usage_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fe_usage_vmsg("fsck.img", fmt, ap);
 	va_end(ap);
-	fputs("fsck.img: ", stderr);
-	imgfs_escape_fputs(stderr, msg, 0);
-	fputs("\nusage: fsck.img --oci=DIR [--compare=SRC_LAYOUT] [--json] [-q|-v]\n"
-	      "Try 'fsck.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("fsck.img", "usage: fsck.img --oci=DIR "
+			"[--compare=SRC_LAYOUT] [--json] [-q|-v]\n");
 	return FSCK_EXIT_USAGE;
 }
 
@@ -100,25 +97,25 @@ static void finding_cb(void *arg, const struct imgfs_oci_finding *f)
 	const char *sev = imgfs_check_severity_name(f->severity);
 
 	if (out->json) {
-		struct json_object *rec = fsck_json_checked(json_object_new_object());
+		struct json_object *rec = fe_json_checked(json_object_new_object());
 
-		fsck_json_set(rec, "severity", fsck_json_checked(json_object_new_string(sev)));
-		fsck_json_set_bytes(rec, "blob", f->blob);
-		fsck_json_set_bytes(rec, "media_type", f->media_type);
-		fsck_json_set_bytes(rec, "where", f->where);
-		fsck_json_set_bytes(rec, "message", f->msg);
+		fe_rec_set(rec, "severity", fe_json_checked(json_object_new_string(sev)));
+		fe_rec_str(rec, "blob", f->blob);
+		fe_rec_str(rec, "media_type", f->media_type);
+		fe_rec_str(rec, "where", f->where);
+		fe_rec_str(rec, "message", f->msg);
 		if (json_object_array_add(out->problems, rec))
-			fsck_json_oom();
+			fe_json_oom();
 		return;
 	}
 	if (out->quiet && f->severity != IMGFS_CHECK_ERROR)
 		return;
 	printf("%s: ", sev);
 	/* messages quote names and annotations from the layout */
-	imgfs_escape_fputs(stdout, f->msg, 0);
+	fe_escape_fputs(stdout, f->msg, 0);
 	if (f->where && !strstr(f->msg, f->where)) {
 		fputs(" (in ", stdout);
-		imgfs_escape_fputs(stdout, f->where, 0);
+		fe_escape_fputs(stdout, f->where, 0);
 		putchar(')');
 	}
 	putchar('\n');
@@ -129,8 +126,8 @@ static struct json_object *json_check(const struct imgfs_check_result *r)
 {
 	struct json_object *o = fsck_json_check_stats(r);
 
-	fsck_json_set_u64(o, "errors", r->errors);
-	fsck_json_set_u64(o, "warnings", r->warnings);
+	fe_rec_u64(o, "errors", r->errors);
+	fe_rec_u64(o, "warnings", r->warnings);
 	return o;
 }
 
@@ -157,73 +154,73 @@ static void blob_cb(void *arg, const struct imgfs_oci_blob_result *b)
 		putchar('\n');
 		return;
 	}
-	rec = fsck_json_checked(json_object_new_object());
-	fsck_json_set_bytes(rec, "digest", b->digest);
-	fsck_json_set_bytes(rec, "media_type", b->media_type);
-	fsck_json_set(rec, "role",
-	    fsck_json_checked(json_object_new_string(imgfs_oci_blob_role_name(b->role))));
-	fsck_json_set_u64(rec, "size", b->size);
-	fsck_json_set_bytes(rec, "referenced_by", b->where);
-	fsck_json_set(rec, "present", fsck_json_checked(json_object_new_boolean(b->present)));
-	fsck_json_set(rec, "verified", fsck_json_checked(json_object_new_boolean(b->verified)));
-	fsck_json_set_bytes(rec, "diff_id", b->diff_id);
+	rec = fe_json_checked(json_object_new_object());
+	fe_rec_str(rec, "digest", b->digest);
+	fe_rec_str(rec, "media_type", b->media_type);
+	fe_rec_set(rec, "role",
+	    fe_json_checked(json_object_new_string(imgfs_oci_blob_role_name(b->role))));
+	fe_rec_u64(rec, "size", b->size);
+	fe_rec_str(rec, "referenced_by", b->where);
+	fe_rec_set(rec, "present", fe_json_checked(json_object_new_boolean(b->present)));
+	fe_rec_set(rec, "verified", fe_json_checked(json_object_new_boolean(b->verified)));
+	fe_rec_str(rec, "diff_id", b->diff_id);
 	if (b->erofs)
-		fsck_json_set(rec, "check", json_check(&b->check));
+		fe_rec_set(rec, "check", json_check(&b->check));
 	else
-		fsck_json_set_null(rec, "check");
+		fe_rec_null(rec, "check");
 	if (b->dm_verity)
-		fsck_json_set(rec, "dm_verity_verified",
-		    fsck_json_checked(json_object_new_boolean(b->dm_verity_ok)));
+		fe_rec_set(rec, "dm_verity_verified",
+		    fe_json_checked(json_object_new_boolean(b->dm_verity_ok)));
 	else
-		fsck_json_set_null(rec, "dm_verity_verified");
+		fe_rec_null(rec, "dm_verity_verified");
 	if (b->compared) {
-		cmp = fsck_json_checked(json_object_new_object());
-		fsck_json_set_bytes(cmp, "source", b->source);
-		fsck_json_set_u64(cmp, "differences", b->compare.differences);
-		fsck_json_set_u64(cmp, "archive_entries", b->compare.archive_entries);
-		fsck_json_set_u64(cmp, "image_entries", b->compare.image_entries);
-		fsck_json_set(rec, "compare", cmp);
+		cmp = fe_json_checked(json_object_new_object());
+		fe_rec_str(cmp, "source", b->source);
+		fe_rec_u64(cmp, "differences", b->compare.differences);
+		fe_rec_u64(cmp, "archive_entries", b->compare.archive_entries);
+		fe_rec_u64(cmp, "image_entries", b->compare.image_entries);
+		fe_rec_set(rec, "compare", cmp);
 	} else {
-		fsck_json_set_null(rec, "compare");
+		fe_rec_null(rec, "compare");
 	}
-	fsck_json_set_u64(rec, "errors", b->errors);
-	fsck_json_set_u64(rec, "warnings", b->warnings);
+	fe_rec_u64(rec, "errors", b->errors);
+	fe_rec_u64(rec, "warnings", b->warnings);
 	if (json_object_array_add(out->blobs, rec))
-		fsck_json_oom();
+		fe_json_oom();
 }
 
 static void print_json(struct oci_out *out, const char *dir, const char *src,
 		       const struct imgfs_oci_check_result *r,
 		       const char *fatal, int code)
 {
-	struct json_object *doc = fsck_json_checked(json_object_new_object());
-	struct json_object *st = fsck_json_checked(json_object_new_object());
+	struct json_object *doc = fe_json_checked(json_object_new_object());
+	struct json_object *st = fe_json_checked(json_object_new_object());
 	const char *text;
 
-	fsck_json_set_u64(doc, "schema_version", OCI_SCHEMA_VERSION);
-	fsck_json_set_bytes(doc, "layout", dir);
-	fsck_json_set_bytes(doc, "compare_source", src);
-	fsck_json_set_u64(doc, "errors", r->errors);
-	fsck_json_set_u64(doc, "warnings", r->warnings);
-	fsck_json_set_u64(st, "blobs", r->blobs);
-	fsck_json_set_u64(st, "indexes", r->indexes);
-	fsck_json_set_u64(st, "manifests", r->manifests);
-	fsck_json_set_u64(st, "configs", r->configs);
-	fsck_json_set_u64(st, "layers", r->layers);
-	fsck_json_set_u64(st, "erofs_layers", r->erofs_layers);
-	fsck_json_set_u64(st, "compared_layers", r->compared_layers);
-	fsck_json_set_u64(st, "differences", r->differences);
-	fsck_json_set_u64(st, "bytes_read", r->bytes);
-	fsck_json_set(doc, "stats", st);
-	fsck_json_set(doc, "problems", out->problems);
-	fsck_json_set(doc, "blobs", out->blobs);
-	fsck_json_set_bytes(doc, "fatal", fatal);
-	fsck_json_set(doc, "exit_code", fsck_json_checked(json_object_new_int(code)));
+	fe_rec_u64(doc, "schema_version", OCI_SCHEMA_VERSION);
+	fe_rec_str(doc, "layout", dir);
+	fe_rec_str(doc, "compare_source", src);
+	fe_rec_u64(doc, "errors", r->errors);
+	fe_rec_u64(doc, "warnings", r->warnings);
+	fe_rec_u64(st, "blobs", r->blobs);
+	fe_rec_u64(st, "indexes", r->indexes);
+	fe_rec_u64(st, "manifests", r->manifests);
+	fe_rec_u64(st, "configs", r->configs);
+	fe_rec_u64(st, "layers", r->layers);
+	fe_rec_u64(st, "erofs_layers", r->erofs_layers);
+	fe_rec_u64(st, "compared_layers", r->compared_layers);
+	fe_rec_u64(st, "differences", r->differences);
+	fe_rec_u64(st, "bytes_read", r->bytes);
+	fe_rec_set(doc, "stats", st);
+	fe_rec_set(doc, "problems", out->problems);
+	fe_rec_set(doc, "blobs", out->blobs);
+	fe_rec_str(doc, "fatal", fatal);
+	fe_rec_set(doc, "exit_code", fe_json_checked(json_object_new_int(code)));
 	text = json_object_to_json_string_ext(
 		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			     JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
-		fsck_json_oom();
+		fe_json_oom();
 	puts(text);
 	json_object_put(doc);
 }
@@ -231,7 +228,7 @@ static void print_json(struct oci_out *out, const char *dir, const char *src,
 static void print_summary(const char *dir, const char *src,
 			  const struct imgfs_oci_check_result *r)
 {
-	imgfs_escape_fputs(stderr, dir, 0);
+	fe_escape_fputs(stderr, dir, 0);
 	fprintf(stderr,
 		": %" PRIu64 " blobs (%" PRIu64 " indexes, %" PRIu64
 		" manifests, %" PRIu64 " configs, %" PRIu64 " layers, %" PRIu64
@@ -241,7 +238,7 @@ static void print_summary(const char *dir, const char *src,
 	if (src) {
 		fprintf(stderr, ", %" PRIu64 " layers compared with ",
 			r->compared_layers);
-		imgfs_escape_fputs(stderr, src, 0);
+		fe_escape_fputs(stderr, src, 0);
 		fprintf(stderr, " (%" PRIu64 " differences)", r->differences);
 	}
 	fprintf(stderr,
@@ -316,8 +313,8 @@ int fsck_oci_main(int argc, char **argv)
 	if (out.quiet && out.verbose)
 		return oci_usage_error("give -q or -v, not both");
 	if (out.json) {
-		out.problems = fsck_json_checked(json_object_new_array());
-		out.blobs = fsck_json_checked(json_object_new_array());
+		out.problems = fe_json_checked(json_object_new_array());
+		out.blobs = fe_json_checked(json_object_new_array());
 	}
 	o.report = finding_cb;
 	o.report_arg = &out;
@@ -332,7 +329,7 @@ int fsck_oci_main(int argc, char **argv)
 		code = FSCK_EXIT_OK;
 	if (ret < 0) {
 		fputs("fsck.img: ", stderr);
-		imgfs_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
+		fe_escape_fputs(stderr, err.code ? err.msg : strerror(-ret),
 				   0);
 		fputc('\n', stderr);
 	}

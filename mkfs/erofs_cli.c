@@ -20,6 +20,7 @@
 
 #include <uuid/uuid.h>
 
+#include "frontend/usage.h"
 #include "mkfs.h"
 
 enum {
@@ -597,7 +598,6 @@ int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a)
 		o->inline_data = false;
 	return 0;
 bad:
-	fprintf(stderr, "Try '%s --help' for more information.\n",
-		MKFS_EROFS_NAME);
+	fe_usage_hint(MKFS_EROFS_NAME, NULL);
 	return -1;
 }

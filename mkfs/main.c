@@ -28,10 +28,13 @@
 #include <json-c/json.h>
 #include <uuid/uuid.h>
 
+#include "frontend/error.h"
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
-#include "imgfs/escape.h"
-#include "imgfs/json.h"
+#include "frontend/escape.h"
+#include "frontend/json_rec.h"
+#include "frontend/usage.h"
+#include "frontend/verify.h"
 #include "imgfs/version.h"
 #include "imgfs/writer.h"
 #include "mkfs.h"
@@ -117,8 +120,7 @@ static void usage(FILE *f)
 /* The end of every usage error: what to type, and where to read more. */
 static int usage_error(void)
 {
-	fputs(USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("mkfs.img", USAGE_LINE);
 	return -1;
 }
 
@@ -599,7 +601,7 @@ static void show_warning(const char *msg, void *arg)
 	const struct mkfs_args *a = arg;
 
 	fprintf(stderr, "%s: warning: ", a->prog);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -670,52 +672,6 @@ static void clear_progress(struct progress_state *ps)
 	ps->shown = false;
 }
 
-/* Refuse to write over the input we are reading (standard input too). */
-static void print_problem(void *arg, const struct imgfs_check_problem *p)
-{
-	(void)arg;
-	if (p->severity != IMGFS_CHECK_ERROR)
-		return;
-	fputs("mkfs.img: verify: ", stderr);
-	imgfs_escape_fputs(stderr, p->path ? p->path : "-", 0);
-	fputs(": ", stderr);
-	imgfs_escape_fputs(stderr, p->msg, 0);
-	fputc('\n', stderr);
-}
-
-/*
- * The image has no name yet: check it through its descriptor, and its
- * dm-verity tree against it (the root hash is printed afterwards).
- */
-static int verify(int fd, bool dm_verity, struct imgfs_error *err)
-{
-	struct imgfs_verity_check chk;
-	struct imgfs_check_options co;
-	struct imgfs_check_result res;
-	struct imgfs_image *img;
-	int ret;
-
-	imgfs_check_options_init(&co);
-	co.report = print_problem;
-	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM |
-					     IMGFS_OPEN_IGNORE_FEATURES,
-				  &img, err);
-	if (ret)
-		return ret;
-	ret = imgfs_check_image(img, &co, &res, err);
-	if (!ret && dm_verity)
-		ret = imgfs_check_verity(img, NULL, &chk, err);
-	imgfs_image_close(img);
-	if (ret)
-		return ret;
-	if (res.errors)
-		return imgfs_error_set(err, -EUCLEAN,
-				       "verification found %" PRIu64 " %s",
-				       res.errors,
-				       plural(res.errors, "error", "errors"));
-	return 0;
-}
-
 static int set_immutable(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -763,7 +719,7 @@ static int before_commit(int fd, void *arg, struct imgfs_error *err)
 	int ret;
 
 	if (j->a->verify) {
-		ret = verify(fd, j->a->opts.dm_verity, err);
+		ret = fe_verify_fd("mkfs.img", fd, j->a->opts.dm_verity, err);
 		if (ret)
 			return ret;
 		j->verified = true;
@@ -801,7 +757,7 @@ static void print_summary(const struct mkfs_args *a,
 		return;
 	}
 	fprintf(stderr, "%s: ", a->prog);
-	imgfs_escape_fputs(stderr, a->target, 0);
+	fe_escape_fputs(stderr, a->target, 0);
 	fprintf(stderr,
 		": %" PRIu64 " %s, %" PRIu64 " %s, %s data, image %s",
 		st->entries, plural(st->entries, "entry", "entries"),
@@ -817,59 +773,48 @@ static void print_summary(const struct mkfs_args *a,
 			     "verification failed");
 }
 
-static void json_add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key, json_object_new_uint64(v));
-}
-
 /* The summary as one JSON document on stdout (--json). */
 static int print_json(const struct mkfs_args *a,
 		      const struct imgfs_mkfs_stats *st, bool verified,
 		      double secs)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *v;
+	struct json_object *o = fe_rec_new(), *v = fe_rec_new();
+	const char *text;
 	int ret = 0;
 
-	if (!o)
-		return -ENOMEM;
-	json_object_object_add(o, "schema_version",
-			       json_object_new_int(SUMMARY_SCHEMA_VERSION));
-	json_object_object_add(o, "tool", json_object_new_string(a->prog));
-	json_object_object_add(o, "version",
-			       json_object_new_string(imgfs_version()));
+	fe_rec_int(o, "schema_version", SUMMARY_SCHEMA_VERSION);
+	fe_rec_str(o, "tool", a->prog);
+	fe_rec_str(o, "version", imgfs_version());
 	/* paths are bytes: not always UTF-8 */
-	if (imgfs_json_add_bytes(o, "source", a->source, strlen(a->source)) ||
-	    imgfs_json_add_bytes(o, "image", a->target, strlen(a->target)))
-		ret = -ENOMEM;
-	json_add_u64(o, "entries", st->entries);
-	json_add_u64(o, "inodes", st->inodes);
-	json_add_u64(o, "data_bytes", st->data_bytes);
-	json_add_u64(o, "stored_data_bytes", st->stored_data_bytes);
-	json_add_u64(o, "image_bytes", st->image_bytes);
-	json_object_object_add(o, "compression_ratio",
-			       st->stored_data_bytes ?
-				       json_object_new_double(ratio(st)) :
-				       NULL);
-	json_add_u64(o, "alignment_waste_bytes", st->padding_bytes);
-	json_object_object_add(o, "seconds", json_object_new_double(secs));
-	v = json_object_new_object();
-	json_object_object_add(v, "ran", json_object_new_boolean(a->verify));
-	json_object_object_add(v, "passed",
-			       json_object_new_boolean(a->verify && verified));
-	json_object_object_add(o, "verify", v);
+	fe_rec_str(o, "source", a->source);
+	fe_rec_str(o, "image", a->target);
+	fe_rec_u64(o, "entries", st->entries);
+	fe_rec_u64(o, "inodes", st->inodes);
+	fe_rec_u64(o, "data_bytes", st->data_bytes);
+	fe_rec_u64(o, "stored_data_bytes", st->stored_data_bytes);
+	fe_rec_u64(o, "image_bytes", st->image_bytes);
+	if (st->stored_data_bytes)
+		fe_rec_double(o, "compression_ratio", ratio(st));
+	else
+		fe_rec_null(o, "compression_ratio");
+	fe_rec_u64(o, "alignment_waste_bytes", st->padding_bytes);
+	fe_rec_double(o, "seconds", secs);
+	fe_rec_bool(v, "ran", a->verify);
+	fe_rec_bool(v, "passed", a->verify && verified);
+	fe_rec_set(o, "verify", v);
 	if (a->opts.dm_verity) {
-		v = json_object_new_object();
-		json_object_object_add(v, "root_hash",
-				       json_object_new_string(st->dm_verity.root_hex));
-		json_add_u64(v, "hash_offset", st->dm_verity.hash_offset);
-		json_object_object_add(o, "dm_verity", v);
+		v = fe_rec_new();
+		fe_rec_str(v, "root_hash", st->dm_verity.root_hex);
+		fe_rec_u64(v, "hash_offset", st->dm_verity.hash_offset);
+		fe_rec_set(o, "dm_verity", v);
 	} else {
-		json_object_object_add(o, "dm_verity", NULL);
+		fe_rec_null(o, "dm_verity");
 	}
-	if (!ret && puts(json_object_to_json_string_ext(
-			    o, JSON_C_TO_STRING_PRETTY |
-				       JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+	text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		fe_json_oom();
+	if (puts(text) < 0)
 		ret = -EIO;
 	json_object_put(o);
 	return ret;
@@ -907,7 +852,7 @@ static int run(struct mkfs_args *a)
 	if (ret) {
 		/* messages name archive entries: no raw control bytes */
 		fprintf(stderr, "%s: ", a->prog);
-		imgfs_escape_fputs(stderr,
+		fe_escape_fputs(stderr,
 				   err.msg[0] ? err.msg : strerror(-ret), 0);
 		fputc('\n', stderr);
 		return 1;
@@ -954,6 +899,7 @@ int main(int argc, char **argv)
 	struct mkfs_args a;
 	int r;
 
+	fe_json_on_oom("mkfs.img", 1);
 	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
 		r = erofs_cli_parse(argc, argv, &a);
 	else if (mkfs_oci_requested(argc, argv))

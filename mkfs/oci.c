@@ -17,7 +17,9 @@
 
 #include <json-c/json.h>
 
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
+#include "frontend/json_rec.h"
+#include "frontend/usage.h"
 #include "imgfs/oci.h"
 #include "imgfs/version.h"
 #include "mkfs.h"
@@ -130,8 +132,7 @@ static void usage(FILE *f)
 
 static int usage_error(void)
 {
-	fputs(OCI_USAGE_LINE "Try 'mkfs.img --help' for more information.\n",
-	      stderr);
+	fe_usage_hint("mkfs.img", OCI_USAGE_LINE);
 	return -1;
 }
 
@@ -396,7 +397,7 @@ static int parse(int argc, char **argv, struct oci_args *a)
 static void show_message(const char *prefix, const char *msg)
 {
 	fprintf(stderr, "mkfs.img: %s", prefix);
-	imgfs_escape_fputs(stderr, msg, 0);
+	fe_escape_fputs(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -451,22 +452,16 @@ static const char *const event_names[] = {
 /* The layer a unit gave, for the --json summary's "layers". */
 static struct json_object *layer_json(const struct imgfs_oci_progress *p)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = fe_rec_new();
 
-	json_object_object_add(o, "diff_id",
-			       json_object_new_string(p->diff_id));
-	json_object_object_add(o, "source", json_object_new_string(p->blob));
+	fe_rec_str(o, "diff_id", p->diff_id);
+	fe_rec_str(o, "source", p->blob);
 	if (p->digest)
-		json_object_object_add(o, "digest",
-				       json_object_new_string(p->digest));
+		fe_rec_str(o, "digest", p->digest);
 	if (p->dm_verity_root_hash) {
-		json_object_object_add(
-			o, "dm_verity_root_hash",
-			json_object_new_string(p->dm_verity_root_hash));
-		json_object_object_add(
-			o, "dm_verity_hash_offset",
-			json_object_new_int64(
-				(int64_t)p->dm_verity_hash_offset));
+		fe_rec_str(o, "dm_verity_root_hash", p->dm_verity_root_hash);
+		fe_rec_i64(o, "dm_verity_hash_offset",
+			   (int64_t)p->dm_verity_hash_offset);
 	}
 	return o;
 }
@@ -482,21 +477,14 @@ static void json_event(struct progress *pg, const struct imgfs_oci_progress *p,
 		pg->last = t;
 	}
 	o = layer_json(p);
-	json_object_object_add(o, "event",
-			       json_object_new_string(event_names[p->event]));
-	json_object_object_add(o, "index",
-			       json_object_new_int64((int64_t)p->index));
-	json_object_object_add(o, "total",
-			       json_object_new_int64((int64_t)p->total));
-	json_object_object_add(o, "size",
-			       json_object_new_int64((int64_t)p->blob_size));
+	fe_rec_str(o, "event", event_names[p->event]);
+	fe_rec_i64(o, "index", (int64_t)p->index);
+	fe_rec_i64(o, "total", (int64_t)p->total);
+	fe_rec_i64(o, "size", (int64_t)p->blob_size);
 	if (p->event == IMGFS_OCI_UNIT_READ)
-		json_object_object_add(
-			o, "bytes_read",
-			json_object_new_int64((int64_t)p->bytes_read));
+		fe_rec_i64(o, "bytes_read", (int64_t)p->bytes_read);
 	if (p->msg)
-		json_object_object_add(o, "message",
-				       json_object_new_string(p->msg));
+		fe_rec_str(o, "message", p->msg);
 	fprintf(stderr, "%s\n",
 		json_object_to_json_string_ext(
 			o, JSON_C_TO_STRING_PLAIN |
@@ -563,7 +551,7 @@ static void show_progress_locked(const struct imgfs_oci_progress *p,
 		    p->event == IMGFS_OCI_UNIT_REUSED;
 
 	if (done && pg->layers)
-		json_object_array_add(pg->layers, layer_json(p));
+		fe_rec_append(pg->layers, layer_json(p));
 	if (p->event == IMGFS_OCI_UNIT_STARTED && begun)
 		*begun = t;
 	if (pg->quiet)
@@ -612,48 +600,30 @@ static void print_json(const struct oci_args *a,
 		       const struct imgfs_oci_gc_stats *g,
 		       struct json_object *layers)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = fe_rec_new();
 	char dig[72] = "";
 	struct imgfs_error err;
 
 	imgfs_oci_options_digest(&a->o, dig, &err);
-	json_object_object_add(o, "schema_version", json_object_new_int(1));
-	json_object_object_add(o, "source", json_object_new_string(a->src));
-	json_object_object_add(o, "destination",
-			       json_object_new_string(a->dst));
-	json_object_object_add(o, "options_digest",
-			       json_object_new_string(dig));
-	json_object_object_add(o, "units",
-			       json_object_new_int64((int64_t)st->units));
-	json_object_object_add(o, "converted",
-			       json_object_new_int64((int64_t)st->converted));
-	json_object_object_add(o, "reused",
-			       json_object_new_int64((int64_t)st->reused));
-	json_object_object_add(
-		o, "reused_not_verified",
-		json_object_new_int64((int64_t)st->reused_unverified));
-	json_object_object_add(o, "verified",
-			       json_object_new_int64((int64_t)st->verified));
-	json_object_object_add(o, "kept_layers",
-			       json_object_new_int64((int64_t)st->kept_layers));
-	json_object_object_add(o, "manifests",
-			       json_object_new_int64((int64_t)st->manifests));
-	json_object_object_add(o, "indexes",
-			       json_object_new_int64((int64_t)st->indexes));
-	json_object_object_add(
-		o, "copied_blobs",
-		json_object_new_int64((int64_t)st->copied_blobs));
-	json_object_object_add(o, "bytes_in",
-			       json_object_new_int64((int64_t)st->bytes_in));
-	json_object_object_add(o, "bytes_out",
-			       json_object_new_int64((int64_t)st->bytes_out));
-	json_object_object_add(o, "failed",
-			       json_object_new_int64((int64_t)st->failed));
-	json_object_object_add(
-		o, "images_failed",
-		json_object_new_int64((int64_t)st->images_failed));
+	fe_rec_int(o, "schema_version", 1);
+	fe_rec_str(o, "source", a->src);
+	fe_rec_str(o, "destination", a->dst);
+	fe_rec_str(o, "options_digest", dig);
+	fe_rec_i64(o, "units", (int64_t)st->units);
+	fe_rec_i64(o, "converted", (int64_t)st->converted);
+	fe_rec_i64(o, "reused", (int64_t)st->reused);
+	fe_rec_i64(o, "reused_not_verified", (int64_t)st->reused_unverified);
+	fe_rec_i64(o, "verified", (int64_t)st->verified);
+	fe_rec_i64(o, "kept_layers", (int64_t)st->kept_layers);
+	fe_rec_i64(o, "manifests", (int64_t)st->manifests);
+	fe_rec_i64(o, "indexes", (int64_t)st->indexes);
+	fe_rec_i64(o, "copied_blobs", (int64_t)st->copied_blobs);
+	fe_rec_i64(o, "bytes_in", (int64_t)st->bytes_in);
+	fe_rec_i64(o, "bytes_out", (int64_t)st->bytes_out);
+	fe_rec_i64(o, "failed", (int64_t)st->failed);
+	fe_rec_i64(o, "images_failed", (int64_t)st->images_failed);
 	if (layers)
-		json_object_object_add(o, "layers", json_object_get(layers));
+		fe_rec_set(o, "layers", json_object_get(layers));
 	if (g)
 		add_gc_json(o, g);
 	puts(json_object_to_json_string_ext(
@@ -708,8 +678,7 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 		if (f)
 			fclose(f);
 		free(q);
-		json_object_array_add(cmds,
-				      json_object_new_string(line ? line : ""));
+		fe_rec_append_str(cmds, line ? line : "");
 		free(line);
 		line = NULL;
 	}
@@ -724,7 +693,7 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 	if (f)
 		fclose(f);
 	free(q);
-	json_object_array_add(cmds, json_object_new_string(line ? line : ""));
+	fe_rec_append_str(cmds, line ? line : "");
 	free(line);
 }
 
@@ -732,7 +701,7 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 static int one_image(const struct oci_args *a, struct imgfs_error *err)
 {
 	struct imgfs_mkfs_stats st;
-	struct json_object *o, *devs = NULL, *cmds = json_object_new_array();
+	struct json_object *o, *devs = NULL, *cmds = fe_rec_array();
 	char **paths = NULL;
 	unsigned int n = 0;
 	int r = a->mode == MODE_MERGE
@@ -747,26 +716,18 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 	if (paths)
 		mount_commands(a->dst, paths, n, cmds);
 	if (a->m.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "schema_version",
-				       json_object_new_int(1));
-		json_object_object_add(o, "source",
-				       json_object_new_string(a->src));
-		json_object_object_add(o, "image",
-				       json_object_new_string(a->dst));
-		json_object_object_add(
-			o, "inodes", json_object_new_int64((int64_t)st.inodes));
-		json_object_object_add(
-			o, "image_bytes",
-			json_object_new_int64((int64_t)st.image_bytes));
+		o = fe_rec_new();
+		fe_rec_int(o, "schema_version", 1);
+		fe_rec_str(o, "source", a->src);
+		fe_rec_str(o, "image", a->dst);
+		fe_rec_i64(o, "inodes", (int64_t)st.inodes);
+		fe_rec_i64(o, "image_bytes", (int64_t)st.image_bytes);
 		if (paths) {
-			devs = json_object_new_array();
+			devs = fe_rec_array();
 			for (unsigned int i = 0; i < n; i++)
-				json_object_array_add(
-					devs, json_object_new_string(paths[i]));
-			json_object_object_add(o, "devices", devs);
-			json_object_object_add(o, "mount_commands",
-					       json_object_get(cmds));
+				fe_rec_append_str(devs, paths[i]);
+			fe_rec_set(o, "devices", devs);
+			fe_rec_set(o, "mount_commands", json_object_get(cmds));
 		}
 		puts(json_object_to_json_string_ext(
 			o, JSON_C_TO_STRING_PRETTY |
@@ -814,20 +775,13 @@ static void print_summary(const struct oci_args *a,
 static void add_gc_json(struct json_object *o,
 			const struct imgfs_oci_gc_stats *g)
 {
-	struct json_object *j = json_object_new_object();
+	struct json_object *j = fe_rec_new();
 
-	json_object_object_add(j, "blobs_kept",
-			       json_object_new_int64((int64_t)g->blobs_kept));
-	json_object_object_add(
-		j, "blobs_removed",
-		json_object_new_int64((int64_t)g->blobs_removed));
-	json_object_object_add(
-		j, "bytes_removed",
-		json_object_new_int64((int64_t)g->bytes_removed));
-	json_object_object_add(
-		j, "records_removed",
-		json_object_new_int64((int64_t)g->records_removed));
-	json_object_object_add(o, "gc", j);
+	fe_rec_i64(j, "blobs_kept", (int64_t)g->blobs_kept);
+	fe_rec_i64(j, "blobs_removed", (int64_t)g->blobs_removed);
+	fe_rec_i64(j, "bytes_removed", (int64_t)g->bytes_removed);
+	fe_rec_i64(j, "records_removed", (int64_t)g->records_removed);
+	fe_rec_set(o, "gc", j);
 }
 
 /* --gc: after the run (if any), what DST/index.json does not reach. */
@@ -872,7 +826,7 @@ int mkfs_oci_main(int argc, char **argv)
 	pg.tty = isatty(STDERR_FILENO);
 	pg.json = a.m.json;
 	if (a.m.json)
-		pg.layers = json_object_new_array();
+		pg.layers = fe_rec_array();
 	if (!a.m.quiet) {
 		a.o.warn = show_warning;
 		a.o.warn_arg = &pg;
@@ -889,12 +843,10 @@ int mkfs_oci_main(int argc, char **argv)
 	if (a.gc && !a.src) {
 		r = run_gc(&a, &g);
 		if (!r && a.m.json) {
-			struct json_object *o = json_object_new_object();
+			struct json_object *o = fe_rec_new();
 
-			json_object_object_add(o, "schema_version",
-					       json_object_new_int(1));
-			json_object_object_add(o, "destination",
-					       json_object_new_string(a.dst));
+			fe_rec_int(o, "schema_version", 1);
+			fe_rec_str(o, "destination", a.dst);
 			add_gc_json(o, &g);
 			puts(json_object_to_json_string_ext(
 				o, JSON_C_TO_STRING_PRETTY |

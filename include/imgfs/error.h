@@ -27,15 +27,6 @@ struct imgfs_error {
 IMGFS_API
 void imgfs_error_clear(struct imgfs_error *err);
 
-/*
- * Record a failure: @code is a negative errno. The message is kept only if
- * @err holds no earlier failure (the first cause is the useful one).
- * @err may be NULL. Returns @code so callers can "return imgfs_error_set()".
- */
-IMGFS_API
-int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 #ifdef __cplusplus
 }
 #endif

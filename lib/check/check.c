@@ -17,6 +17,7 @@
 
 #include "check/internal.h"
 #include "imgfs/walk.h"
+#include "util/error.h"
 #include "util/sized.h"
 
 void imgfs_check_options_init(struct imgfs_check_options *opts)

@@ -11,6 +11,7 @@
 #include "check/internal.h"
 #include "util/sha256.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 /*
  * Zeros hashed for the holes of one sparse file, and for a whole check,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check/internal.h"
+#include "util/error.h"
 
 /* Jobs and events queued before the walk waits for the oldest job. */
 #define QUEUE_JOBS_MAX 256u

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check/internal.h"
+#include "util/error.h"
 
 #define TAR_BLOCK 512u
 

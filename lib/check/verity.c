@@ -10,6 +10,7 @@
 
 #include "check/internal.h"
 #include "imgfs/verity.h"
+#include "util/error.h"
 
 /* the hash offset is aligned for the 4096-byte hash blocks */
 #define VERITY_ALIGN 4096u

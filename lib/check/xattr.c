@@ -9,6 +9,7 @@
 #include "check/internal.h"
 #include "format/acl.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct xname {
 	char *name;

@@ -10,6 +10,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "util/error.h"
 
 static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			     uint32_t len, unsigned int blkszbits, char *why,

@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "util/error.h"
 
 /* LZ4 matches reach back at most 64 KiB - 1 bytes. */
 #define LZ4_MATCH_DISTANCE 65535u

@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "util/error.h"
 
 #define LZMA_DICT_MIN 4096u
 #define LZMA_DICT_MAX (8u << 20)

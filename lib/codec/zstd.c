@@ -11,6 +11,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "util/error.h"
 
 #define ZSTD_WINDOW_MIN (1u << 10)
 #define ZSTD_WINDOW_MAX (1u << 20)

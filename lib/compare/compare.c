@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compare/internal.h"
+#include "util/error.h"
 #include "util/sized.h"
 
 void imgfs_compare_options_init(struct imgfs_compare_options *o)

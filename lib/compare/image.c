@@ -13,6 +13,7 @@
 
 #include "compare/internal.h"
 #include "imgfs/stats.h"
+#include "util/error.h"
 #include "util/sha256.h"
 
 #define DIGEST_CHUNK 65536

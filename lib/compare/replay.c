@@ -30,6 +30,7 @@
 #include "source/tar.h"
 #include "imgfs/format.h"
 #include "imgfs/source.h"
+#include "util/error.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"

@@ -20,6 +20,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/format.h"
+#include "util/error.h"
 #include "util/fileio.h"
 
 /* A name from the image that cannot be created as such. */

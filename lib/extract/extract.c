@@ -14,6 +14,7 @@
 
 #include "extract/internal.h"
 #include "imgfs/walk.h"
+#include "util/error.h"
 #include "util/sized.h"
 
 /*

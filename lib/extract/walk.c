@@ -13,6 +13,7 @@
 #include "imgfs/walk.h"
 #include "util/hashtab.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 /* Where the first path of a hard-linked inode is. */
 struct first_path {

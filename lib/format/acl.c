@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "format/acl.h"
+#include "util/error.h"
 
 void imgfs_acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b)
 {

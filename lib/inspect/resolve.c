@@ -14,6 +14,7 @@
 
 #include "imgfs/stats.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct resolve {
 	struct imgfs_image *img;

@@ -15,6 +15,7 @@
 #include "imgfs/format.h"
 #include "imgfs/stats.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 #define TAG_PLAIN 0xffu /* a range of uncompressed data; else an algorithm */
 

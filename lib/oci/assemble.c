@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oci/internal.h"
 #include "oci/walk.h"
+#include "util/error.h"
 
 #define REF_NAME_KEY "org.opencontainers.image.ref.name"
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 char *oci_blob_path(const char *root, const struct oci_digest *d)
 {

@@ -22,6 +22,7 @@
 
 #include "imgfs/version.h"
 #include "oci/internal.h"
+#include "util/error.h"
 
 static int hexdump(char *p, size_t size, const uint8_t *b, size_t n)
 {

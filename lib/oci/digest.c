@@ -16,6 +16,7 @@
 
 #include "oci/internal.h"
 #include "util/hashtab.h"
+#include "util/error.h"
 #include "util/sha256.h"
 
 static int hexval(char c)

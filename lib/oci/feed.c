@@ -25,6 +25,7 @@
 
 #include "oci/feed.h"
 #include "util/gunzip.h"
+#include "util/error.h"
 
 #define FEED_BUF (128u << 10)
 

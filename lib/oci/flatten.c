@@ -23,8 +23,9 @@
 #include "imgfs/stack.h"
 #include "oci/feed.h"
 #include "oci/internal.h"
-#include "source/tar.h"
 #include "oci/walk.h"
+#include "source/tar.h"
+#include "util/error.h"
 
 struct pick {
 	struct json_object *found; /* the manifest's descriptor */

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 struct reach {
 	const char *root;

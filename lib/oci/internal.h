@@ -19,6 +19,7 @@
 #include "imgfs/error.h"
 #include "imgfs/oci.h"
 #include "util/hashtab.h"
+#include "util/error.h"
 
 /* ---- digest.c: "sha256:<hex>" ---- */
 #define OCI_SHA256_SIZE 32

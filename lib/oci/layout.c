@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oci/internal.h"
 #include "oci/walk.h"
+#include "util/error.h"
 
 static const char *const tar_types[] = {
 	"application/vnd.oci.image.layer.v1.tar",

@@ -18,6 +18,7 @@
 
 #include "oci/feed.h"
 #include "oci/internal.h"
+#include "util/error.h"
 #include "util/sized.h"
 
 void imgfs_oci_options_init(struct imgfs_oci_options *o)

@@ -28,6 +28,7 @@
 #endif
 
 #include "oci/internal.h"
+#include "util/error.h"
 
 /* One component at a time: "." and ".." are refused, links too. */
 static int walk_open(int dirfd, const char *rel, int flags, mode_t mode)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "oci/walk.h"
+#include "util/error.h"
 
 /*
  * Memo tags: a manifest is looked at again when its descriptor's

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "ocicheck/check.h"
+#include "util/error.h"
 #include "util/sized.h"
 
 static const char *const config_types[] = {

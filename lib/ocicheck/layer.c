@@ -27,6 +27,7 @@
 #include "ocicheck/check.h"
 #include "util/gunzip.h"
 #include "util/tmpfile.h"
+#include "util/error.h"
 
 /* Annotations a converted layer carries (docs/oci.md). */
 #define ANN_UNCOMPRESSED "org.erofs.uncompressed-digest"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "ocicheck/check.h"
+#include "util/error.h"
 
 void chk_report(struct oci_chk *c, struct chk_blob *b,
 		enum imgfs_check_severity sev, const char *where,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ocicheck/check.h"
+#include "util/error.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "reader/zdata.h"
+#include "util/error.h"
 
 static uint64_t round_up_blk(const struct imgfs_image *img, uint64_t len)
 {

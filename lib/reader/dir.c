@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "reader/dir.h"
+#include "util/error.h"
 
 /* Validate entry @i of a block and return its name bounds. */
 static int dirent_name(const uint8_t *blk, unsigned int blen, unsigned int n,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "reader/internal.h"
+#include "util/error.h"
 
 #define KNOWN_COMPAT IMGFS_FEATURE_COMPAT_ALL
 #define KNOWN_INCOMPAT IMGFS_FEATURE_INCOMPAT_ALL

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reader/internal.h"
+#include "util/error.h"
 
 #define NID_METABOX_BIT (1ull << 63)
 

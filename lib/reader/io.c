@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "reader/internal.h"
+#include "util/error.h"
 #include "util/fileio.h"
 
 static int raw_pread(struct imgfs_image *img, void *buf, size_t len,

@@ -21,6 +21,7 @@
 #include "util/hashtab.h"
 #include "util/sized.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct subdir {
 	uint64_t nid;

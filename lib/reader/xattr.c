@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "reader/internal.h"
+#include "util/error.h"
 
 /* Largest on-disk entry: header, 255-byte name, 64 KiB value. */
 #define ENTRY_MAX (IMGFS_XATTR_ENTRY_SIZE + 255u + 65535u)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "reader/zdata.h"
+#include "util/error.h"
 
 static int cfg_bad(struct imgfs_zstate *zs, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "reader/zdata.h"
+#include "util/error.h"
 
 /* Index bytes are read through a window of this size. */
 #define WIN_SIZE 4096u

@@ -17,6 +17,7 @@
 
 #include "reader/zdata.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 /* First size of the buffers, which then double: no realloc per pcluster
  * size. */

@@ -12,6 +12,7 @@
 #include <archive_entry.h>
 
 #include "source/convert.h"
+#include "util/error.h"
 
 const struct iter_entry *la_iter_take(struct la_iter *l, struct archive *a,
 				      struct archive_entry *ae,

@@ -18,6 +18,7 @@
 
 #include "format/acl.h"
 #include "source/convert.h"
+#include "util/error.h"
 
 static void conv_warn(const struct entry_conv *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -14,6 +14,7 @@
 #include <archive_entry.h>
 
 #include "source/convert.h"
+#include "util/error.h"
 
 struct dir_iter {
 	struct la_iter l;

@@ -10,6 +10,7 @@
 #include "imgfs/format.h"
 #include "source/path.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 /* Room for @text_len bytes of text and @ncomp components. */
 static int comps_reserve(struct imgfs_path_comps *c, size_t text_len,

@@ -23,6 +23,7 @@
 #include "source/tar.h"
 #include "util/fileio.h"
 #include "util/gunzip.h"
+#include "util/error.h"
 
 bool imgfs_source_is_dir(const char *path)
 {

@@ -13,6 +13,7 @@
 #include "imgfs/source.h"
 #include "source/convert.h"
 #include "source/tar.h"
+#include "util/error.h"
 
 struct tar_iter {
 	struct la_iter l;

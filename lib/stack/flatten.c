@@ -28,6 +28,7 @@
 #include "util/error.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "util/error.h"
 #include "writer/options.h"
 
 #define WH_PREFIX ".wh."

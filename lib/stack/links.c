@@ -18,6 +18,7 @@
 #include "util/fileio.h"
 #include "util/spill.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 #define SPILL_CHUNK (64u * 1024u)
 

@@ -25,6 +25,7 @@
 #include "util/hashtab.h"
 #include "util/vec.h"
 #include "writer/intake.h"
+#include "util/error.h"
 #include "writer/options.h"
 
 #define OVERLAY_PREFIX "trusted.overlay."

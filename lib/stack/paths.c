@@ -14,6 +14,7 @@
 #include "imgfs/format.h"
 #include "stack/paths.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 static uint64_t node_hash(const struct stack_node *parent, const char *name,
 			  size_t len)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/sized.h"
 
 #define SIZED_MAX_GROWTH 4096

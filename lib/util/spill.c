@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/fileio.h"
 #include "util/spill.h"
 #include "util/tmpfile.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/workpool.h"
+#include "util/error.h"
 
 struct worker {
 	struct imgfs_workpool *pool;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "verity/dm.h"
 
 struct vcheck {

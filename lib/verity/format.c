@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/sha256.h"
 #include "util/tmpfile.h"
 #include "verity/dm.h"

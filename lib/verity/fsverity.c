@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "imgfs/format.h"
+#include "util/error.h"
 #include "util/sha256.h"
 #include "verity/verity.h"
 

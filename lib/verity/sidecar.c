@@ -13,6 +13,7 @@
 #include <json-c/json_tokener.h>
 
 #include "imgfs/verity.h"
+#include "util/error.h"
 
 #define DIGEST IMGFS_VERITY_DIGEST_SIZE
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "imgfs/format.h"
+#include "util/error.h"
 #include "verity/dm.h"
 
 /* offsets in the verity superblock (veritysetup's struct verity_sb) */

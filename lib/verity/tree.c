@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/sha256.h"
 #include "verity/verity.h"
 

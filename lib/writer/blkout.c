@@ -12,6 +12,7 @@
 
 #include "util/fileio.h"
 #include "writer/blkout.h"
+#include "util/error.h"
 
 #define BLKOUT_BUF (1u << 20)
 /* start writeback of every this many bytes written */

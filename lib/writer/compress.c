@@ -39,6 +39,7 @@
 #include "writer/compress_int.h"
 #include "writer/compress_map.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define PCLUSTER_MAX (1u << 20) /* kernel limit */
 #define SEG_MIN (2u << 20)

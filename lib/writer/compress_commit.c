@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/vec.h"
 #include "writer/compress_int.h"
 #include "writer/compress_map.h"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "writer/compress_int.h"
 #include "writer/compress_map.h"
 #include "writer/internal.h"

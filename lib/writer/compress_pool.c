@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "util/error.h"
 #include "util/sha256.h"
 #include "writer/compress_int.h"
 

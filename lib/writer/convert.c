@@ -26,6 +26,7 @@
 #include "util/fileio.h"
 #include "util/sized.h"
 #include "writer/intake.h"
+#include "util/error.h"
 #include "writer/options.h"
 
 /*

@@ -16,6 +16,7 @@
 #include "imgfs/format.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 /*
  * Largest chunk: block size << 31 (docs/format.md §5.3). It is also the largest

@@ -18,6 +18,7 @@
 
 #include "imgfs/format.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 /* enough zeros to hash holes and padding in few calls */
 #define ZERO_CHUNK 65536

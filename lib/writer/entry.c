@@ -24,6 +24,7 @@
 #include "source/tar.h"
 #include "util/sized.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"

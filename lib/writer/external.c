@@ -12,6 +12,7 @@
 
 #include "imgfs/format.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
 			     const uint64_t *blocks, const char *const *tags,

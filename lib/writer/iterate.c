@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "source/iter.h"
+#include "util/error.h"
 #include "writer/intake.h"
 #include "writer/internal.h"
 

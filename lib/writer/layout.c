@@ -17,6 +17,7 @@
 #include "writer/compress.h"
 #include "writer/internal.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 struct layout {
 	struct imgfs_node **order; /* placement order, root first */

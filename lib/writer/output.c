@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "imgfs/writer.h"
+#include "util/error.h"
 
 /* ".imgfs-" and 6 random characters: short whatever the target's name */
 #define TMP_NAME_LEN 13

@@ -10,6 +10,7 @@
 #include "format/format.h"
 #include "util/fileio.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 /* Build time = epoch + sb.build_time; the epoch was chosen so it fits. */
 static int super_fill(const struct imgfs_writer *w,

@@ -31,6 +31,7 @@
 #include "util/tmpfile.h"
 #include "source/iter.h"
 #include "writer/internal.h"
+#include "util/error.h"
 
 #define TAR_BLKBITS 9u
 /* chunk size is bs << chunkbits, chunkbits at most 31 (docs/format.md §5.3) */

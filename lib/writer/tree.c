@@ -11,6 +11,7 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 #include "util/vec.h"
+#include "util/error.h"
 
 #define ARENA_CHUNK (256u * 1024u)
 

@@ -20,6 +20,7 @@
 #include "util/vec.h"
 #include "writer/compress.h"
 #include "writer/internal.h"
+#include "util/error.h"
 #include "writer/options.h"
 
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts)

@@ -18,6 +18,8 @@
 #include "writer/tree.h"
 #include "writer/xattr.h"
 #include "util/vec.h"
+#include "util/error.h"
+#include "util/tmpfile.h"
 
 /* Full name length of an item as listxattr shows it (without the NUL). */
 static size_t full_name_len(uint8_t index, size_t suffix_len)

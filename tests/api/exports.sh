@@ -36,9 +36,9 @@ nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | sort -u \
 	>"$WORK/exported"
 
 check "the headers declare functions ($(wc -l <"$WORK/declared"))" \
-	grep -qx imgfs_error_set "$WORK/declared"
+	grep -qx imgfs_error_clear "$WORK/declared"
 check "the library exports functions ($(wc -l <"$WORK/exported"))" \
-	grep -qx imgfs_error_set "$WORK/exported"
+	grep -qx imgfs_error_clear "$WORK/exported"
 
 comm -13 "$WORK/declared" "$WORK/exported" >"$WORK/undeclared"
 while read -r sym; do

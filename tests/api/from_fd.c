@@ -64,9 +64,12 @@ int main(int argc, char **argv)
 	ret = convert(t, fd, &err);
 	imgfs_tar_close(t);
 	close(in);
-	if (close(fd) && !ret)
-		ret = imgfs_error_set(&err, -errno, "%s: %s", argv[2],
-				      strerror(errno));
+	if (close(fd) && !ret) {
+		fprintf(stderr, "from_fd: %s: %s\n", argv[2],
+			strerror(errno));
+		unlink(argv[2]);
+		return 1;
+	}
 	if (ret) {
 		fprintf(stderr, "from_fd: %s\n", err.msg);
 		unlink(argv[2]);

@@ -46,7 +46,7 @@ def expect(what, got, want):
 
 def raw(s):
     """A JSON byte string back to bytes: UTF-8, with each byte outside
-    valid UTF-8 as a lone surrogate U+DC80 + byte (imgfs/json.h)."""
+    valid UTF-8 as a lone surrogate U+DC80 + byte (frontend/json_str.h)."""
     return None if s is None else s.encode("utf-8", "surrogateescape")
 
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Names that are not UTF-8 in JSON (imgfs/json.h): a tar holding files
+# Names that are not UTF-8 in JSON (frontend/json_str.h): a tar holding files
 # named with the bytes C3 A9 ("é" in UTF-8) and E9 (Latin-1 "é"), the
 # UTF-8 encoding of U+DCE9 (the surrogate E9's escape stands for), an
 # overlong "/", '"', '\', control bytes, valid multibyte UTF-8, a lone

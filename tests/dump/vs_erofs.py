@@ -86,7 +86,7 @@ def theirs(img, *opts):
 
 
 def raw(s):
-    """A JSON byte string back to bytes (imgfs/json.h)."""
+    """A JSON byte string back to bytes (frontend/json_str.h)."""
     return s.encode("utf-8", "surrogateescape")
 
 

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_escape.c - imgfs_escape() and friends: every byte class, the
+ * test_escape.c - fe_escape() and friends: every byte class, the
  * sha256sum flavour, truncation, and that distinct names never print the
  * same.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
 #include "../unit/unit.h"
 
 static void expect(const char *in, size_t len, unsigned int flags,
 		   const char *want)
 {
 	char buf[256];
-	size_t n = imgfs_escape(buf, sizeof(buf), in, len, flags);
+	size_t n = fe_escape(buf, sizeof(buf), in, len, flags);
 	char *mem = NULL;
 	size_t memlen = 0;
 	FILE *f = open_memstream(&mem, &memlen);
@@ -23,11 +23,11 @@ static void expect(const char *in, size_t len, unsigned int flags,
 	CHECK(!strcmp(buf, want));
 	if (strcmp(buf, want))
 		fprintf(stderr, "  got \"%s\", want \"%s\"\n", buf, want);
-	CHECK(imgfs_escape_fwrite(f, in, len, flags) == 0);
+	CHECK(fe_escape_fwrite(f, in, len, flags) == 0);
 	fclose(f);
 	CHECK(memlen == n && !memcmp(mem, want, n));
 	free(mem);
-	CHECK(imgfs_escape_needed(in, len, flags) == (strlen(want) != len ||
+	CHECK(fe_escape_needed(in, len, flags) == (strlen(want) != len ||
 						      memcmp(in, want, len)));
 }
 
@@ -36,8 +36,8 @@ static void test_classes(void)
 	expect("plain name.txt", 14, 0, "plain name.txt");
 	expect("a\\b", 3, 0, "a\\\\b");
 	expect("a\nb\rc", 5, 0, "a\\x0ab\\x0dc");
-	expect("a\nb\rc", 5, IMGFS_ESC_NL, "a\\nb\\rc");
-	expect("\x1b[2J\x7f", 5, IMGFS_ESC_NL, "\\x1b[2J\\x7f");
+	expect("a\nb\rc", 5, FE_ESC_NL, "a\\nb\\rc");
+	expect("\x1b[2J\x7f", 5, FE_ESC_NL, "\\x1b[2J\\x7f");
 	expect("nul\0x", 5, 0, "nul\\x00x");
 	/* UTF-8: 2, 3 and 4 bytes pass; C1 controls, overlong forms,
 	 * surrogates, lone and truncated sequences do not */
@@ -50,7 +50,7 @@ static void test_classes(void)
 	expect("\xf4\x90\x80\x80", 4, 0, "\\xf4\\x90\\x80\\x80");
 	expect("\xe9t\xe9", 3, 0, "\\xe9t\\xe9");
 	expect("\xe2\x82", 2, 0, "\\xe2\\x82");
-	expect("\xc3\xa9", 2, IMGFS_ESC_ASCII, "\\xc3\\xa9");
+	expect("\xc3\xa9", 2, FE_ESC_ASCII, "\\xc3\\xa9");
 }
 
 static void test_truncation(void)
@@ -59,12 +59,12 @@ static void test_truncation(void)
 	size_t n;
 
 	/* never cut inside an escape; the full length is returned */
-	n = imgfs_escape(buf, sizeof(buf), "abcde\x1b", 6, 0);
+	n = fe_escape(buf, sizeof(buf), "abcde\x1b", 6, 0);
 	CHECK(n == 9);
 	CHECK(!strcmp(buf, "abcde"));
-	n = imgfs_escape(NULL, 0, "\x1b\x1b", 2, 0);
+	n = fe_escape(NULL, 0, "\x1b\x1b", 2, 0);
 	CHECK(n == 8);
-	n = imgfs_escape(buf, 1, "x", 1, 0);
+	n = fe_escape(buf, 1, "x", 1, 0);
 	CHECK(n == 1 && buf[0] == '\0');
 }
 
@@ -82,7 +82,7 @@ static void test_injective(void)
 	for (a = 0; a < 65536; a++) {
 		char in[2] = { (char)(a >> 8), (char)a };
 
-		imgfs_escape(seen[a], sizeof(seen[a]), in, 2, 0);
+		fe_escape(seen[a], sizeof(seen[a]), in, 2, 0);
 	}
 	qsort(seen, 65536, sizeof(seen[0]), cmp_str);
 	for (b = 1; b < 65536; b++)

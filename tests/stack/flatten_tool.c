@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <archive.h>
+#include "frontend/error.h"
 #include "imgfs/source.h"
 #include "imgfs/stack.h"
 

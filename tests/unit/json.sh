@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# imgfs_json_bytes() (imgfs/json.h) against Python's own UTF-8 decoder:
+# fe_json_bytes() (frontend/json_str.h) against Python's own UTF-8 decoder:
 # for every byte string of 1 and 2 bytes, every 3-byte string whose first
 # byte starts a 3- or 4-byte sequence (second byte any, third at the
 # boundaries), 4-byte strings around every boundary and random strings,

@@ -6,7 +6,7 @@
  *   json_tool [--slash-escape] < HEX-LINES
  *
  * For each input line (a byte string in hex, possibly empty) it prints one
- * line: the object {"s": imgfs_json_bytes(bytes)} as json-c serializes it
+ * line: the object {"s": fe_json_bytes(bytes)} as json-c serializes it
  * (with surrogate_escaped when the bytes are not UTF-8); '/' is escaped
  * only with --slash-escape, as json-c's default flags do.
  */
@@ -16,7 +16,7 @@
 
 #include <json-c/json_object.h>
 
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 
 static int unhex(const char *s, size_t n, unsigned char *out)
 {
@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		len = unhex(line, n, bytes);
 		o = json_object_new_object();
 		if (len < 0 || !o ||
-		    imgfs_json_add_bytes(o, "s", bytes, (size_t)len)) {
+		    fe_json_add_bytes(o, "s", bytes, (size_t)len)) {
 			fprintf(stderr,
 				"json_tool: bad line or out of memory\n");
 			return 1;

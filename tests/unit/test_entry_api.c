@@ -27,6 +27,7 @@
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "imgfs/writer.h"
+#include "frontend/error.h"
 #include "unit.h"
 
 #define BUILD_TIME 1600000000
@@ -254,7 +255,7 @@ static int check_fd_result(int fd, struct imgfs_check_result *res,
 	ret = imgfs_check_image(img, &co, res, err);
 	imgfs_image_close(img);
 	if (!ret && res->errors)
-		ret = imgfs_error_set(err, -EUCLEAN, "checker: %llu error(s)",
+		ret = fe_error_set(err, -EUCLEAN, "checker: %llu error(s)",
 				      (unsigned long long)res->errors);
 	return ret;
 }
@@ -528,7 +529,7 @@ static int checked_commit(int fd, void *arg, struct imgfs_error *err)
 	(*calls)++;
 	/* the image is complete before it is put in place */
 	CHECK(check_fd(fd, err) == 0);
-	return imgfs_error_set(err, -ECANCELED, "refused by the hook");
+	return fe_error_set(err, -ECANCELED, "refused by the hook");
 }
 
 static void test_convert(const char *d)

@@ -36,6 +36,7 @@
 #include "imgfs/check.h"
 #include "imgfs/reader.h"
 #include "reader/zdata.h"
+#include "util/error.h"
 
 #define MAX_DEPTH 64
 #define FUZZ_MAX_ENTRIES 4096

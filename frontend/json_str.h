@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgfs/json.h - JSON strings for bytes that may not be UTF-8 (json-c).
+ * frontend/json_str.h - JSON strings for bytes that may not be UTF-8 (json-c).
  *
  * Names, symlink targets, xattrs, labels and messages quoting them come
  * from images and archives: any bytes at all. Every JSON document of the
@@ -17,28 +17,21 @@
  * json.loads(s).encode("utf-8", "surrogateescape") gives the bytes back.
  * "Valid" is RFC 3629: no overlong forms, no encoded surrogates, nothing
  * past U+10FFFF. A JSON object holding such an escaped string also lists
- * the member names in an array under IMGFS_JSON_ESCAPED_KEY.
+ * the member names in an array under FE_JSON_ESCAPED_KEY.
  */
-#ifndef IMGFS_JSON_H
-#define IMGFS_JSON_H
+#ifndef FRONTEND_JSON_STR_H
+#define FRONTEND_JSON_STR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json_object.h>
 
-#include "imgfs/api.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Member listing the names of the members whose strings hold "\udcXX". */
-#define IMGFS_JSON_ESCAPED_KEY "surrogate_escaped"
+#define FE_JSON_ESCAPED_KEY "surrogate_escaped"
 
 /* Whether the @len bytes at @p are valid UTF-8 (RFC 3629). */
-IMGFS_API
-bool imgfs_utf8_valid(const void *p, size_t len);
+bool fe_utf8_valid(const void *p, size_t len);
 
 /*
  * A new json-c string holding the @len bytes at @p (NUL bytes included).
@@ -47,28 +40,20 @@ bool imgfs_utf8_valid(const void *p, size_t len);
  * "\udcXX" escapes; json_object_set_serializer() on it would undo that).
  * Returns NULL when out of memory or @len exceeds INT_MAX.
  */
-IMGFS_API
-struct json_object *imgfs_json_bytes(const void *p, size_t len);
+struct json_object *fe_json_bytes(const void *p, size_t len);
 
-/* Whether string @s (from imgfs_json_bytes()) serializes with "\udcXX". */
-IMGFS_API
-bool imgfs_json_is_escaped(struct json_object *s);
+/* Whether string @s (from fe_json_bytes()) serializes with "\udcXX". */
+bool fe_json_is_escaped(struct json_object *s);
 
 /*
- * Add member @key = imgfs_json_bytes(@p, @len) to object @obj, and when
+ * Add member @key = fe_json_bytes(@p, @len) to object @obj, and when
  * the string needs "\udcXX" escapes, append @key to the array member
- * IMGFS_JSON_ESCAPED_KEY of @obj (created then). Returns 0 or -ENOMEM.
+ * FE_JSON_ESCAPED_KEY of @obj (created then). Returns 0 or -ENOMEM.
  */
-IMGFS_API
-int imgfs_json_add_bytes(struct json_object *obj, const char *key,
+int fe_json_add_bytes(struct json_object *obj, const char *key,
 			 const void *p, size_t len);
 
-/* imgfs_json_add_bytes() of a NUL-terminated string; null when @s is NULL. */
-IMGFS_API
-int imgfs_json_add_str(struct json_object *obj, const char *key, const char *s);
+/* fe_json_add_bytes() of a NUL-terminated string; null when @s is NULL. */
+int fe_json_add_str(struct json_object *obj, const char *key, const char *s);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* IMGFS_JSON_H */
+#endif /* FRONTEND_JSON_STR_H */

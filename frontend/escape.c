@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * escape.c - printable forms of names and messages (see imgfs/escape.h).
+ * escape.c - printable forms of names and messages (see frontend/escape.h).
  */
 #include <string.h>
 
-#include "imgfs/escape.h"
+#include "frontend/escape.h"
 
 /*
  * Length of the valid, printable UTF-8 sequence at @p (at most @left
@@ -55,13 +55,13 @@ static size_t next_piece(const unsigned char *p, size_t left,
 		strcpy(esc, "\\\\");
 		return 1;
 	}
-	if ((flags & IMGFS_ESC_NL) && (*p == '\n' || *p == '\r')) {
+	if ((flags & FE_ESC_NL) && (*p == '\n' || *p == '\r')) {
 		strcpy(esc, *p == '\n' ? "\\n" : "\\r");
 		return 1;
 	}
 	if (*p >= 0x20 && *p < 0x7f)
 		return 1;
-	if (*p >= 0x80 && !(flags & IMGFS_ESC_ASCII)) {
+	if (*p >= 0x80 && !(flags & FE_ESC_ASCII)) {
 		n = utf8_ok(p, left);
 		if (n)
 			return n;
@@ -74,7 +74,7 @@ static size_t next_piece(const unsigned char *p, size_t left,
 	return 1;
 }
 
-size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
+size_t fe_escape(char *buf, size_t size, const void *s, size_t len,
 		    unsigned int flags)
 {
 	const unsigned char *p = s;
@@ -101,7 +101,7 @@ size_t imgfs_escape(char *buf, size_t size, const void *s, size_t len,
 	return out;
 }
 
-int imgfs_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags)
+int fe_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags)
 {
 	const unsigned char *p = s;
 	size_t i = 0, n, run = 0;
@@ -125,12 +125,12 @@ int imgfs_escape_fwrite(FILE *f, const void *s, size_t len, unsigned int flags)
 	return 0;
 }
 
-int imgfs_escape_fputs(FILE *f, const char *s, unsigned int flags)
+int fe_escape_fputs(FILE *f, const char *s, unsigned int flags)
 {
-	return s ? imgfs_escape_fwrite(f, s, strlen(s), flags) : 0;
+	return s ? fe_escape_fwrite(f, s, strlen(s), flags) : 0;
 }
 
-bool imgfs_escape_needed(const void *s, size_t len, unsigned int flags)
+bool fe_escape_needed(const void *s, size_t len, unsigned int flags)
 {
 	const unsigned char *p = s;
 	size_t i = 0;

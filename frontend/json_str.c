@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * json.c - JSON strings for bytes that may not be UTF-8 (imgfs/json.h).
+ * json_str.c - JSON strings for bytes that may not be UTF-8 (frontend/json_str.h).
  *
  * A string that is valid UTF-8 is an ordinary json-c string, escaped by
  * json-c itself. Any other gets a custom serializer that writes the same
@@ -15,7 +15,7 @@
 #include <json-c/json_object.h>
 #include <json-c/printbuf.h>
 
-#include "imgfs/json.h"
+#include "frontend/json_str.h"
 
 /*
  * Length of the valid UTF-8 sequence starting at @s (@left bytes there),
@@ -56,7 +56,7 @@ static size_t utf8_seq(const unsigned char *s, size_t left)
 	return n;
 }
 
-bool imgfs_utf8_valid(const void *p, size_t len)
+bool fe_utf8_valid(const void *p, size_t len)
 {
 	const unsigned char *s = p;
 	size_t i = 0, n;
@@ -138,23 +138,23 @@ static int escaped_to_json(struct json_object *jso, struct printbuf *pb,
 	return printbuf_memappend(pb, "\"", 1) < 0 ? -1 : 0;
 }
 
-struct json_object *imgfs_json_bytes(const void *p, size_t len)
+struct json_object *fe_json_bytes(const void *p, size_t len)
 {
 	struct json_object *s;
 
 	if (len > INT_MAX)
 		return NULL;
 	s = json_object_new_string_len(len ? p : "", (int)len);
-	if (s && !imgfs_utf8_valid(p, len))
+	if (s && !fe_utf8_valid(p, len))
 		json_object_set_serializer(s, escaped_to_json, NULL, NULL);
 	return s;
 }
 
-bool imgfs_json_is_escaped(struct json_object *s)
+bool fe_json_is_escaped(struct json_object *s)
 {
 	if (!json_object_is_type(s, json_type_string))
 		return false;
-	return !imgfs_utf8_valid(json_object_get_string(s),
+	return !fe_utf8_valid(json_object_get_string(s),
 				 (size_t)json_object_get_string_len(s));
 }
 
@@ -163,11 +163,11 @@ static int mark_escaped(struct json_object *obj, const char *key)
 {
 	struct json_object *list, *k;
 
-	if (!json_object_object_get_ex(obj, IMGFS_JSON_ESCAPED_KEY, &list)) {
+	if (!json_object_object_get_ex(obj, FE_JSON_ESCAPED_KEY, &list)) {
 		list = json_object_new_array();
 		if (!list)
 			return -ENOMEM;
-		if (json_object_object_add(obj, IMGFS_JSON_ESCAPED_KEY, list)) {
+		if (json_object_object_add(obj, FE_JSON_ESCAPED_KEY, list)) {
 			json_object_put(list);
 			return -ENOMEM;
 		}
@@ -180,10 +180,10 @@ static int mark_escaped(struct json_object *obj, const char *key)
 	return 0;
 }
 
-int imgfs_json_add_bytes(struct json_object *obj, const char *key,
+int fe_json_add_bytes(struct json_object *obj, const char *key,
 			 const void *p, size_t len)
 {
-	struct json_object *s = imgfs_json_bytes(p, len);
+	struct json_object *s = fe_json_bytes(p, len);
 
 	if (!s)
 		return -ENOMEM;
@@ -191,12 +191,12 @@ int imgfs_json_add_bytes(struct json_object *obj, const char *key,
 		json_object_put(s);
 		return -ENOMEM;
 	}
-	return imgfs_json_is_escaped(s) ? mark_escaped(obj, key) : 0;
+	return fe_json_is_escaped(s) ? mark_escaped(obj, key) : 0;
 }
 
-int imgfs_json_add_str(struct json_object *obj, const char *key, const char *s)
+int fe_json_add_str(struct json_object *obj, const char *key, const char *s)
 {
 	if (!s)
 		return json_object_object_add(obj, key, NULL) ? -ENOMEM : 0;
-	return imgfs_json_add_bytes(obj, key, s, strlen(s));
+	return fe_json_add_bytes(obj, key, s, strlen(s));
 }
