@@ -10,20 +10,25 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "format/format.h"
 #include "util/error.h"
 
 static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			     uint32_t len, unsigned int blkszbits, char *why,
 			     size_t whylen)
 {
+	struct imgfs_deflate_cfg c;
+
 	if (len < IMGFS_DEFLATE_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "DEFLATE config record is %u bytes, not 6",
 				      len);
-	if (rec[0] > 15)
+	imgfs_deflate_cfg_decode(rec, &c);
+	if (c.windowbits > 15)
 		return imgfs_zcorrupt(why, whylen,
-				      "DEFLATE windowbits %u above 15", rec[0]);
-	zc->deflate_windowbits = rec[0];
+				      "DEFLATE windowbits %u above 15",
+				      c.windowbits);
+	zc->deflate_windowbits = c.windowbits;
 	return 0;
 }
 
@@ -155,8 +160,11 @@ static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
 				       uint8_t *buf)
 {
-	memset(buf, 0, IMGFS_DEFLATE_CFGS_SIZE);
-	buf[0] = (uint8_t)window_bits(cfg->dictsize);
+	struct imgfs_deflate_cfg rec = {
+		.windowbits = (uint8_t)window_bits(cfg->dictsize),
+	};
+
+	imgfs_deflate_cfg_encode(&rec, buf);
 	return IMGFS_DEFLATE_CFGS_SIZE;
 }
 

@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "format/format.h"
 #include "util/error.h"
 
 /* LZ4 matches reach back at most 64 KiB - 1 bytes. */
@@ -20,10 +21,13 @@
 
 static unsigned int lz4_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 {
-	memset(buf, 0, IMGFS_LZ4_CFGS_SIZE);
-	imgfs_put_le16(buf, LZ4_MATCH_DISTANCE);
-	imgfs_put_le16(buf + 2,
-		       (uint16_t)(cfg->pclustersize >> cfg->blkszbits));
+	struct imgfs_lz4_cfg rec = {
+		.max_distance = LZ4_MATCH_DISTANCE,
+		.max_pclusterblks =
+			(uint16_t)(cfg->pclustersize >> cfg->blkszbits),
+	};
+
+	imgfs_lz4_cfg_encode(&rec, buf);
 	return IMGFS_LZ4_CFGS_SIZE;
 }
 
@@ -31,13 +35,15 @@ static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			 uint32_t len, unsigned int blkszbits, char *why,
 			 size_t whylen)
 {
+	struct imgfs_lz4_cfg c;
 	unsigned int blks;
 
 	if (len < IMGFS_LZ4_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZ4 config record is %u bytes, not 14",
 				      len);
-	blks = imgfs_get_le16(rec + 2);
+	imgfs_lz4_cfg_decode(rec, &c);
+	blks = c.max_pclusterblks;
 	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> blkszbits)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZ4 max_pclusterblks %u exceeds 1 MiB",

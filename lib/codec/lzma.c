@@ -13,6 +13,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "format/format.h"
 #include "util/error.h"
 
 #define LZMA_DICT_MIN 4096u
@@ -110,8 +111,9 @@ static ssize_t lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 
 static unsigned int lzma_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 {
-	memset(buf, 0, IMGFS_LZMA_CFGS_SIZE);
-	imgfs_put_le32(buf, cfg->dictsize);
+	struct imgfs_lzma_cfg rec = { .dict_size = cfg->dictsize };
+
+	imgfs_lzma_cfg_encode(&rec, buf);
 	return IMGFS_LZMA_CFGS_SIZE;
 }
 
@@ -119,17 +121,19 @@ static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			  uint32_t len, unsigned int blkszbits, char *why,
 			  size_t whylen)
 {
+	struct imgfs_lzma_cfg c;
 	uint32_t dict;
 
 	if (len < IMGFS_LZMA_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZMA config record is %u bytes, not 14",
 				      len);
-	dict = imgfs_get_le32(rec);
-	if (imgfs_get_le16(rec + 4))
+	imgfs_lzma_cfg_decode(rec, &c);
+	dict = c.dict_size;
+	if (c.format)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZMA config format %u (must be 0)",
-				      imgfs_get_le16(rec + 4));
+				      c.format);
 	if (dict < LZMA_DICT_MIN || dict > LZMA_DICT_MAX)
 		return imgfs_zcorrupt(why, whylen,
 				      "LZMA dictionary size %u outside 4 KiB..8 MiB",

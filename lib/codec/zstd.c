@@ -11,6 +11,7 @@
 
 #include "imgfs/format.h"
 #include "codec/codec.h"
+#include "format/format.h"
 #include "util/error.h"
 
 #define ZSTD_WINDOW_MIN (1u << 10)
@@ -30,8 +31,11 @@ static unsigned int ilog2_u32(uint32_t v)
 static unsigned int zstd_cfg_record(const struct imgfs_zcfg *cfg,
 				    uint8_t *buf)
 {
-	memset(buf, 0, IMGFS_ZSTD_CFGS_SIZE);
-	buf[1] = (uint8_t)(ilog2_u32(cfg->dictsize) - 10);
+	struct imgfs_zstd_cfg rec = {
+		.windowlog = (uint8_t)(ilog2_u32(cfg->dictsize) - 10),
+	};
+
+	imgfs_zstd_cfg_encode(&rec, buf);
 	return IMGFS_ZSTD_CFGS_SIZE;
 }
 
@@ -39,19 +43,22 @@ static int zstd_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 			  uint32_t len, unsigned int blkszbits, char *why,
 			  size_t whylen)
 {
+	struct imgfs_zstd_cfg c;
+
 	if (len < IMGFS_ZSTD_CFGS_SIZE)
 		return imgfs_zcorrupt(why, whylen,
 				      "Zstandard config record is %u bytes, not 6",
 				      len);
-	if (rec[0])
+	imgfs_zstd_cfg_decode(rec, &c);
+	if (c.format)
 		return imgfs_zcorrupt(why, whylen,
 				      "Zstandard config format %u (must be 0)",
-				      rec[0]);
-	if (rec[1] > 10)
+				      c.format);
+	if (c.windowlog > 10)
 		return imgfs_zcorrupt(why, whylen,
 				      "Zstandard window log %u above 1 MiB",
-				      rec[1] + 10);
-	zc->zstd_windowlog = rec[1] + 10u;
+				      c.windowlog + 10);
+	zc->zstd_windowlog = c.windowlog + 10u;
 	return 0;
 }
 

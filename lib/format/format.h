@@ -218,6 +218,38 @@ void imgfs_compr_cfg_len_encode(uint8_t *b, uint16_t len);
 uint32_t imgfs_compr_cfg_len_decode(const uint8_t *b);
 
 /*
+ * The records themselves (§3.5), IMGFS_<ALG>_CFGS_SIZE bytes each; the
+ * bytes after the named fields are reserved.
+ */
+struct imgfs_lz4_cfg {
+	uint16_t max_distance;
+	uint16_t max_pclusterblks; /* largest pcluster in blocks, 0: one */
+};
+
+struct imgfs_lzma_cfg {
+	uint32_t dict_size;
+	uint16_t format; /* 0 */
+};
+
+struct imgfs_deflate_cfg {
+	uint8_t windowbits;
+};
+
+struct imgfs_zstd_cfg {
+	uint8_t format; /* 0 */
+	uint8_t windowlog; /* window log - 10 */
+};
+
+void imgfs_lz4_cfg_encode(const struct imgfs_lz4_cfg *c, uint8_t *b);
+void imgfs_lz4_cfg_decode(const uint8_t *b, struct imgfs_lz4_cfg *c);
+void imgfs_lzma_cfg_encode(const struct imgfs_lzma_cfg *c, uint8_t *b);
+void imgfs_lzma_cfg_decode(const uint8_t *b, struct imgfs_lzma_cfg *c);
+void imgfs_deflate_cfg_encode(const struct imgfs_deflate_cfg *c, uint8_t *b);
+void imgfs_deflate_cfg_decode(const uint8_t *b, struct imgfs_deflate_cfg *c);
+void imgfs_zstd_cfg_encode(const struct imgfs_zstd_cfg *c, uint8_t *b);
+void imgfs_zstd_cfg_decode(const uint8_t *b, struct imgfs_zstd_cfg *c);
+
+/*
  * Compression map header, 8 bytes (§9.2). Its first word is h_fragmentoff
  * with ADVISE_FRAGMENT_PCLUSTER, else {reserved, h_idata_size}; the
  * decoder fills both views. A header whose top bit (bit 63 as le64) is

@@ -514,6 +514,41 @@ static void test_compr_cfg_len(void)
 	CHECK(imgfs_compr_cfg_len_decode(b) == 65536);
 }
 
+/* §3.5: the four records, reserved bytes zero; a 64 KiB LZ4 pcluster. */
+static void test_compr_cfgs(void)
+{
+	static const uint8_t lz4[14] = { 0xFF, 0xFF, 0x10, 0x00 };
+	static const uint8_t lzma[14] = { 0x00, 0x00, 0x80, 0x00 };
+	static const uint8_t zstd[6] = { 0x00, 0x07 };
+	static const uint8_t deflate[6] = { 0x0F };
+	struct imgfs_lz4_cfg l4 = { 0xFFFF, 16 }, l4b;
+	struct imgfs_lzma_cfg lz = { 8u << 20, 0 }, lzb;
+	struct imgfs_zstd_cfg zs = { 0, 7 }, zsb;
+	struct imgfs_deflate_cfg df = { 15 }, dfb;
+	uint8_t b[14];
+
+	memset(b, 0xA5, sizeof(b));
+	imgfs_lz4_cfg_encode(&l4, b);
+	CHECK_BYTES(b, lz4, 14);
+	imgfs_lz4_cfg_decode(b, &l4b);
+	CHECK(l4b.max_distance == 0xFFFF && l4b.max_pclusterblks == 16);
+	memset(b, 0xA5, sizeof(b));
+	imgfs_lzma_cfg_encode(&lz, b);
+	CHECK_BYTES(b, lzma, 14);
+	imgfs_lzma_cfg_decode(b, &lzb);
+	CHECK(lzb.dict_size == 8u << 20 && lzb.format == 0);
+	memset(b, 0xA5, sizeof(b));
+	imgfs_zstd_cfg_encode(&zs, b);
+	CHECK_BYTES(b, zstd, 6);
+	imgfs_zstd_cfg_decode(b, &zsb);
+	CHECK(zsb.format == 0 && zsb.windowlog == 7);
+	memset(b, 0xA5, sizeof(b));
+	imgfs_deflate_cfg_encode(&df, b);
+	CHECK_BYTES(b, deflate, 6);
+	imgfs_deflate_cfg_decode(b, &dfb);
+	CHECK(dfb.windowbits == 15);
+}
+
 /* The reserved bytes the checker reports: decoded, never encoded. */
 static void test_reserved(void)
 {
@@ -731,6 +766,7 @@ int main(void)
 	test_block_map();
 	test_device_slot();
 	test_compr_cfg_len();
+	test_compr_cfgs();
 	test_reserved();
 	test_map_header();
 	test_lcluster_index();
