@@ -42,8 +42,9 @@ int la_iter_read(struct entry_iter *it, struct iter_block *b,
 				       l->path, msg ? msg : "unknown error");
 	}
 	b->off = off;
-	/* what libarchive has consumed of the stream, up to the block */
-	b->stream_off = (uint64_t)archive_filter_bytes(l->a, 0);
+	/* what libarchive has consumed of the stream, up to the block (a
+	 * disk reader has no stream: no filter to ask) */
+	b->stream_off = l->stream ? (uint64_t)archive_filter_bytes(l->a, 0) : 0;
 	l->data_read += b->len;
 	return 1;
 }

@@ -39,6 +39,7 @@ struct la_iter {
 	struct entry_iter it;
 	struct archive *a; /* the current entry's reader */
 	const char *path; /* for messages */
+	bool stream; /* a tar stream: blocks carry their stream offsets */
 	uint64_t data_read; /* bytes of the current entry handed out */
 	struct entry_conv conv;
 };

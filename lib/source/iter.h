@@ -38,8 +38,9 @@ struct iter_block {
 	const void *buf;
 	size_t len;
 	int64_t off; /* in the file: blocks come in order, holes between */
-	/* a tar stream: how many bytes of the uncompressed stream were
-	 * consumed when the block was handed out (tar-index images) */
+	/* a tar source: how many bytes of the uncompressed stream were
+	 * consumed when the block was handed out (tar-index images); 0
+	 * for other sources */
 	uint64_t stream_off;
 };
 

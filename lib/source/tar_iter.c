@@ -70,6 +70,7 @@ struct entry_iter *tar_iter_new(struct imgfs_tar *t,
 	ti->o = *o;
 	ti->l.conv.warn = o->warn;
 	ti->l.conv.warn_arg = o->warn_arg;
+	ti->l.stream = true;
 	ti->l.it.next = tar_iter_next;
 	ti->l.it.read = la_iter_read;
 	ti->l.it.copy_to = tar_iter_copy_to;
