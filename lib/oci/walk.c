@@ -10,10 +10,136 @@
 #endif
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oci/walk.h"
 #include "util/error.h"
+
+/* Descriptors and the documents they name: read and selected. */
+
+bool oci_is_index_type(const char *mt)
+{
+	return mt &&
+	       (!strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
+		!strcmp(mt,
+			"application/vnd.docker.distribution.manifest.list.v2+json"));
+}
+
+bool oci_is_manifest_type(const char *mt)
+{
+	return mt &&
+	       (!strcmp(mt, "application/vnd.oci.image.manifest.v1+json") ||
+		!strcmp(mt,
+			"application/vnd.docker.distribution.manifest.v2+json"));
+}
+
+const char *oci_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
+		 const char **media_type, const char *what,
+		 struct imgfs_error *err)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!desc || !json_object_is_type(desc, json_type_object))
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: a descriptor is not a JSON object",
+				       what);
+	if (oci_digest_parse(oci_json_str(desc, "digest"), d, what, err))
+		return err->code;
+	if (!json_object_object_get_ex(desc, "size", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
+	    (n = json_object_get_int64(v)) < 0)
+		return imgfs_error_set(err, -EINVAL,
+				       "%s: descriptor of %s has no valid size",
+				       what, d->str);
+	*size = (uint64_t)n;
+	if (media_type)
+		*media_type = oci_json_str(desc, "mediaType");
+	return 0;
+}
+
+int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
+		  struct json_object **out, struct imgfs_error *err)
+{
+	char *buf;
+	int ret = oci_blob_load(root, d, size, &buf, err);
+
+	*out = NULL;
+	if (ret)
+		return ret;
+	ret = oci_json_parse(buf, (size_t)size, out);
+	free(buf);
+	if (ret == -ENOMEM)
+		return imgfs_error_set(err, ret, "out of memory");
+	if (ret)
+		return imgfs_error_set(err, ret, "blob %s: not a JSON object",
+				       d->str);
+	return 0;
+}
+
+bool oci_ref_selected(const struct imgfs_oci_options *o,
+		      struct json_object *desc)
+{
+	struct json_object *ann;
+	const char *ref;
+
+	if (!o->nr_refs)
+		return true;
+	if (!json_object_object_get_ex(desc, "annotations", &ann))
+		return false;
+	ref = oci_json_str(ann, "org.opencontainers.image.ref.name");
+	for (size_t i = 0; ref && i < o->nr_refs; i++)
+		if (!strcmp(ref, o->refs[i]))
+			return true;
+	return false;
+}
+
+bool oci_platform_selected(const struct imgfs_oci_options *o,
+			   struct json_object *p, bool from_config)
+{
+	const char *os, *arch, *variant;
+
+	(void)from_config;
+	if (!o->nr_platforms)
+		return true;
+	os = oci_json_str(p, "os");
+	arch = oci_json_str(p, "architecture");
+	variant = oci_json_str(p, "variant");
+	for (size_t i = 0; os && arch && i < o->nr_platforms; i++) {
+		char buf[256];
+
+		if (variant)
+			snprintf(buf, sizeof(buf), "%s/%s/%s", os, arch,
+				 variant);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", os, arch);
+		if (!strcmp(buf, o->platforms[i]))
+			return true;
+		/* OS/ARCH without a variant selects every variant */
+		if (variant &&
+		    !strchr(strchr(o->platforms[i], '/')
+				    ? strchr(o->platforms[i], '/') + 1
+				    : "",
+			    '/')) {
+			snprintf(buf, sizeof(buf), "%s/%s", os, arch);
+			if (!strcmp(buf, o->platforms[i]))
+				return true;
+		}
+	}
+	return false;
+}
 
 /*
  * Memo tags: a manifest is looked at again when its descriptor's
