@@ -48,6 +48,7 @@ struct assemble {
 	/* --keep-going: the first failed unit's blob of the image at hand */
 	const char *fail_blob;
 	struct oci_memo seen; /* documents done, each once */
+	char rules[OCI_RULES_MAX]; /* of every converted layer */
 };
 
 enum {
@@ -219,7 +220,8 @@ static bool tar_annotation(const char *key)
 /* The converted layer's descriptor in place of the source's @ld. */
 static struct json_object *layer_desc(struct json_object *ld,
 				      const struct oci_unit *u,
-				      const char *src_digest)
+				      const char *src_digest,
+				      const char *rules)
 {
 	struct json_object *nd = json_object_new_object(), *ann, *nann;
 
@@ -262,6 +264,8 @@ static struct json_object *layer_desc(struct json_object *ld,
 	}
 	json_object_object_add(nann, "org.imgfs.source.digest",
 			       json_object_new_string(src_digest));
+	json_object_object_add(nann, OCI_ANN_RULES,
+			       json_object_new_string(rules));
 	json_object_object_add(nd, "annotations", nann);
 	return nd;
 }
@@ -442,7 +446,7 @@ static int do_manifest(struct assemble *a, struct json_object *desc,
 		}
 		ntar++;
 		json_object_array_put_idx(layers, i,
-					  layer_desc(ld, u, ldig.str));
+					  layer_desc(ld, u, ldig.str, a->rules));
 		json_object_array_put_idx(
 			ids, i, json_object_new_string(u->out_diff_id.str));
 	}
@@ -772,6 +776,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 
 	json_object_object_get_ex(l->index, "manifests", &children);
 	n = json_object_array_length(children);
+	oci_rules_of(&run->o->mkfs, a.rules, sizeof(a.rules));
 	done = calloc(n + 1, sizeof(*done));
 	if (!done || !nchildren) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
