@@ -131,10 +131,10 @@ int mkfs_oci_check(int argc, char **argv, struct mkfs_args *a)
 	r = check_operands(argc, argv, a);
 	if (r <= 0)
 		return r;
-	x->o.mkfs = a->opts;
+	x->o.mkfs = &a->opts;
 	x->o.refs = x->refs;
 	x->o.platforms = x->platforms;
-	if (imgfs_mkfs_options_check(&x->o.mkfs, &err)) {
+	if (imgfs_mkfs_options_check(&a->opts, &err)) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return -1;
 	}

@@ -776,7 +776,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 
 	json_object_object_get_ex(l->index, "manifests", &children);
 	n = json_object_array_length(children);
-	oci_rules_of(&run->o->mkfs, a.rules, sizeof(a.rules));
+	oci_rules_of(run->o, a.rules, sizeof(a.rules));
 	done = calloc(n + 1, sizeof(*done));
 	if (!done || !nchildren) {
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

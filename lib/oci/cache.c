@@ -61,11 +61,12 @@ _Static_assert(sizeof(struct imgfs_mkfs_options) == IMGFS_OCI_MKFS_OPTIONS_SIZE,
 int oci_options_text(const struct imgfs_oci_options *o, char **out,
 		     struct imgfs_error *err)
 {
-	const struct imgfs_mkfs_options *m = &o->mkfs;
+	struct imgfs_mkfs_options mo, *m = &mo;
 	char salt[2 * IMGFS_VERITY_SALT_MAX + 1] = "", vuuid[33] = "";
 	char *text;
 	int n;
 
+	oci_mkfs_of(o, m);
 	hexdump(salt, sizeof(salt), m->dm_verity_salt,
 		m->dm_verity_have_salt ? m->dm_verity_salt_size : 0);
 	hexdump(vuuid, sizeof(vuuid), m->dm_verity_uuid,

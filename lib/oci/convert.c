@@ -41,7 +41,7 @@ static void unit_mkfs_options(const struct oci_run *run,
 {
 	char name[OCI_DIGEST_MAX + 16];
 
-	*m = run->o->mkfs;
+	oci_mkfs_of(run->o, m);
 	snprintf(name, sizeof(name), "erofs:blobs/%s", u->diff_id.str);
 	oci_uuid5_url(name, m->uuid);
 	m->have_uuid = true;
@@ -331,7 +331,7 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 						  run->sync, err);
 		oci_tmpfile_close(&t);
 	}
-	if (!ret && run->o->mkfs.dm_verity) {
+	if (!ret && run->o->mkfs && run->o->mkfs->dm_verity) {
 		char json[256];
 		int n = imgfs_verity_sidecar_json(&st->dm_verity, json,
 						  sizeof(json));

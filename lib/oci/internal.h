@@ -134,8 +134,11 @@ int oci_read_json_file(const char *root, const char *rel,
 #define OCI_RULES_MAX 256
 int oci_rules_text(const struct imgfs_compare_options *co, char *buf,
 		   size_t size);
-/* The text of the rules @m converts with. */
-int oci_rules_of(const struct imgfs_mkfs_options *m, char *buf, size_t size);
+/* The text of the rules the layers of @o are converted with. */
+int oci_rules_of(const struct imgfs_oci_options *o, char *buf, size_t size);
+/* The mkfs options of @o into @m: *o->mkfs, or the defaults (oci.c). */
+void oci_mkfs_of(const struct imgfs_oci_options *o,
+		 struct imgfs_mkfs_options *m);
 /* Add the rules of @text to @co: 0, or -EINVAL (unknown rule, bad value). */
 int oci_rules_parse(const char *text, struct imgfs_compare_options *co);
 

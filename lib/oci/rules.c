@@ -124,11 +124,13 @@ int oci_rules_parse(const char *text, struct imgfs_compare_options *co)
 	return 0;
 }
 
-int oci_rules_of(const struct imgfs_mkfs_options *m, char *buf, size_t size)
+int oci_rules_of(const struct imgfs_oci_options *o, char *buf, size_t size)
 {
 	struct imgfs_compare_options co;
+	struct imgfs_mkfs_options m;
 
+	oci_mkfs_of(o, &m);
 	imgfs_compare_options_init(&co);
-	imgfs_compare_options_set_rules(&co, m);
+	imgfs_compare_options_set_rules(&co, &m);
 	return oci_rules_text(&co, buf, size);
 }
