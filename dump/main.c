@@ -22,6 +22,7 @@
 #include "imgfs/stats.h"
 #include "imgfs/version.h"
 #include "dump.h"
+#include "frontend/number.h"
 
 #define EXIT_USAGE 2
 
@@ -102,14 +103,9 @@ usage_error(const char *fmt, ...)
 
 static uint64_t parse_nid(const char *s)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	if (*s == '-' || *s == '\0')
-		usage_error("invalid nid '%s'", s);
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
+	if (fe_parse_uint(s, 0, 0, UINT64_MAX, &v))
 		usage_error("invalid nid '%s'", s);
 	return v;
 }

@@ -33,7 +33,7 @@ static void warning(const char *msg, void *arg)
 }
 
 struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
-				      const struct fsck_compare_opts *o,
+				      const struct imgfs_mkfs_options *rules,
 				      struct fsck_out *out)
 {
 	struct fsck_compare *fc = calloc(1, sizeof(*fc));
@@ -43,16 +43,7 @@ struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
 		return NULL;
 	fc->out = out;
 	imgfs_compare_options_init(&co);
-	co.flags =
-		(o->keep_whiteouts ? IMGFS_COMPARE_F_KEEP_WHITEOUTS : 0) |
-		(o->all_root ? IMGFS_COMPARE_F_ALL_ROOT : 0) |
-		(o->allow_missing_end ? IMGFS_COMPARE_F_ALLOW_MISSING_END : 0) |
-		(o->require_end ? IMGFS_COMPARE_F_REQUIRE_END : 0);
-	co.file_flags = o->file_flags;
-	co.force_uid = o->force_uid;
-	co.force_gid = o->force_gid;
-	co.uid_offset = o->uid_offset;
-	co.gid_offset = o->gid_offset;
+	imgfs_compare_options_set_rules(&co, rules);
 	co.report = difference;
 	co.report_arg = fc;
 	co.warn = warning;

@@ -19,19 +19,6 @@
 #define FSCK_EXIT_OPERATIONAL 8
 #define FSCK_EXIT_USAGE 16
 
-/* How mkfs.img transforms archive entries; --compare applies the same. */
-struct fsck_compare_opts {
-	bool keep_whiteouts;
-	enum imgfs_file_flags file_flags;
-	bool all_root;
-	int64_t force_uid; /* -1: keep */
-	int64_t force_gid;
-	int64_t uid_offset;
-	int64_t gid_offset;
-	bool allow_missing_end; /* an empty tar; overrides require_end */
-	bool require_end; /* a tar without its end-of-archive marker */
-};
-
 struct fsck_out; /* report.h */
 
 /* --extract: the library's extraction (imgfs/extract.h), fed with the
@@ -52,7 +39,7 @@ int fsck_extract_finish(struct fsck_extract *x, uint64_t *written,
  * checker's walk; differences go to fsck_difference(). */
 struct fsck_compare;
 struct fsck_compare *fsck_compare_new(struct imgfs_image *img,
-				      const struct fsck_compare_opts *o,
+				      const struct imgfs_mkfs_options *rules,
 				      struct fsck_out *out);
 /* Entry callback of the check: hands each image path to the comparison. */
 int fsck_compare_entry(void *arg, const struct imgfs_check_entry *e);

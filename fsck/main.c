@@ -15,9 +15,12 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <json-c/json_object.h>
+#include <json-c/printbuf.h>
 #include "frontend/error.h"
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/number.h"
 #include "frontend/usage.h"
 #include "fsck.h"
 #include "imgfs/stats.h"
@@ -33,7 +36,8 @@ struct fsck_opts {
 	uint64_t extract_limit; /* 0: none */
 	bool overwrite;
 	const char *compare_tar;
-	struct fsck_compare_opts cmp;
+	/* how mkfs.img converted the tar: --compare replays it (the rules) */
+	struct imgfs_mkfs_options cmp;
 	/* dm-verity: 1 require a tree, 0 check one if present, -1 skip */
 	int verity;
 	bool have_roothash;
@@ -178,19 +182,12 @@ usage_error(const char *fmt, ...)
 static int parse_id(const char *arg, const char *opt, bool offset,
 		    int64_t *out)
 {
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || (!offset && v < 0) ||
-	    v > (long long)UINT32_MAX || v < -(long long)UINT32_MAX) {
+	if (fe_parse_int(arg, 10, offset ? -(int64_t)UINT32_MAX : 0,
+			 UINT32_MAX, out))
 		return usage_error("invalid value for --%s: '%s' (%s)", opt,
 				   arg,
 				   offset ? "an integer from -4294967295 to 4294967295" :
 					    "an integer from 0 to 4294967295");
-	}
-	*out = v;
 	return 0;
 }
 
@@ -215,36 +212,17 @@ static int parse_file_flags(const char *arg, enum imgfs_file_flags *out)
 /* SIZE with an optional K, M, G or T suffix (powers of 1024), above 0. */
 static int parse_size(const char *arg, const char *opt, uint64_t *out)
 {
-	static const char suffixes[] = "KMGT";
-	unsigned long long v;
-	const char *sfx;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (*end && !end[1] && (sfx = strchr(suffixes, *end)) != NULL) {
-		shift = 10 * (unsigned int)(sfx - suffixes + 1);
-		end++;
-	}
-	if (errno || end == arg || *end || arg[0] == '-' || !v ||
-	    v > (UINT64_MAX >> shift)) {
+	if (fe_parse_size(arg, 10, "KMGT", 1, UINT64_MAX, out))
 		return usage_error("invalid value for --%s: '%s' (bytes above 0, with an optional K, M, G or T suffix)",
 				   opt, arg);
-	}
-	*out = (uint64_t)v << shift;
 	return 0;
 }
 
 static int parse_threads(const char *arg, unsigned int *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || !v ||
-	    v > IMGFS_CHECK_THREADS_MAX)
+	if (fe_parse_uint(arg, 10, 1, IMGFS_CHECK_THREADS_MAX, &v))
 		return usage_error("invalid value for --threads: '%s' (the range is 1 to %u)",
 				   arg, IMGFS_CHECK_THREADS_MAX);
 	*out = (unsigned int)v;
@@ -257,8 +235,8 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 {
 	int c, ret = 0;
 
-	o->cmp.force_uid = -1;
-	o->cmp.force_gid = -1;
+	/* the conversion rules --compare replays, as mkfs.img takes them */
+	imgfs_mkfs_options_init(&o->cmp);
 	opterr = 0; /* our messages name the program as fsck.img */
 	while ((c = getopt_long(argc, argv, ":hVqv", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -297,7 +275,7 @@ static int parse_args(int argc, char **argv, struct fsck_opts *o,
 			o->compare_tar = optarg;
 			break;
 		case OPT_KEEP_WHITEOUTS:
-			o->cmp.keep_whiteouts = true;
+			o->cmp.whiteouts = IMGFS_WHITEOUT_KEEP;
 			break;
 		case OPT_ALL_ROOT:
 			o->cmp.all_root = true;

@@ -15,6 +15,7 @@
 
 #include <json-c/json_object.h>
 
+#include "frontend/number.h"
 #include "fsck.h"
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
@@ -254,8 +255,7 @@ int fsck_oci_main(int argc, char **argv)
 	struct imgfs_error err = { 0 };
 	struct oci_out out = { 0 };
 	const char *dir = NULL;
-	char *end;
-	unsigned long ul;
+	uint64_t ul;
 	int c, ret, code;
 
 	imgfs_oci_check_options_init(&o);
@@ -283,14 +283,11 @@ int fsck_oci_main(int argc, char **argv)
 			out.json = true;
 			break;
 		case OPT_MAX_DIFFERENCES:
-			errno = 0;
-			ul = strtoul(optarg, &end, 10);
-			o.max_differences = (unsigned int)ul;
-			if (errno || end == optarg || *end ||
-			    optarg[0] == '-' || ul > UINT_MAX)
+			if (fe_parse_uint(optarg, 10, 0, UINT_MAX, &ul))
 				return oci_usage_error(
 					"invalid value for --max-differences: '%s' (a count, 0 for all)",
 					optarg);
+			o.max_differences = (unsigned int)ul;
 			break;
 		case ':':
 			return oci_usage_error("option '%s' needs an argument",

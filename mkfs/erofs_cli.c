@@ -20,6 +20,7 @@
 
 #include <uuid/uuid.h>
 
+#include "frontend/number.h"
 #include "frontend/usage.h"
 #include "mkfs.h"
 
@@ -156,65 +157,22 @@ static int cli_error(const char *fmt, ...)
 	return -1;
 }
 
-/* mkfs.erofs's numbers: C base prefixes, an optional k, m or g suffix. */
+/* mkfs.erofs's sizes: C base prefixes, an optional k, m or g suffix. */
 static int parse_size(const char *s, int64_t min, int64_t max, int64_t *out)
 {
-	char *end;
-	long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno || end == s)
+	if (fe_parse_size(s, 0, "kKmMgG", (uint64_t)min, (uint64_t)max, &v))
 		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v = v > LLONG_MAX / 1024 ? LLONG_MAX : v * 1024;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v = v > LLONG_MAX / 1048576 ? LLONG_MAX : v * 1048576;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v = v > LLONG_MAX / 1073741824 ? LLONG_MAX : v * 1073741824;
-		end++;
-		break;
-	}
-	if (*end || v < min || v > max)
-		return -1;
-	*out = v;
+	*out = (int64_t)v;
 	return 0;
 }
 
 /* Plain numbers (ids, times, counts): C base prefixes, no suffix. */
 static int parse_num(const char *s, int64_t min, int64_t max, int64_t *out)
 {
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
+	return fe_parse_int(s, 0, min, max, out);
 }
-
-static const struct {
-	const char *name;
-	enum imgfs_compr_kind kind;
-} algorithms[] = {
-	{ "lz4", IMGFS_COMPRESS_LZ4 },
-	{ "lz4hc", IMGFS_COMPRESS_LZ4HC },
-	{ "lzma", IMGFS_COMPRESS_LZMA },
-	{ "deflate", IMGFS_COMPRESS_DEFLATE },
-	/* another encoder of the same format */
-	{ "libdeflate", IMGFS_COMPRESS_DEFLATE },
-	{ "zstd", IMGFS_COMPRESS_ZSTD },
-};
 
 /* One -z option of the form "X,level=Y,dictsize=Z" (after X). */
 static int parse_compress_params(char *p, struct imgfs_mkfs_options *o,
@@ -249,7 +207,6 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 {
 	char buf[128], *p;
 	int64_t v;
-	size_t i;
 
 	if (strlen(arg) >= sizeof(buf))
 		return cli_error("invalid -z %s", arg);
@@ -260,12 +217,11 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 	p = strchr(buf, ',');
 	if (p)
 		*p++ = '\0';
-	for (i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++)
-		if (!strcmp(buf, algorithms[i].name))
-			break;
-	if (i == sizeof(algorithms) / sizeof(algorithms[0]))
+	/* libdeflate: another encoder of the same format */
+	if (imgfs_compress_kind_parse(strcmp(buf, "libdeflate") ? buf :
+								  "deflate",
+				      &o->compress))
 		return cli_error("-z %s: unknown compressor '%s'", arg, buf);
-	o->compress = algorithms[i].kind;
 	o->compress_level = -1;
 	o->compress_dictsize = 0;
 	if (!p)
@@ -490,13 +446,10 @@ static int parse_short(struct mkfs_args *a, struct cli_state *st, int c,
 static int source_date_epoch(struct imgfs_mkfs_options *o)
 {
 	int64_t v;
-	int r = mkfs_source_date_epoch(&v);
+	int r = fe_source_date_epoch(MKFS_EROFS_NAME, &v);
 
-	if (!r)
-		return 0;
-	if (r < 0)
-		return cli_error("environment variable $SOURCE_DATE_EPOCH %s is invalid",
-				 getenv("SOURCE_DATE_EPOCH"));
+	if (r <= 0)
+		return r;
 	o->have_build_time = true;
 	o->build_time = v;
 	o->mtime_policy = IMGFS_MTIME_CLAMP;

@@ -124,354 +124,6 @@ static int usage_error(void)
 	return -1;
 }
 
-enum {
-	OPT_INLINE = 256,
-	OPT_KEEP_WH,
-	OPT_ALL_ROOT,
-	OPT_FORCE_UID,
-	OPT_FORCE_GID,
-	OPT_UID_OFF,
-	OPT_GID_OFF,
-	OPT_IMMUTABLE,
-	OPT_VERIFY,
-	OPT_WORKERS,
-	OPT_ZTAILPACKING,
-	OPT_FRAGMENTS,
-	OPT_IGNORE_FLAGS,
-	OPT_FILE_FLAGS,
-	OPT_ALLOW_MISSING_END,
-	OPT_REQUIRE_END,
-	OPT_NO_FSYNC,
-	OPT_DM_VERITY,
-	OPT_DM_VERITY_SALT,
-	OPT_DM_VERITY_UUID,
-	OPT_DM_VERITY_NO_SIDECAR,
-	OPT_TAR_INDEX,
-	OPT_TAR,
-	OPT_JSON,
-};
-
-static const struct option long_opts[] = {
-	{ "inline-data", no_argument, NULL, OPT_INLINE },
-	{ "keep-whiteouts", no_argument, NULL, OPT_KEEP_WH },
-	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
-	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
-	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
-	{ "uid-offset", required_argument, NULL, OPT_UID_OFF },
-	{ "gid-offset", required_argument, NULL, OPT_GID_OFF },
-	{ "immutable", no_argument, NULL, OPT_IMMUTABLE },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "workers", required_argument, NULL, OPT_WORKERS },
-	{ "ztailpacking", no_argument, NULL, OPT_ZTAILPACKING },
-	{ "fragments", no_argument, NULL, OPT_FRAGMENTS },
-	{ "ignore-file-flags", no_argument, NULL, OPT_IGNORE_FLAGS },
-	{ "file-flags", required_argument, NULL, OPT_FILE_FLAGS },
-	{ "allow-missing-end", no_argument, NULL, OPT_ALLOW_MISSING_END },
-	{ "require-end", no_argument, NULL, OPT_REQUIRE_END },
-	{ "no-fsync", no_argument, NULL, OPT_NO_FSYNC },
-	{ "dm-verity", no_argument, NULL, OPT_DM_VERITY },
-	{ "dm-verity-salt", required_argument, NULL, OPT_DM_VERITY_SALT },
-	{ "dm-verity-uuid", required_argument, NULL, OPT_DM_VERITY_UUID },
-	{ "no-dm-verity-sidecar", no_argument, NULL, OPT_DM_VERITY_NO_SIDECAR },
-	{ "tar-index", optional_argument, NULL, OPT_TAR_INDEX },
-	/* named exactly, so that it is not taken for an abbreviation of
-	 * --tar-index */
-	{ "tar", optional_argument, NULL, OPT_TAR },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_blocksize(const char *s, unsigned int *bits)
-{
-	int64_t v;
-
-	if (parse_int(s, 512, 4096, &v))
-		return -1;
-	for (unsigned int b = 9; b <= 12; b++) {
-		if (v == (1 << b)) {
-			*bits = b;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* @valid says what would be accepted: the range, the choices. */
-static int bad_value(const char *opt, const char *val, const char *valid)
-{
-	fprintf(stderr, "mkfs.img: invalid value for %s: '%s' (%s)\n", opt,
-		val, valid);
-	return -1;
-}
-
-static int bad_arg(const char *opt, const char *val)
-{
-	fprintf(stderr, "mkfs.img: invalid value for %s: '%s'\n", opt, val);
-	return -1;
-}
-
-/* "--dm-verity-salt=HEX": veritysetup's form, "-" for no salt */
-static int parse_salt(const char *s, struct imgfs_mkfs_options *o)
-{
-	size_t n = strlen(s);
-
-	o->dm_verity_have_salt = true;
-	o->dm_verity_salt_size = 0;
-	if (!strcmp(s, "-"))
-		return 0;
-	if (!n || n % 2 || n / 2 > sizeof(o->dm_verity_salt))
-		return bad_arg("--dm-verity-salt (even number of hex digits, at most 512, or -)", s);
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned int b;
-
-		if (!isxdigit((unsigned char)s[2 * i]) ||
-		    !isxdigit((unsigned char)s[2 * i + 1]) ||
-		    sscanf(s + 2 * i, "%2x", &b) != 1)
-			return bad_arg("--dm-verity-salt (hex digits)", s);
-		o->dm_verity_salt[i] = (uint8_t)b;
-	}
-	o->dm_verity_salt_size = n / 2;
-	return 0;
-}
-
-static const struct {
-	const char *name;
-	enum imgfs_compr_kind kind;
-} compr_names[] = {
-	{ "lz4", IMGFS_COMPRESS_LZ4 },	   { "lz4hc", IMGFS_COMPRESS_LZ4HC },
-	{ "lzma", IMGFS_COMPRESS_LZMA },   { "deflate", IMGFS_COMPRESS_DEFLATE },
-	{ "zstd", IMGFS_COMPRESS_ZSTD },
-};
-
-/* "-z ALG[,LEVEL][,DICTSIZE]" */
-static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
-{
-	char buf[64], *level, *dict;
-	int64_t v;
-
-	if (strlen(arg) >= sizeof(buf))
-		return bad_value("-z", arg, "ALG[,LEVEL][,DICT]");
-	strcpy(buf, arg);
-	level = strchr(buf, ',');
-	if (level)
-		*level++ = '\0';
-	dict = level ? strchr(level, ',') : NULL;
-	if (dict)
-		*dict++ = '\0';
-	o->compress = IMGFS_COMPRESS_NONE;
-	for (size_t i = 0; i < sizeof(compr_names) / sizeof(compr_names[0]); i++)
-		if (!strcmp(buf, compr_names[i].name))
-			o->compress = compr_names[i].kind;
-	if (o->compress == IMGFS_COMPRESS_NONE)
-		return bad_value("-z", arg,
-				 "the algorithms are lz4, lz4hc, lzma, deflate and zstd");
-	/* each algorithm's range is checked with the other options
-	 * (imgfs_mkfs_options_check()), which names it */
-	if (level && *level) {
-		if (parse_int(level, 0, INT_MAX, &v))
-			return bad_value("-z", arg,
-					 "the level is a number: lz4hc 1 to 12, lzma 0 to 9, deflate 1 to 9, zstd 1 to 22");
-		o->compress_level = (int)v;
-	}
-	if (dict) {
-		if (parse_int(dict, 1, UINT32_MAX, &v))
-			return bad_value("-z", arg,
-					 "the dictionary size is a number of bytes");
-		o->compress_dictsize = (uint32_t)v;
-	}
-	return 0;
-}
-
-static int parse_opt(struct mkfs_args *a, int c, const char *arg)
-{
-	struct imgfs_mkfs_options *o = &a->opts;
-	int64_t v;
-
-	switch (c) {
-	case 'b':
-		a->have_blksz = true;
-		return parse_blocksize(arg, &o->blkszbits) ?
-			       bad_value("-b", arg,
-					 "the block size is 512, 1024, 2048 or 4096") :
-			       0;
-	case OPT_TAR:
-		fprintf(stderr,
-			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
-		return -1;
-	case OPT_TAR_INDEX:
-		if (!arg || !strcmp(arg, "append"))
-			o->tar_index = IMGFS_TAR_INDEX_APPEND;
-		else if (!strcmp(arg, "only"))
-			o->tar_index = IMGFS_TAR_INDEX_ONLY;
-		else
-			return bad_arg("--tar-index (append or only)", arg);
-		return 0;
-	case OPT_INLINE:
-		o->inline_data = true;
-		return 0;
-	case OPT_KEEP_WH:
-		o->whiteouts = IMGFS_WHITEOUT_KEEP;
-		return 0;
-	case OPT_IGNORE_FLAGS:
-		o->file_flags = IMGFS_FILE_FLAGS_IGNORE;
-		return 0;
-	case OPT_FILE_FLAGS:
-		if (!strcmp(arg, "warn"))
-			o->file_flags = IMGFS_FILE_FLAGS_WARN;
-		else if (!strcmp(arg, "error"))
-			o->file_flags = IMGFS_FILE_FLAGS_ERROR;
-		else if (!strcmp(arg, "ignore"))
-			o->file_flags = IMGFS_FILE_FLAGS_IGNORE;
-		else
-			return bad_arg("--file-flags (warn, error or ignore)",
-				       arg);
-		return 0;
-	case OPT_ALLOW_MISSING_END:
-		o->allow_missing_end = true;
-		o->require_end = false;
-		return 0;
-	case OPT_REQUIRE_END:
-		o->require_end = true;
-		o->allow_missing_end = false;
-		return 0;
-	case OPT_ALL_ROOT:
-		o->all_root = true;
-		return 0;
-	case OPT_FORCE_UID:
-	case OPT_FORCE_GID:
-		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_value(c == OPT_FORCE_UID ? "--force-uid" :
-							      "--force-gid",
-					 arg, "0 to 4294967295");
-		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) = v;
-		return 0;
-	case OPT_UID_OFF:
-	case OPT_GID_OFF:
-		if (parse_int(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
-			return bad_value(c == OPT_UID_OFF ? "--uid-offset" :
-							    "--gid-offset",
-					 arg, "-4294967295 to 4294967295");
-		*(c == OPT_UID_OFF ? &o->uid_offset : &o->gid_offset) = v;
-		return 0;
-	case 'T':
-		if (parse_int(arg, 0, INT64_MAX, &v))
-			return bad_value("-T", arg,
-					 "seconds since 1970, 0 or more");
-		o->have_build_time = true;
-		o->build_time = v;
-		return 0;
-	case 'U':
-		if (uuid_parse(arg, o->uuid))
-			return bad_value("-U", arg,
-					 "a UUID: 8-4-4-4-12 hex digits");
-		o->have_uuid = true;
-		return 0;
-	case 'L':
-		if (strlen(arg) > 16)
-			return bad_value("-L", arg, "at most 16 bytes");
-		strncpy(o->label, arg, sizeof(o->label) - 1);
-		return 0;
-	case 'x':
-		if (parse_int(arg, 0, UINT32_MAX, &v))
-			return bad_value("-x", arg, "0 to 4294967295");
-		o->shared_xattr_min = (unsigned int)v;
-		return 0;
-	case 'z':
-		return parse_compress(arg, o);
-	case 'C':
-		/* the block size is checked later, with -b */
-		if (parse_int(arg, 1, 1 << 20, &v))
-			return bad_value("-C", arg,
-					 "a multiple of the block size up to 1048576 bytes");
-		o->pcluster_size = (uint32_t)v;
-		return 0;
-	case OPT_WORKERS:
-		if (parse_int(arg, 1, IMGFS_MAX_WORKERS, &v)) {
-			fprintf(stderr,
-				"mkfs.img: invalid value for --workers: '%s' (the range is 1 to %u)\n",
-				arg, IMGFS_MAX_WORKERS);
-			return -1;
-		}
-		o->workers = (unsigned int)v;
-		return 0;
-	case OPT_ZTAILPACKING:
-		o->ztailpacking = true;
-		return 0;
-	case OPT_FRAGMENTS:
-		o->fragments = true;
-		return 0;
-	case OPT_IMMUTABLE:
-		a->immutable = true;
-		return 0;
-	case OPT_NO_FSYNC:
-		o->no_fsync = true;
-		return 0;
-	case OPT_VERIFY:
-		a->verify = true;
-		return 0;
-	case OPT_DM_VERITY:
-		o->dm_verity = true;
-		return 0;
-	case OPT_DM_VERITY_SALT:
-		return parse_salt(arg, o);
-	case OPT_DM_VERITY_UUID:
-		if (uuid_parse(arg, o->dm_verity_uuid))
-			return bad_arg("--dm-verity-uuid", arg);
-		o->dm_verity_have_uuid = true;
-		return 0;
-	case OPT_DM_VERITY_NO_SIDECAR:
-		o->dm_verity_no_sidecar = true;
-		return 0;
-	case OPT_JSON:
-		a->json = true;
-		return 0;
-	case 'q':
-		a->quiet = true;
-		return 0;
-	}
-	return -1;
-}
-
-/* The ordinary options, for the OCI mode's parser (oci.c). */
-const struct option *mkfs_long_options(void)
-{
-	return long_opts;
-}
-
-int mkfs_parse_opt(struct mkfs_args *a, int c, const char *arg)
-{
-	return parse_opt(a, c, arg);
-}
-
-int mkfs_source_date_epoch(int64_t *t)
-{
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	int64_t v;
-
-	if (!s)
-		return 0;
-	if (parse_int(s, 0, INT64_MAX, &v))
-		return -1;
-	*t = v;
-	return 1;
-}
-
 /* Say which operand is missing, or which one is too many. */
 static int check_operands(int n, char **rest)
 {
@@ -491,54 +143,14 @@ static int check_operands(int n, char **rest)
 	return -1;
 }
 
-/* Returns 0 to run, 1 to exit successfully (help), -1 on usage error. */
-static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
+/* The native mode's operands and the options that go together. */
+static int check_native(int argc, char **argv, struct mkfs_args *a)
 {
 	struct imgfs_error err;
-	char *argv0 = argv[0];
 	struct stat sb;
-	int64_t sde;
-	int c;
 
-	memset(a, 0, sizeof(*a));
-	a->prog = "mkfs.img";
-	imgfs_mkfs_options_init(&a->opts);
-	/* getopt's own messages start with argv[0]: the program's name */
-	argv[0] = (char *)a->prog;
-	while ((c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", long_opts,
-				NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (c == 'V') {
-			printf("mkfs.img (imgfs) %s\n", imgfs_version());
-			return 1;
-		}
-		if (c == '?' || parse_opt(a, c, optarg)) {
-			argv[0] = argv0;
-			return -1;
-		}
-	}
-	argv[0] = argv0;
-	if (check_operands(argc - optind, argv + optind))
+	if (check_operands(argc - a->optind, argv + a->optind))
 		return -1;
-	/* -T wins: an explicit option over the environment */
-	switch (a->opts.have_build_time ? 0 : mkfs_source_date_epoch(&sde)) {
-	case 1:
-		/* digits only here: no sign, no blanks */
-		if (isdigit((unsigned char)*getenv("SOURCE_DATE_EPOCH"))) {
-			a->opts.have_build_time = true;
-			a->opts.build_time = sde;
-			break;
-		}
-		/* fall through */
-	case -1:
-		fprintf(stderr,
-			"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970 (0 to %" PRId64 ")\n",
-			getenv("SOURCE_DATE_EPOCH"), INT64_MAX);
-		return -1;
-	}
 	if (imgfs_mkfs_options_check(&a->opts, &err)) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return -1;
@@ -550,8 +162,8 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 			"mkfs.img: --dm-verity-salt, --dm-verity-uuid and --no-dm-verity-sidecar need --dm-verity\n");
 		return -1;
 	}
-	a->source = argv[optind];
-	a->target = argv[optind + 1];
+	a->source = argv[a->optind];
+	a->target = argv[a->optind + 1];
 	if (a->opts.tar_index && a->have_blksz && a->opts.blkszbits != 9) {
 		fprintf(stderr,
 			"mkfs.img: --tar-index images use 512-byte blocks (tar data lies on 512-byte boundaries): -b %u does not apply\n",
@@ -577,11 +189,35 @@ static int parse_cmdline(int argc, char **argv, struct mkfs_args *a)
 	return 0;
 }
 
+/*
+ * Both modes: 0 to run, 1 to exit successfully (help, version), -1 on a
+ * usage error (reported with the usage line of the mode).
+ */
 static int parse_args(int argc, char **argv, struct mkfs_args *a)
 {
-	int r = parse_cmdline(argc, argv, a);
+	int r = mkfs_parse(argc, argv, a);
 
-	return r < 0 ? usage_error() : r;
+	if (r == MKFS_PARSE_HELP) {
+		if (a->oci_mode)
+			mkfs_oci_usage(stdout);
+		else
+			usage(stdout);
+		return 1;
+	}
+	if (r == MKFS_PARSE_VERSION) {
+		printf("mkfs.img (imgfs) %s\n", imgfs_version());
+		return 1;
+	}
+	if (!r)
+		r = a->oci_mode ? mkfs_oci_check(argc, argv, a) :
+				  check_native(argc, argv, a);
+	if (r >= 0)
+		return 0;
+	if (a->oci_mode)
+		mkfs_oci_usage_error();
+	else
+		usage_error();
+	return -1;
 }
 
 struct progress_state {
@@ -902,13 +538,17 @@ int main(int argc, char **argv)
 	fe_json_on_oom("mkfs.img", 1);
 	if (!strcmp(invoked_as(argv[0]), MKFS_EROFS_NAME))
 		r = erofs_cli_parse(argc, argv, &a);
-	else if (mkfs_oci_requested(argc, argv))
-		return mkfs_oci_main(argc, argv);
 	else
 		r = parse_args(argc, argv, &a);
-
-	if (r)
+	if (r) {
+		mkfs_args_free(&a);
 		return r > 0 ? 0 : 2;
+	}
+	if (a.oci_mode) {
+		r = mkfs_oci_run(&a);
+		mkfs_args_free(&a);
+		return r;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

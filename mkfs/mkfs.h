@@ -1,16 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mkfs.img's two command lines share one run: the native one (main.c)
- * and mkfs.erofs's (erofs_cli.c), chosen by the name the program is
- * invoked under. Both fill struct mkfs_args.
+ * mkfs.img's command lines share one run. The native one and the OCI
+ * mode are one option table parsed in one pass (options.c); the
+ * mkfs.erofs drop-in (erofs_cli.c), chosen by the name the program is
+ * invoked under, has that tool's syntax. All fill struct mkfs_args.
+ * Calls go one way: main.c -> options.c, erofs_cli.c, oci.c.
  */
 #ifndef MKFS_MKFS_H
 #define MKFS_MKFS_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "imgfs/oci.h"
 #include "imgfs/writer.h"
+
+/* What --oci does (one of --list-units, --shard, ..., or a whole run). */
+enum mkfs_oci_mode {
+	MKFS_OCI_ALL,
+	MKFS_OCI_LIST,
+	MKFS_OCI_SHARD,
+	MKFS_OCI_ASSEMBLE,
+	MKFS_OCI_FLATTEN,
+	MKFS_OCI_MERGE
+};
+
+/* The OCI mode's own options (--oci). */
+struct mkfs_oci_args {
+	struct imgfs_oci_options o; /* its mkfs options: mkfs_args.opts */
+	const char **refs;
+	const char **platforms;
+	enum mkfs_oci_mode mode;
+	bool gc; /* then remove what DST/index.json does not reach */
+	const char *src;
+	const char *dst;
+};
 
 struct mkfs_args {
 	struct imgfs_mkfs_options opts;
@@ -22,14 +47,11 @@ struct mkfs_args {
 	bool quiet;
 	bool have_blksz; /* -b given */
 	bool json; /* --json: the summary as JSON on stdout */
+	int optind; /* the first operand */
+	bool oci_mode; /* --oci */
+	const char *oci_only_opt; /* the first option that needs --oci */
+	struct mkfs_oci_args oci;
 };
-
-/*
- * $SOURCE_DATE_EPOCH into *@t (strtoll's form): 1 when set, 0 when
- * unset, -1 when it is not a number from 0 to INT64_MAX (nothing
- * reported). Shared by both command lines.
- */
-int mkfs_source_date_epoch(int64_t *t);
 
 /* The name that switches to mkfs.erofs's command line. */
 #define MKFS_EROFS_NAME "mkfs.erofs"
@@ -40,16 +62,23 @@ int mkfs_source_date_epoch(int64_t *t);
  */
 int erofs_cli_parse(int argc, char **argv, struct mkfs_args *a);
 
-/* The native command line's long options and their parser (main.c),
- * shared with the OCI mode. */
-struct option;
-const struct option *mkfs_long_options(void);
-int mkfs_parse_opt(struct mkfs_args *a, int c, const char *arg);
+enum { MKFS_PARSE_HELP = 1, MKFS_PARSE_VERSION = 2 };
 
-/* Whether the command line asks for the OCI mode (--oci before "--"). */
-bool mkfs_oci_requested(int argc, char **argv);
-/* The OCI mode (oci.c): parses its command line, runs, gives the exit
- * status. */
-int mkfs_oci_main(int argc, char **argv);
+/*
+ * Parse mkfs.img's options (both modes) into @a, SOURCE_DATE_EPOCH
+ * included; the operands start at @a->optind. Returns 0 to go on,
+ * MKFS_PARSE_HELP or MKFS_PARSE_VERSION (after the whole line: --oci
+ * anywhere selects the OCI mode's help), -1 on a usage error (reported).
+ */
+int mkfs_parse(int argc, char **argv, struct mkfs_args *a);
+void mkfs_args_free(struct mkfs_args *a);
+
+/* The OCI mode (oci.c): its help, the end of its usage errors, the
+ * check of its operands and options (-1: reported), the run (the exit
+ * status). */
+void mkfs_oci_usage(FILE *f);
+void mkfs_oci_usage_error(void);
+int mkfs_oci_check(int argc, char **argv, struct mkfs_args *a);
+int mkfs_oci_run(struct mkfs_args *a);
 
 #endif /* MKFS_MKFS_H */

@@ -19,6 +19,7 @@
 
 #include "frontend/escape.h"
 #include "frontend/json_rec.h"
+#include "frontend/json_str.h"
 #include "frontend/usage.h"
 #include "imgfs/oci.h"
 #include "imgfs/version.h"
@@ -28,65 +29,7 @@
 	"usage: mkfs.img --oci [OPTIONS] SRC_LAYOUT DST_LAYOUT\n" \
 	"       mkfs.img --oci --gc DST_LAYOUT\n"
 
-enum {
-	OPT_OCI = 1024,
-	OPT_REF,
-	OPT_PLATFORM,
-	OPT_JOBS,
-	OPT_CACHE_DIR,
-	OPT_NO_VERIFY,
-	OPT_LAYER_MT,
-	OPT_SUBJECT,
-	OPT_LIST_UNITS,
-	OPT_SHARD,
-	OPT_ASSEMBLE,
-	OPT_FLATTEN,
-	OPT_MERGE,
-	OPT_TRUST_RECORDS,
-	OPT_GC,
-	OPT_KEEP_GOING,
-};
-
-static const struct option oci_opts[] = {
-	{ "oci", no_argument, NULL, OPT_OCI },
-	{ "ref", required_argument, NULL, OPT_REF },
-	{ "platform", required_argument, NULL, OPT_PLATFORM },
-	{ "jobs", required_argument, NULL, OPT_JOBS },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
-	{ "layer-media-type", required_argument, NULL, OPT_LAYER_MT },
-	{ "subject", no_argument, NULL, OPT_SUBJECT },
-	{ "list-units", no_argument, NULL, OPT_LIST_UNITS },
-	{ "shard", required_argument, NULL, OPT_SHARD },
-	{ "assemble", no_argument, NULL, OPT_ASSEMBLE },
-	{ "flatten", no_argument, NULL, OPT_FLATTEN },
-	{ "merge", no_argument, NULL, OPT_MERGE },
-	{ "trust-records", no_argument, NULL, OPT_TRUST_RECORDS },
-	{ "gc", no_argument, NULL, OPT_GC },
-	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
-};
-
-enum mode {
-	MODE_ALL,
-	MODE_LIST,
-	MODE_SHARD,
-	MODE_ASSEMBLE,
-	MODE_FLATTEN,
-	MODE_MERGE
-};
-
-struct oci_args {
-	struct mkfs_args m;
-	struct imgfs_oci_options o;
-	const char **refs;
-	const char **platforms;
-	enum mode mode;
-	bool gc; /* then remove what DST/index.json does not reach */
-	const char *src;
-	const char *dst;
-};
-
-static void usage(FILE *f)
+void mkfs_oci_usage(FILE *f)
 {
 	fprintf(f, OCI_USAGE_LINE
 		"Convert every tar layer of the images of the OCI image layout SRC_LAYOUT\n"
@@ -130,158 +73,14 @@ static void usage(FILE *f)
 		"Exit status: 0 done, 1 failed, 2 usage error.\n");
 }
 
-static int usage_error(void)
+void mkfs_oci_usage_error(void)
 {
 	fe_usage_hint("mkfs.img", OCI_USAGE_LINE);
-	return -1;
-}
-
-bool mkfs_oci_requested(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return false;
-		if (!strcmp(argv[i], "--oci"))
-			return true;
-	}
-	return false;
-}
-
-static int add_str(const char ***list, size_t *n, const char *s)
-{
-	const char **p = realloc(*list, (*n + 1) * sizeof(**list));
-
-	if (!p)
-		return -1;
-	p[(*n)++] = s;
-	*list = p;
-	return 0;
-}
-
-/* A decimal number of 64 bits at *@s, no sign: 0, or -1 (out of range) */
-static int parse_u64(const char **s, unsigned long long *v)
-{
-	char *end;
-
-	if (**s < '0' || **s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(*s, &end, 10);
-	if (errno)
-		return -1;
-	*s = end;
-	return 0;
-}
-
-static int parse_shard(const char *s, struct imgfs_oci_options *o)
-{
-	unsigned long long i, n;
-	const char *p = s;
-
-	if (parse_u64(&p, &i) || *p++ != '/' || parse_u64(&p, &n) || *p || !n ||
-	    i >= n) {
-		fprintf(stderr,
-			"mkfs.img: invalid value for --shard: '%s' (I/N with 0 <= I < N)\n",
-			s);
-		return -1;
-	}
-	o->shard_index = i;
-	o->shard_count = n;
-	return 0;
-}
-
-static int parse_platform(const char *s)
-{
-	const char *a = strchr(s, '/');
-
-	if (!a || a == s || !a[1] || a[1] == '/' ||
-	    (strchr(a + 1, '/') &&
-	     (!strchr(a + 1, '/')[1] || strchr(strchr(a + 1, '/') + 1, '/')))) {
-		fprintf(stderr,
-			"mkfs.img: invalid value for --platform: '%s' (OS/ARCH or OS/ARCH/VARIANT)\n",
-			s);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_oci_opt(struct oci_args *a, int c, const char *arg)
-{
-	struct imgfs_oci_options *o = &a->o;
-	char *end;
-	unsigned long v;
-
-	switch (c) {
-	case OPT_OCI:
-		return 0;
-	case OPT_REF:
-		return add_str(&a->refs, &o->nr_refs, arg);
-	case OPT_PLATFORM:
-		if (parse_platform(arg))
-			return -1;
-		return add_str(&a->platforms, &o->nr_platforms, arg);
-	case OPT_JOBS:
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || *end || end == arg || !v || v > 1024 ||
-		    *arg == '-') {
-			fprintf(stderr,
-				"mkfs.img: invalid value for --jobs: '%s' (1 to 1024)\n",
-				arg);
-			return -1;
-		}
-		o->jobs = (unsigned int)v;
-		return 0;
-	case OPT_CACHE_DIR:
-		o->cache_dir = arg;
-		return 0;
-	case OPT_NO_VERIFY:
-		o->no_verify = true;
-		return 0;
-	case OPT_TRUST_RECORDS:
-		o->trust_records = true;
-		return 0;
-	case OPT_LAYER_MT:
-		if (imgfs_oci_layer_type_parse(arg, &o->layer_type)) {
-			fprintf(stderr,
-				"mkfs.img: invalid value for --layer-media-type: '%s' (application/vnd.erofs.layer.v1, application/vnd.erofs.layer.v1+zstd or application/vnd.erofs)\n",
-				arg);
-			return -1;
-		}
-		return 0;
-	case OPT_SUBJECT:
-		o->subject = true;
-		return 0;
-	case OPT_GC:
-		a->gc = true;
-		return 0;
-	case OPT_KEEP_GOING:
-		o->keep_going = true;
-		return 0;
-	case OPT_LIST_UNITS:
-	case OPT_SHARD:
-	case OPT_ASSEMBLE:
-	case OPT_FLATTEN:
-	case OPT_MERGE:
-		if (a->mode != MODE_ALL) {
-			fputs("mkfs.img: --list-units, --shard, --assemble, --flatten and --merge exclude each other\n",
-			      stderr);
-			return -1;
-		}
-		a->mode = c == OPT_LIST_UNITS ? MODE_LIST
-			  : c == OPT_SHARD    ? MODE_SHARD
-			  : c == OPT_FLATTEN  ? MODE_FLATTEN
-			  : c == OPT_MERGE    ? MODE_MERGE
-					      : MODE_ASSEMBLE;
-		return c == OPT_SHARD ? parse_shard(arg, o) : 0;
-	}
-	return 1; /* an ordinary option */
 }
 
 /* Ordinary options that make no sense for layers of a layout. */
-static int refuse(int c, const char *name)
+static int refuse(const char *name)
 {
-	(void)c;
 	fprintf(stderr, "mkfs.img: %s does not apply with --oci%s\n", name,
 		!strcmp(name, "-U")
 			? " (each layer's UUID is derived from its diffID)"
@@ -289,108 +88,67 @@ static int refuse(int c, const char *name)
 	return -1;
 }
 
-static int parse(int argc, char **argv, struct oci_args *a)
+static int check_operands(int argc, char **argv, struct mkfs_args *a)
 {
-	const struct option *base = mkfs_long_options();
-	size_t nbase = 0, nall;
-	struct option *all;
-	struct imgfs_error err;
-	char *argv0 = argv[0];
-	int c, ret = 0;
-	int64_t sde;
+	struct mkfs_oci_args *x = &a->oci;
+	int n = argc - a->optind;
 
-	while (base[nbase].name)
-		nbase++;
-	nall = nbase + sizeof(oci_opts) / sizeof(*oci_opts);
-	all = calloc(nall + 1, sizeof(*all));
-	if (!all)
+	if (x->gc && x->mode == MKFS_OCI_ALL && n == 1) {
+		x->dst = argv[a->optind];
+		return 0;
+	}
+	if (x->mode == MKFS_OCI_LIST ? n != 1 && n != 2 : n != 2) {
+		fprintf(stderr,
+			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
+			x->mode == MKFS_OCI_LIST
+				? " (DST_LAYOUT optional with --list-units)"
+			: x->gc ? " (or DST_LAYOUT alone with --gc)"
+				: "");
 		return -1;
-	memcpy(all, base, nbase * sizeof(*all));
-	memcpy(all + nbase, oci_opts, sizeof(oci_opts));
-	memset(&a->m, 0, sizeof(a->m));
-	a->m.prog = "mkfs.img";
-	imgfs_oci_options_init(&a->o);
-	a->m.opts = a->o.mkfs;
-	argv[0] = (char *)"mkfs.img";
-	while (!ret && (c = getopt_long(argc, argv, "b:T:U:L:x:z:C:qhV", all,
-					NULL)) != -1) {
-		int r;
-
-		if (c == 'h') {
-			usage(stdout);
-			ret = 1;
-			break;
-		}
-		if (c == 'V') {
-			printf("mkfs.img (imgfs) %s\n", imgfs_version());
-			ret = 1;
-			break;
-		}
-		if (c == '?') {
-			ret = -1;
-			break;
-		}
-		r = parse_oci_opt(a, c, optarg);
-		if (r <= 0) {
-			ret = r;
-			continue;
-		}
-		ret = mkfs_parse_opt(&a->m, c, optarg);
 	}
-	argv[0] = argv0;
-	free(all);
-	if (ret)
-		return ret;
-	if (a->m.opts.tar_index)
-		return refuse(0, "--tar-index");
-	if (a->m.immutable)
-		return refuse(0, "--immutable");
-	if (a->m.opts.have_uuid && a->mode != MODE_FLATTEN &&
-	    a->mode != MODE_MERGE)
-		return refuse(0, "-U");
-	if (!a->m.opts.have_build_time) {
-		int r = mkfs_source_date_epoch(&sde);
+	x->src = argv[a->optind];
+	x->dst = argv[a->optind + 1];
+	return 1;
+}
 
-		if (r < 0) {
-			fprintf(stderr,
-				"mkfs.img: SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970\n",
-				getenv("SOURCE_DATE_EPOCH"));
-			return -1;
-		}
-		if (r > 0) {
-			a->m.opts.have_build_time = true;
-			a->m.opts.build_time = sde;
-		}
-	}
-	if (a->gc && a->mode != MODE_ALL && a->mode != MODE_ASSEMBLE) {
+int mkfs_oci_check(int argc, char **argv, struct mkfs_args *a)
+{
+	struct mkfs_oci_args *x = &a->oci;
+	struct imgfs_error err;
+	int r;
+
+	if (a->opts.tar_index)
+		return refuse("--tar-index");
+	if (a->immutable)
+		return refuse("--immutable");
+	if (a->opts.have_uuid && x->mode != MKFS_OCI_FLATTEN &&
+	    x->mode != MKFS_OCI_MERGE)
+		return refuse("-U");
+	if (x->gc && x->mode != MKFS_OCI_ALL && x->mode != MKFS_OCI_ASSEMBLE) {
 		fputs("mkfs.img: --gc goes with a whole run or --assemble (a shard's units are reached only once assembled)\n",
 		      stderr);
 		return -1;
 	}
-	if (a->gc && a->mode == MODE_ALL && argc - optind == 1) {
-		a->dst = argv[optind];
-		return 0;
-	}
-	if (a->mode == MODE_LIST ? argc - optind != 1 && argc - optind != 2
-				 : argc - optind != 2) {
-		fprintf(stderr,
-			"mkfs.img: --oci takes SRC_LAYOUT and DST_LAYOUT%s\n",
-			a->mode == MODE_LIST
-				? " (DST_LAYOUT optional with --list-units)"
-			: a->gc ? " (or DST_LAYOUT alone with --gc)"
-				: "");
-		return -1;
-	}
-	a->src = argv[optind];
-	a->dst = argv[optind + 1];
-	a->o.mkfs = a->m.opts;
-	a->o.refs = a->refs;
-	a->o.platforms = a->platforms;
-	if (imgfs_mkfs_options_check(&a->o.mkfs, &err)) {
+	r = check_operands(argc, argv, a);
+	if (r <= 0)
+		return r;
+	x->o.mkfs = &a->opts;
+	x->o.refs = x->refs;
+	x->o.platforms = x->platforms;
+	if (imgfs_mkfs_options_check(&a->opts, &err)) {
 		fprintf(stderr, "mkfs.img: %s\n", err.msg);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Paths and messages are bytes, not always UTF-8: in JSON they are
+ * written as the native summary writes them (imgfs/json.h).
+ */
+static struct json_object *json_str(const char *s)
+{
+	return fe_json_bytes(s, strlen(s));
 }
 
 /* Messages quote names and strings of the layout: escaped. */
@@ -460,8 +218,7 @@ static struct json_object *layer_json(const struct imgfs_oci_progress *p)
 		fe_rec_str(o, "digest", p->digest);
 	if (p->dm_verity_root_hash) {
 		fe_rec_str(o, "dm_verity_root_hash", p->dm_verity_root_hash);
-		fe_rec_i64(o, "dm_verity_hash_offset",
-			   (int64_t)p->dm_verity_hash_offset);
+		fe_rec_i64(o, "dm_verity_hash_offset",  (int64_t)p->dm_verity_hash_offset);
 	}
 	return o;
 }
@@ -595,11 +352,12 @@ static int print_unit(const struct imgfs_oci_unit *u, void *arg)
 static void add_gc_json(struct json_object *o,
 			const struct imgfs_oci_gc_stats *g);
 
-static void print_json(const struct oci_args *a,
+static void print_json(const struct mkfs_args *m,
 		       const struct imgfs_oci_stats *st,
 		       const struct imgfs_oci_gc_stats *g,
 		       struct json_object *layers)
 {
+	const struct mkfs_oci_args *a = &m->oci;
 	struct json_object *o = fe_rec_new();
 	char dig[72] = "";
 	struct imgfs_error err;
@@ -678,7 +436,8 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 		if (f)
 			fclose(f);
 		free(q);
-		fe_rec_append_str(cmds, line ? line : "");
+		fe_rec_append(cmds,
+				      json_str(line ? line : ""));
 		free(line);
 		line = NULL;
 	}
@@ -693,18 +452,19 @@ static void mount_commands(const char *image, char **paths, unsigned int n,
 	if (f)
 		fclose(f);
 	free(q);
-	fe_rec_append_str(cmds, line ? line : "");
+	fe_rec_append(cmds, json_str(line ? line : ""));
 	free(line);
 }
 
 /* --flatten and --merge: one image; --merge also lists its devices. */
-static int one_image(const struct oci_args *a, struct imgfs_error *err)
+static int one_image(const struct mkfs_args *m, struct imgfs_error *err)
 {
+	const struct mkfs_oci_args *a = &m->oci;
 	struct imgfs_mkfs_stats st;
 	struct json_object *o, *devs = NULL, *cmds = fe_rec_array();
 	char **paths = NULL;
 	unsigned int n = 0;
-	int r = a->mode == MODE_MERGE
+	int r = a->mode == MKFS_OCI_MERGE
 			? imgfs_oci_merge(a->src, &a->o, a->dst, &paths, &n,
 					  &st, err)
 			: imgfs_oci_flatten(a->src, &a->o, a->dst, &st, err);
@@ -715,7 +475,7 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 	}
 	if (paths)
 		mount_commands(a->dst, paths, n, cmds);
-	if (a->m.json) {
+	if (m->json) {
 		o = fe_rec_new();
 		fe_rec_int(o, "schema_version", 1);
 		fe_rec_str(o, "source", a->src);
@@ -725,7 +485,7 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 		if (paths) {
 			devs = fe_rec_array();
 			for (unsigned int i = 0; i < n; i++)
-				fe_rec_append_str(devs, paths[i]);
+				fe_rec_append(devs, json_str(paths[i]));
 			fe_rec_set(o, "devices", devs);
 			fe_rec_set(o, "mount_commands", json_object_get(cmds));
 		}
@@ -733,7 +493,7 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 			o, JSON_C_TO_STRING_PRETTY |
 				   JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
-	} else if (!a->m.quiet) {
+	} else if (!m->quiet) {
 		fprintf(stderr,
 			"mkfs.img: %s: %" PRIu64 " inodes, %" PRIu64 " bytes\n",
 			a->dst, st.inodes, st.image_bytes);
@@ -755,9 +515,10 @@ static int one_image(const struct oci_args *a, struct imgfs_error *err)
 	return 0;
 }
 
-static void print_summary(const struct oci_args *a,
+static void print_summary(const struct mkfs_args *m,
 			  const struct imgfs_oci_stats *st)
 {
+	const struct mkfs_oci_args *a = &m->oci;
 	const char *how = a->o.no_verify
 				  ? "not verified (--no-verify)"
 				  : "each checked and compared with its source";
@@ -785,15 +546,16 @@ static void add_gc_json(struct json_object *o,
 }
 
 /* --gc: after the run (if any), what DST/index.json does not reach. */
-static int run_gc(const struct oci_args *a, struct imgfs_oci_gc_stats *g)
+static int run_gc(const struct mkfs_args *m, struct imgfs_oci_gc_stats *g)
 {
+	const struct mkfs_oci_args *a = &m->oci;
 	struct imgfs_error err;
 
 	if (imgfs_oci_gc(a->dst, g, &err)) {
 		show_message("--gc: ", err.msg);
 		return 1;
 	}
-	if (!a->m.quiet && !a->m.json)
+	if (!m->quiet && !m->json)
 		fprintf(stderr,
 			"mkfs.img: %s: %" PRIu64 " blobs removed (%" PRIu64
 			" bytes), %" PRIu64 " unit records removed, %" PRIu64
@@ -803,96 +565,83 @@ static int run_gc(const struct oci_args *a, struct imgfs_oci_gc_stats *g)
 	return 0;
 }
 
-int mkfs_oci_main(int argc, char **argv)
+int mkfs_oci_run(struct mkfs_args *m)
 {
 	struct imgfs_oci_stats st;
 	struct imgfs_oci_gc_stats g;
 	struct progress pg;
 	struct imgfs_error err;
-	struct oci_args a;
+	struct mkfs_oci_args *a = &m->oci;
 	int r;
 
-	memset(&a, 0, sizeof(a));
-	r = parse(argc, argv, &a);
-	if (r) {
-		free(a.refs);
-		free(a.platforms);
-		if (r < 0)
-			usage_error();
-		return r > 0 ? 0 : 2;
-	}
 	memset(&pg, 0, sizeof(pg));
 	pthread_mutex_init(&pg.lock, NULL);
 	pg.tty = isatty(STDERR_FILENO);
-	pg.json = a.m.json;
-	if (a.m.json)
+	pg.json = m->json;
+	if (m->json)
 		pg.layers = fe_rec_array();
-	if (!a.m.quiet) {
-		a.o.warn = show_warning;
-		a.o.warn_arg = &pg;
-		a.o.progress = show_progress;
-		a.o.progress_arg = &pg;
-	} else if (a.m.json) {
-		a.o.progress = show_progress; /* for the summary's layers */
-		a.o.progress_arg = &pg;
+	if (!m->quiet) {
+		a->o.warn = show_warning;
+		a->o.warn_arg = &pg;
+		a->o.progress = show_progress;
+		a->o.progress_arg = &pg;
+	} else if (m->json) {
+		a->o.progress = show_progress; /* for the summary's layers */
+		a->o.progress_arg = &pg;
 		pg.quiet = true;
 	}
 	imgfs_error_clear(&err);
 	memset(&st, 0, sizeof(st));
 	memset(&g, 0, sizeof(g));
-	if (a.gc && !a.src) {
-		r = run_gc(&a, &g);
-		if (!r && a.m.json) {
+	if (a->gc && !a->src) {
+		r = run_gc(m, &g);
+		if (!r && m->json) {
 			struct json_object *o = fe_rec_new();
 
 			fe_rec_int(o, "schema_version", 1);
-			fe_rec_str(o, "destination", a.dst);
+			fe_rec_str(o, "destination", a->dst);
 			add_gc_json(o, &g);
 			puts(json_object_to_json_string_ext(
 				o, JSON_C_TO_STRING_PRETTY |
 					   JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(o);
 		}
-		free(a.refs);
-		free(a.platforms);
 		return r;
 	}
-	switch (a.mode) {
-	case MODE_LIST:
-		r = imgfs_oci_list_units(a.src, &a.o, print_unit, NULL, &err);
+	switch (a->mode) {
+	case MKFS_OCI_LIST:
+		r = imgfs_oci_list_units(a->src, &a->o, print_unit, NULL, &err);
 		break;
-	case MODE_SHARD:
-		r = imgfs_oci_convert_units(a.src, a.dst, &a.o, &st, &err);
+	case MKFS_OCI_SHARD:
+		r = imgfs_oci_convert_units(a->src, a->dst, &a->o, &st, &err);
 		break;
-	case MODE_ASSEMBLE:
-		r = imgfs_oci_assemble(a.src, a.dst, &a.o, &st, &err);
+	case MKFS_OCI_ASSEMBLE:
+		r = imgfs_oci_assemble(a->src, a->dst, &a->o, &st, &err);
 		break;
-	case MODE_FLATTEN:
-	case MODE_MERGE:
-		r = one_image(&a, &err);
+	case MKFS_OCI_FLATTEN:
+	case MKFS_OCI_MERGE:
+		r = one_image(m, &err);
 		break;
 	default:
-		r = imgfs_oci_convert(a.src, a.dst, &a.o, &st, &err);
+		r = imgfs_oci_convert(a->src, a->dst, &a->o, &st, &err);
 		break;
 	}
 	clear_status(&pg);
 	if (r) {
 		show_message("", err.msg);
-		if (a.m.json && st.failed)
-			print_json(&a, &st, NULL, pg.layers); /* --keep-going */
-	} else if (a.mode != MODE_LIST && a.mode != MODE_FLATTEN &&
-		   a.mode != MODE_MERGE) {
-		if (!a.m.json && !a.m.quiet)
-			print_summary(&a, &st);
-		if (a.gc && run_gc(&a, &g))
+		if (m->json && st.failed)
+			print_json(m, &st, NULL, pg.layers); /* --keep-going */
+	} else if (a->mode != MKFS_OCI_LIST && a->mode != MKFS_OCI_FLATTEN &&
+		   a->mode != MKFS_OCI_MERGE) {
+		if (!m->json && !m->quiet)
+			print_summary(m, &st);
+		if (a->gc && run_gc(m, &g))
 			r = 1;
-		else if (a.m.json)
-			print_json(&a, &st, a.gc ? &g : NULL, pg.layers);
+		else if (m->json)
+			print_json(m, &st, a->gc ? &g : NULL, pg.layers);
 	}
 	json_object_put(pg.layers);
 	free(pg.start);
 	pthread_mutex_destroy(&pg.lock);
-	free(a.refs);
-	free(a.platforms);
 	return r ? 1 : 0;
 }

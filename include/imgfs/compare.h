@@ -118,6 +118,16 @@ struct imgfs_compare_result {
 IMGFS_API
 void imgfs_compare_options_init(struct imgfs_compare_options *o);
 
+/*
+ * Set the conversion rules of @o (whiteouts, owners, file flags, how the
+ * tar may end) to those mkfs options @m convert with, deprecated fields
+ * resolved; the callbacks of @o are left as they are. The one mapping
+ * from the writer's options to the comparison's.
+ */
+IMGFS_API
+void imgfs_compare_options_set_rules(struct imgfs_compare_options *o,
+				     const struct imgfs_mkfs_options *m);
+
 /* Stable name of @kind ("missing", "content", ...), "unknown" if none. */
 IMGFS_API
 const char *imgfs_compare_kind_name(enum imgfs_compare_kind kind);

@@ -96,8 +96,10 @@ struct imgfs_oci_options {
 	size_t struct_size; /* sizeof(struct imgfs_oci_options) */
 	/* every layer image is made with these (UUID, whiteouts, inline
 	 * data and block size are set per layer as docs/oci.md says;
-	 * have_build_time false means build time 0) */
-	struct imgfs_mkfs_options mkfs;
+	 * have_build_time false means build time 0); NULL: the defaults
+	 * of imgfs_mkfs_options_init(). Held by pointer, so that either
+	 * struct grows without moving the other's fields. */
+	const struct imgfs_mkfs_options *mkfs;
 	/* the top-level index entries to convert, by their
 	 * org.opencontainers.image.ref.name (none: all) */
 	const char *const *refs;

@@ -202,6 +202,16 @@ struct imgfs_mkfs_stats {
 	uint64_t padding_bytes;
 };
 
+/*
+ * Compressor names, as -z takes them: "lz4", "lz4hc", "lzma", "deflate",
+ * "zstd". The name of @kind (NULL for none or an unknown one); the kind
+ * named @name into *@kind: 0, or -1 when no compressor has that name.
+ */
+IMGFS_API
+const char *imgfs_compress_kind_name(enum imgfs_compr_kind kind);
+IMGFS_API
+int imgfs_compress_kind_parse(const char *name, enum imgfs_compr_kind *kind);
+
 /* Fill @opts with the defaults. */
 IMGFS_API
 void imgfs_mkfs_options_init(struct imgfs_mkfs_options *opts);

@@ -163,6 +163,8 @@ bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
 
 /* The table holding the decoder of on-disk algorithm @alg, or NULL. */
 const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg);
+/* The encoder of a writer's compressor (kinds.c); NULL for none. */
+const struct imgfs_zalg *imgfs_zalg_by_kind(enum imgfs_compr_kind kind);
 
 /* Name of algorithm @alg ("lz4", ...), "?" if unknown. */
 const char *imgfs_zalg_name(unsigned int alg);

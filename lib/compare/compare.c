@@ -19,6 +19,34 @@ void imgfs_compare_options_init(struct imgfs_compare_options *o)
 	o->force_gid = -1;
 }
 
+/*
+ * The rules of @m, resolved once: the deprecated ignore_file_flags is
+ * file_flags = IGNORE, require_end gives way to allow_missing_end.
+ */
+void imgfs_compare_options_set_rules(struct imgfs_compare_options *o,
+				     const struct imgfs_mkfs_options *m)
+{
+	o->flags &= ~(IMGFS_COMPARE_F_KEEP_WHITEOUTS |
+		      IMGFS_COMPARE_F_IGNORE_FILE_FLAGS |
+		      IMGFS_COMPARE_F_ALL_ROOT |
+		      IMGFS_COMPARE_F_ALLOW_MISSING_END |
+		      IMGFS_COMPARE_F_REQUIRE_END);
+	if (m->whiteouts == IMGFS_WHITEOUT_KEEP)
+		o->flags |= IMGFS_COMPARE_F_KEEP_WHITEOUTS;
+	if (m->all_root)
+		o->flags |= IMGFS_COMPARE_F_ALL_ROOT;
+	if (m->allow_missing_end)
+		o->flags |= IMGFS_COMPARE_F_ALLOW_MISSING_END;
+	else if (m->require_end)
+		o->flags |= IMGFS_COMPARE_F_REQUIRE_END;
+	o->force_uid = m->force_uid;
+	o->force_gid = m->force_gid;
+	o->uid_offset = m->uid_offset;
+	o->gid_offset = m->gid_offset;
+	o->file_flags = m->ignore_file_flags ? IMGFS_FILE_FLAGS_IGNORE :
+					       m->file_flags;
+}
+
 /* The caller's struct in full: NULL means the defaults. */
 static int copy_options(struct imgfs_compare_options *dst,
 			const struct imgfs_compare_options *src,

@@ -50,6 +50,7 @@ struct assemble {
 	/* --keep-going: the first failed unit's blob of the image at hand */
 	const char *fail_blob;
 	struct oci_walk w; /* documents done, each once */
+	char rules[OCI_RULES_MAX]; /* of every converted layer */
 };
 
 static int add_missing(struct assemble *a, const char *diff_id,
@@ -187,7 +188,8 @@ static bool tar_annotation(const char *key)
 /* The converted layer's descriptor in place of the source's @ld. */
 static struct json_object *layer_desc(struct json_object *ld,
 				      const struct oci_unit *u,
-				      const char *src_digest)
+				      const char *src_digest,
+				      const char *rules)
 {
 	struct json_object *nd = json_object_new_object(), *ann, *nann;
 
@@ -230,6 +232,8 @@ static struct json_object *layer_desc(struct json_object *ld,
 	}
 	json_object_object_add(nann, "org.imgfs.source.digest",
 			       json_object_new_string(src_digest));
+	json_object_object_add(nann, OCI_ANN_RULES,
+			       json_object_new_string(rules));
 	json_object_object_add(nd, "annotations", nann);
 	return nd;
 }
@@ -359,7 +363,8 @@ static int swap_layer(struct assemble *a, const struct oci_walk_doc *n,
 			a->unverified++;
 		return 0;
 	}
-	json_object_array_put_idx(layers, i, layer_desc(ld, u, ldig.str));
+	json_object_array_put_idx(layers, i,
+				  layer_desc(ld, u, ldig.str, a->rules));
 	json_object_array_put_idx(ids, i,
 				  json_object_new_string(u->out_diff_id.str));
 	return 0;
@@ -835,6 +840,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 
 	oci_walk_init(&a.w, run->src, l->o, &assemble_ops, &a);
 	json_object_object_get_ex(l->index, "manifests", &children);
+	oci_rules_of(run->o, a.rules, sizeof(a.rules));
 	done = calloc(json_object_array_length(children) + 1, sizeof(*done));
 	if (!done || !nchildren)
 		ret = imgfs_error_set(err, -ENOMEM, "out of memory");

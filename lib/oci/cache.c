@@ -46,14 +46,28 @@ int oci_options_digest(const struct imgfs_oci_options *o, struct oci_digest *d,
 	return 0;
 }
 
+/*
+ * Every field of struct imgfs_mkfs_options that changes the bytes of a
+ * layer or the verdict on it has a line below (callbacks, workers,
+ * no_fsync and the per-layer UUID do not). A field added to the struct
+ * stops the build here until it is listed or said not to matter, and
+ * the size below is updated.
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define IMGFS_OCI_MKFS_OPTIONS_SIZE 496
+_Static_assert(sizeof(struct imgfs_mkfs_options) == IMGFS_OCI_MKFS_OPTIONS_SIZE,
+	       "struct imgfs_mkfs_options changed: list the new field in oci_options_text() (or say why not) and update the size");
+#endif
+
 int oci_options_text(const struct imgfs_oci_options *o, char **out,
 		     struct imgfs_error *err)
 {
-	const struct imgfs_mkfs_options *m = &o->mkfs;
+	struct imgfs_mkfs_options mo, *m = &mo;
 	char salt[2 * IMGFS_VERITY_SALT_MAX + 1] = "", vuuid[33] = "";
 	char *text;
 	int n;
 
+	oci_mkfs_of(o, m);
 	hexdump(salt, sizeof(salt), m->dm_verity_salt,
 		m->dm_verity_have_salt ? m->dm_verity_salt_size : 0);
 	hexdump(vuuid, sizeof(vuuid), m->dm_verity_uuid,
@@ -80,6 +94,7 @@ int oci_options_text(const struct imgfs_oci_options *o, char **out,
 		     "fragments %d\n"
 		     "file-flags %d\n"
 		     "allow-missing-end %d\n"
+		     "require-end %d\n"
 		     "mtime-policy %d\n"
 		     "dm-verity %d block %" PRIu32 " salt %d:%s uuid %s\n"
 		     "tar-index %d\n",
@@ -92,7 +107,8 @@ int oci_options_text(const struct imgfs_oci_options *o, char **out,
 		     m->ztailpacking, m->fragments,
 		     m->ignore_file_flags ? (int)IMGFS_FILE_FLAGS_IGNORE
 					  : (int)m->file_flags,
-		     m->allow_missing_end, (int)m->mtime_policy, m->dm_verity,
+		     m->allow_missing_end, m->require_end, (int)m->mtime_policy,
+		     m->dm_verity,
 		     m->dm_verity_data_block_size, m->dm_verity_have_salt, salt,
 		     vuuid, (int)m->tar_index);
 	if (n < 0)

@@ -77,7 +77,7 @@ static void unit_mkfs_options(const struct oci_run *run,
 {
 	char name[OCI_DIGEST_MAX + 16];
 
-	*m = run->o->mkfs;
+	oci_mkfs_of(run->o, m);
 	snprintf(name, sizeof(name), "erofs:blobs/%s", u->diff_id.str);
 	oci_uuid5_url(name, m->uuid);
 	m->have_uuid = true;
@@ -206,20 +206,7 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	if (ret)
 		goto out;
 	imgfs_compare_options_init(&co);
-	if (m->whiteouts == IMGFS_WHITEOUT_KEEP)
-		co.flags |= IMGFS_COMPARE_F_KEEP_WHITEOUTS;
-	if (m->all_root)
-		co.flags |= IMGFS_COMPARE_F_ALL_ROOT;
-	if (m->allow_missing_end)
-		co.flags |= IMGFS_COMPARE_F_ALLOW_MISSING_END;
-	if (m->require_end)
-		co.flags |= IMGFS_COMPARE_F_REQUIRE_END;
-	co.force_uid = m->force_uid;
-	co.force_gid = m->force_gid;
-	co.uid_offset = m->uid_offset;
-	co.gid_offset = m->gid_offset;
-	co.file_flags = m->ignore_file_flags ? IMGFS_FILE_FLAGS_IGNORE
-					     : m->file_flags;
+	imgfs_compare_options_set_rules(&co, m);
 	imgfs_error_clear(&first);
 	co.report = compare_report;
 	co.report_arg = &first;
@@ -372,7 +359,7 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 						  run->sync, err);
 		oci_tmpfile_close(&t);
 	}
-	if (!ret && run->o->mkfs.dm_verity) {
+	if (!ret && run->o->mkfs && run->o->mkfs->dm_verity) {
 		char json[256];
 		int n = imgfs_verity_sidecar_json(&st->dm_verity, json,
 						  sizeof(json));

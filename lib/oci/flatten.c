@@ -258,7 +258,7 @@ static void image_options(const struct imgfs_oci_options *o, const char *what,
 			  const struct oci_digest *md,
 			  struct imgfs_mkfs_options *m)
 {
-	*m = o->mkfs;
+	oci_mkfs_of(o, m);
 	/* a layer's warnings (a missing end-of-archive marker) are told */
 	m->warn = o->warn;
 	m->warn_arg = o->warn_arg;

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "imgfs/error.h"
+#include "imgfs/compare.h"
 #include "imgfs/oci.h"
 #include "util/hashtab.h"
 #include "util/error.h"
@@ -125,6 +126,22 @@ int oci_read_json_file(const char *root, const char *rel,
  */
 #define OCI_ANN_VERITY_ROOT "org.erofs.dmverity.roothash"
 #define OCI_ANN_VERITY_OFFSET "org.erofs.dmverity.hashoffset"
+
+/*
+ * The conversion rules a layer was made with (rules.c), so that a check
+ * of the layout replays them: text of at most OCI_RULES_MAX bytes.
+ */
+#define OCI_ANN_RULES "org.imgfs.conversion-rules"
+#define OCI_RULES_MAX 256
+int oci_rules_text(const struct imgfs_compare_options *co, char *buf,
+		   size_t size);
+/* The text of the rules the layers of @o are converted with. */
+int oci_rules_of(const struct imgfs_oci_options *o, char *buf, size_t size);
+/* The mkfs options of @o into @m: *o->mkfs, or the defaults (oci.c). */
+void oci_mkfs_of(const struct imgfs_oci_options *o,
+		 struct imgfs_mkfs_options *m);
+/* Add the rules of @text to @co: 0, or -EINVAL (unknown rule, bad value). */
+int oci_rules_parse(const char *text, struct imgfs_compare_options *co);
 
 /* ---- blob.c: reading verified, writing atomically ---- */
 

@@ -25,10 +25,17 @@ void imgfs_oci_options_init(struct imgfs_oci_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->struct_size = sizeof(*o);
-	imgfs_mkfs_options_init(&o->mkfs);
-	/* containerd's converter: no inline data, 4096-byte blocks */
-	o->mkfs.inline_data = false;
-	o->mkfs.blkszbits = 12;
+	/* mkfs NULL: the defaults, which are containerd's converter's (no
+	 * inline data, 4096-byte blocks) */
+}
+
+void oci_mkfs_of(const struct imgfs_oci_options *o,
+		 struct imgfs_mkfs_options *m)
+{
+	if (o->mkfs)
+		*m = *o->mkfs;
+	else
+		imgfs_mkfs_options_init(m);
 }
 
 /*
@@ -63,11 +70,13 @@ static int check_options(const struct imgfs_oci_options *o,
 				       "shard %" PRIu64 " of %" PRIu64
 				       ": the index must be below the count",
 				       o->shard_index, o->shard_count);
-	if (o->mkfs.tar_index)
+	if (!o->mkfs)
+		return 0;
+	if (o->mkfs->tar_index)
 		return imgfs_error_set(
 			err, -EINVAL,
 			"tar-index images are not OCI layers of their own: --tar-index does not apply");
-	return imgfs_mkfs_options_check(&o->mkfs, err);
+	return imgfs_mkfs_options_check(o->mkfs, err);
 }
 
 int imgfs_oci_options_digest(const struct imgfs_oci_options *o, char out[72],
@@ -365,7 +374,7 @@ static int prepare(const char *src, const char *dst,
 	run->src = src;
 	run->dst = dst;
 	run->o = o;
-	run->sync = !o->mkfs.no_fsync;
+	run->sync = !(o->mkfs && o->mkfs->no_fsync);
 	ret = oci_options_digest(o, &run->opts_digest, err);
 	if (!ret)
 		ret = oci_layout_open(src, o, l, err);

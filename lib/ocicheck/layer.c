@@ -347,7 +347,7 @@ static void forward_warning(const char *msg, void *arg)
 /* Compare the image of @b with the source layer @sd, verified first. */
 static int compare_source(struct oci_chk *c, struct chk_blob *b,
 			  struct imgfs_image *img, const struct oci_digest *sd,
-			  const char *where)
+			  const char *rules, const char *where)
 {
 	struct imgfs_compare_options co;
 	struct imgfs_compare_result cr;
@@ -385,6 +385,13 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	}
 	snprintf(path, sizeof(path), "%s/%s", c->o->compare_src, rel);
 	imgfs_compare_options_init(&co);
+	/* the rules the layer was made with; none recorded: the defaults */
+	if (rules && oci_rules_parse(rules, &co)) {
+		chk_report(c, b, IMGFS_CHECK_ERROR, where,
+			   "EROFS layer %s is not compared with its source %s: its %s annotation has a rule this version cannot replay",
+			   b->digest.str, sd->str, OCI_ANN_RULES);
+		return 0;
+	}
 	co.report = forward_difference;
 	co.report_arg = &f;
 	co.warn = forward_warning;
@@ -487,7 +494,8 @@ static int pair_source(struct oci_chk *c, struct chk_blob *b,
 			"EROFS layer %s: its %s is %s, but the source manifest has %s at its place",
 			b->digest.str, ANN_SOURCE, named, sd->str);
 	if (img)
-		return compare_source(c, b, img, sd, where);
+		return compare_source(c, b, img, sd,
+				      oci_json_str(ann, OCI_ANN_RULES), where);
 	chk_report(
 		c, b, IMGFS_CHECK_ERROR, where,
 		"EROFS layer %s is not compared with its source %s: the image has errors",

@@ -104,24 +104,6 @@ int imgfs_compressor_super(struct imgfs_compressor *c,
 	return 0;
 }
 
-static const struct imgfs_zalg *pick_alg(enum imgfs_compr_kind kind)
-{
-	switch (kind) {
-	case IMGFS_COMPRESS_LZ4:
-		return &imgfs_zalg_lz4;
-	case IMGFS_COMPRESS_LZ4HC:
-		return &imgfs_zalg_lz4hc;
-	case IMGFS_COMPRESS_LZMA:
-		return &imgfs_zalg_lzma;
-	case IMGFS_COMPRESS_DEFLATE:
-		return &imgfs_zalg_deflate;
-	case IMGFS_COMPRESS_ZSTD:
-		return &imgfs_zalg_zstd;
-	default:
-		return NULL;
-	}
-}
-
 static int setup_params(struct zparams *p,
 			const struct imgfs_mkfs_options *opts,
 			unsigned int blkszbits, struct imgfs_error *err)
@@ -131,7 +113,7 @@ static int setup_params(struct zparams *p,
 	void *ctx;
 	int ret;
 
-	p->alg = pick_alg(opts->compress);
+	p->alg = imgfs_zalg_by_kind(opts->compress);
 	if (!p->alg)
 		return imgfs_error_set(err, -EINVAL,
 				       "unknown compression algorithm %d",

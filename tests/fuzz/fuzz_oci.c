@@ -107,13 +107,16 @@ static void run(const char *root, const char *dst, const char *img)
 	struct imgfs_oci_check_options co;
 	struct imgfs_oci_check_result cr;
 	struct imgfs_oci_options o;
+	struct imgfs_mkfs_options m;
 	struct imgfs_oci_stats st;
 	struct imgfs_mkfs_stats ms;
 	struct imgfs_error err;
 
 	imgfs_oci_options_init(&o);
 	o.jobs = 1;
-	o.mkfs.no_fsync = true;
+	imgfs_mkfs_options_init(&m);
+	m.no_fsync = true;
+	o.mkfs = &m;
 	imgfs_oci_list_units(root, &o, no_unit, NULL, &err);
 	imgfs_oci_check_options_init(&co);
 	imgfs_oci_check(root, &co, &cr, &err);
