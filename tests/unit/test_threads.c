@@ -80,7 +80,9 @@ static struct imgfs_tar *job_tar(const struct job *j, int *fd,
 
 	if (!f || fwrite(j->tar, 1, j->tar_len, f) != j->tar_len ||
 	    fflush(f) || fseek(f, 0, SEEK_SET)) {
-		imgfs_error_set(err, -EIO, "cannot write the job's tar");
+		/* the setter is the library's own: the message is ours */
+		snprintf(err->msg, sizeof(err->msg), "cannot write the job's tar");
+		err->code = -EIO;
 		if (f)
 			fclose(f);
 		return NULL;
