@@ -74,13 +74,16 @@ wait
 for o in $objs; do
 	[ -f "$o" ] || { echo "$0: compiling $(basename "$o" .o).c failed" >&2; exit 2; }
 done
+# dump.img's views, and the programs' helper library (frontend/) they use
 compile_dump() {
 	local f o
-	for f in json util super inode ls stats; do
-		o=$tmp/obj/view_$f.o
+	for f in "$src"/dump/json.c "$src"/dump/util.c "$src"/dump/super.c \
+		"$src"/dump/inode.c "$src"/dump/ls.c "$src"/dump/stats.c \
+		"$src"/frontend/*.c; do
+		o=$tmp/obj/view_$(basename "$(dirname "$f")")_$(basename "$f" .c).o
 		# shellcheck disable=SC2086
-		$CC $cflags -I"$src/dump" -fsanitize=fuzzer-no-link \
-			-c "$src/dump/$f.c" -o "$o" || return 1
+		$CC $cflags -I"$src" -I"$src/dump" -fsanitize=fuzzer-no-link \
+			-c "$f" -o "$o" || return 1
 		echo "$o"
 	done
 }
@@ -100,7 +103,7 @@ for t in $targets; do
 			{ echo "$0: compiling dump/ failed" >&2; exit 2; }
 	fi
 	# shellcheck disable=SC2086
-	$CC $cflags -I"$src/dump" -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" \
+	$CC $cflags -I"$src" -I"$src/dump" -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" \
 		$extra $objs $libs -o "$tmp/fuzz_$t" ||
 		{ echo "$0: linking fuzz_$t failed" >&2; exit 2; }
 	echo "fuzzing $t for $secs s (artifacts: $out)"
