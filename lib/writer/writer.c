@@ -290,18 +290,24 @@ static int check_not_index(struct imgfs_writer *w, const char *what,
 			       what);
 }
 
-/* Every entry of @it; a tar-index image indexes the tar it reads. */
+/*
+ * Every entry of @it, which this ends (NULL: making it failed, @err says
+ * why); a tar-index image indexes the tar it reads.
+ */
 static int read_source(struct imgfs_writer *w, struct entry_iter *it,
 		       struct imgfs_error *err)
 {
 	int ret = 0;
 
+	if (!it)
+		return err->code;
 	if (w->opts.tar_index)
 		ret = imgfs_taridx_start(w, it, err);
 	if (!ret)
 		ret = imgfs_writer_read_iter(w, it, err);
 	if (w->opts.tar_index && it->stream_bytes)
 		w->tar_bytes = it->stream_bytes(it);
+	it->destroy(it);
 	return ret;
 }
 
@@ -314,14 +320,8 @@ static int read_tar(struct imgfs_writer *w, struct imgfs_tar *t,
 		.warn = w->opts.warn,
 		.warn_arg = w->opts.warn_arg,
 	};
-	struct entry_iter *it = tar_iter_new(t, &o, err);
-	int ret;
 
-	if (!it)
-		return err->code;
-	ret = read_source(w, it, err);
-	it->destroy(it);
-	return ret;
+	return read_source(w, tar_iter_new(t, &o, err), err);
 }
 
 int imgfs_writer_add_tar(struct imgfs_writer *w, struct imgfs_tar *t,
@@ -349,14 +349,8 @@ static int read_dir(struct imgfs_writer *w, const char *path,
 		.warn = w->opts.warn,
 		.warn_arg = w->opts.warn_arg,
 	};
-	struct entry_iter *it = dir_iter_new(path, &o, err);
-	int ret;
 
-	if (!it)
-		return err->code;
-	ret = read_source(w, it, err);
-	it->destroy(it);
-	return ret;
+	return read_source(w, dir_iter_new(path, &o, err), err);
 }
 
 int imgfs_writer_add_directory(struct imgfs_writer *w, const char *path,
