@@ -23,7 +23,7 @@
 #include "mkfs.h"
 
 /* The native options' values are strtoll's decimal form. */
-static int fe_parse_int_10(const char *s, int64_t min, int64_t max,
+static int parse_decimal(const char *s, int64_t min, int64_t max,
 			   int64_t *out)
 {
 	return fe_parse_int(s, 10, min, max, out);
@@ -133,7 +133,7 @@ static int parse_blocksize(const char *s, unsigned int *bits)
 {
 	int64_t v;
 
-	if (fe_parse_int_10(s, 512, 4096, &v))
+	if (parse_decimal(s, 512, 4096, &v))
 		return -1;
 	for (unsigned int b = 9; b <= 12; b++) {
 		if (v == (1 << b)) {
@@ -203,13 +203,13 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 	/* each algorithm's range is checked with the other options
 	 * (imgfs_mkfs_options_check()), which names it */
 	if (level && *level) {
-		if (fe_parse_int_10(level, 0, INT_MAX, &v))
+		if (parse_decimal(level, 0, INT_MAX, &v))
 			return bad_value("-z", arg,
 					 "the level is a number: lz4hc 1 to 12, lzma 0 to 9, deflate 1 to 9, zstd 1 to 22");
 		o->compress_level = (int)v;
 	}
 	if (dict) {
-		if (fe_parse_int_10(dict, 1, UINT32_MAX, &v))
+		if (parse_decimal(dict, 1, UINT32_MAX, &v))
 			return bad_value("-z", arg,
 					 "the dictionary size is a number of bytes");
 		o->compress_dictsize = (uint32_t)v;
@@ -217,33 +217,13 @@ static int parse_compress(const char *arg, struct imgfs_mkfs_options *o)
 	return 0;
 }
 
-static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
+/* How tar entries become inodes: the rules fsck --compare replays. */
+static int parse_rule_opt(struct imgfs_mkfs_options *o, int c,
+			   const char *arg)
 {
-	struct imgfs_mkfs_options *o = &a->opts;
 	int64_t v;
 
 	switch (c) {
-	case 'b':
-		a->have_blksz = true;
-		return parse_blocksize(arg, &o->blkszbits) ?
-			       bad_value("-b", arg,
-					 "the block size is 512, 1024, 2048 or 4096") :
-			       0;
-	case OPT_TAR:
-		fprintf(stderr,
-			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
-		return -1;
-	case OPT_TAR_INDEX:
-		if (!arg || !strcmp(arg, "append"))
-			o->tar_index = IMGFS_TAR_INDEX_APPEND;
-		else if (!strcmp(arg, "only"))
-			o->tar_index = IMGFS_TAR_INDEX_ONLY;
-		else
-			return bad_arg("--tar-index (append or only)", arg);
-		return 0;
-	case OPT_INLINE:
-		o->inline_data = true;
-		return 0;
 	case OPT_KEEP_WH:
 		o->whiteouts = IMGFS_WHITEOUT_KEEP;
 		return 0;
@@ -274,7 +254,7 @@ static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_FORCE_UID:
 	case OPT_FORCE_GID:
-		if (fe_parse_int_10(arg, 0, UINT32_MAX, &v))
+		if (parse_decimal(arg, 0, UINT32_MAX, &v))
 			return bad_value(c == OPT_FORCE_UID ? "--force-uid" :
 							      "--force-gid",
 					 arg, "0 to 4294967295");
@@ -282,14 +262,109 @@ static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
 		return 0;
 	case OPT_UID_OFF:
 	case OPT_GID_OFF:
-		if (fe_parse_int_10(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
+		if (parse_decimal(arg, -(int64_t)UINT32_MAX, UINT32_MAX, &v))
 			return bad_value(c == OPT_UID_OFF ? "--uid-offset" :
 							    "--gid-offset",
 					 arg, "-4294967295 to 4294967295");
 		*(c == OPT_UID_OFF ? &o->uid_offset : &o->gid_offset) = v;
 		return 0;
+	}
+	return 1; /* not a rule */
+}
+
+/* Compression: algorithm, cluster size, workers, packing. */
+static int parse_compress_opt(struct imgfs_mkfs_options *o, int c,
+			       const char *arg)
+{
+	int64_t v;
+
+	switch (c) {
+	case 'z':
+		return parse_compress(arg, o);
+	case 'C':
+		/* the block size is checked later, with -b */
+		if (parse_decimal(arg, 1, 1 << 20, &v))
+			return bad_value("-C", arg,
+					 "a multiple of the block size up to 1048576 bytes");
+		o->pcluster_size = (uint32_t)v;
+		return 0;
+	case OPT_WORKERS:
+		if (parse_decimal(arg, 1, IMGFS_MAX_WORKERS, &v)) {
+			fprintf(stderr,
+				"mkfs.img: invalid value for --workers: '%s' (the range is 1 to %u)\n",
+				arg, IMGFS_MAX_WORKERS);
+			return -1;
+		}
+		o->workers = (unsigned int)v;
+		return 0;
+	case OPT_ZTAILPACKING:
+		o->ztailpacking = true;
+		return 0;
+	case OPT_FRAGMENTS:
+		o->fragments = true;
+		return 0;
+	}
+	return 1; /* not a compression option */
+}
+
+/* The dm-verity tree after the image. */
+static int parse_verity_opt(struct imgfs_mkfs_options *o, int c,
+			     const char *arg)
+{
+	switch (c) {
+	case OPT_DM_VERITY:
+		o->dm_verity = true;
+		return 0;
+	case OPT_DM_VERITY_SALT:
+		return parse_salt(arg, o);
+	case OPT_DM_VERITY_UUID:
+		if (uuid_parse(arg, o->dm_verity_uuid))
+			return bad_arg("--dm-verity-uuid", arg);
+		o->dm_verity_have_uuid = true;
+		return 0;
+	case OPT_DM_VERITY_NO_SIDECAR:
+		o->dm_verity_no_sidecar = true;
+		return 0;
+	}
+	return 1; /* not a dm-verity option */
+}
+
+static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
+{
+	struct imgfs_mkfs_options *o = &a->opts;
+	int64_t v;
+	int r = parse_rule_opt(o, c, arg);
+
+	if (r == 1)
+		r = parse_compress_opt(o, c, arg);
+	if (r == 1)
+		r = parse_verity_opt(o, c, arg);
+	if (r != 1)
+		return r;
+	switch (c) {
+	case 'b':
+		a->have_blksz = true;
+		return parse_blocksize(arg, &o->blkszbits) ?
+			       bad_value("-b", arg,
+					 "the block size is 512, 1024, 2048 or 4096") :
+			       0;
+	case OPT_TAR:
+		fprintf(stderr,
+			"mkfs.img: --tar is mkfs.erofs's option: mkfs.img takes SOURCE IMAGE (a tar or a directory), and --tar-index[=only] for tar-index images\n");
+		return -1;
+	case OPT_TAR_INDEX:
+		if (!arg || !strcmp(arg, "append"))
+			o->tar_index = IMGFS_TAR_INDEX_APPEND;
+		else if (!strcmp(arg, "only"))
+			o->tar_index = IMGFS_TAR_INDEX_ONLY;
+		else
+			return bad_arg("--tar-index (append or only)", arg);
+		return 0;
+	case OPT_INLINE:
+		o->inline_data = true;
+		return 0;
 	case 'T':
-		if (fe_parse_int_10(arg, 0, INT64_MAX, &v))
+		if (parse_decimal(arg, 0, INT64_MAX, &v))
 			return bad_value("-T", arg,
 					 "seconds since 1970, 0 or more");
 		o->have_build_time = true;
@@ -307,33 +382,9 @@ static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
 		strncpy(o->label, arg, sizeof(o->label) - 1);
 		return 0;
 	case 'x':
-		if (fe_parse_int_10(arg, 0, UINT32_MAX, &v))
+		if (parse_decimal(arg, 0, UINT32_MAX, &v))
 			return bad_value("-x", arg, "0 to 4294967295");
 		o->shared_xattr_min = (unsigned int)v;
-		return 0;
-	case 'z':
-		return parse_compress(arg, o);
-	case 'C':
-		/* the block size is checked later, with -b */
-		if (fe_parse_int_10(arg, 1, 1 << 20, &v))
-			return bad_value("-C", arg,
-					 "a multiple of the block size up to 1048576 bytes");
-		o->pcluster_size = (uint32_t)v;
-		return 0;
-	case OPT_WORKERS:
-		if (fe_parse_int_10(arg, 1, IMGFS_MAX_WORKERS, &v)) {
-			fprintf(stderr,
-				"mkfs.img: invalid value for --workers: '%s' (the range is 1 to %u)\n",
-				arg, IMGFS_MAX_WORKERS);
-			return -1;
-		}
-		o->workers = (unsigned int)v;
-		return 0;
-	case OPT_ZTAILPACKING:
-		o->ztailpacking = true;
-		return 0;
-	case OPT_FRAGMENTS:
-		o->fragments = true;
 		return 0;
 	case OPT_IMMUTABLE:
 		a->immutable = true;
@@ -344,19 +395,6 @@ static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
 	case OPT_VERIFY:
 		a->verify = true;
 		return 0;
-	case OPT_DM_VERITY:
-		o->dm_verity = true;
-		return 0;
-	case OPT_DM_VERITY_SALT:
-		return parse_salt(arg, o);
-	case OPT_DM_VERITY_UUID:
-		if (uuid_parse(arg, o->dm_verity_uuid))
-			return bad_arg("--dm-verity-uuid", arg);
-		o->dm_verity_have_uuid = true;
-		return 0;
-	case OPT_DM_VERITY_NO_SIDECAR:
-		o->dm_verity_no_sidecar = true;
-		return 0;
 	case OPT_JSON:
 		a->json = true;
 		return 0;
@@ -366,7 +404,6 @@ static int parse_native_opt(struct mkfs_args *a, int c, const char *arg)
 	}
 	return 1; /* an option of the OCI mode */
 }
-
 
 static int add_str(const char ***list, size_t *n, const char *s)
 {
