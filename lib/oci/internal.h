@@ -303,6 +303,8 @@ int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
 /* load and parse a JSON blob (verified) */
 int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
 		  struct json_object **out, struct imgfs_error *err);
+/* the member @key of the object @o; NULL when @o is none or lacks it */
+struct json_object *oci_json_get(struct json_object *o, const char *key);
 const char *oci_json_str(struct json_object *o, const char *key);
 
 /* ---- cache.c: unit records ---- */

@@ -34,13 +34,21 @@ bool oci_is_manifest_type(const char *mt)
 			"application/vnd.docker.distribution.manifest.v2+json"));
 }
 
-const char *oci_json_str(struct json_object *o, const char *key)
+struct json_object *oci_json_get(struct json_object *o, const char *key)
 {
-	struct json_object *v;
+	struct json_object *v = NULL;
 
 	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
+	    !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+const char *oci_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = oci_json_get(o, key);
+
+	if (!json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
 }
@@ -363,4 +371,92 @@ int oci_walk_closure(struct oci_walk *w, struct json_object *desc, int depth,
 		ret = closure_of(w, doc, "layers", depth + 1, fn, err);
 	json_object_put(doc);
 	return ret;
+}
+
+/* The full walk: every descriptor, in the role it is named in. */
+
+/* An index's entry is an index, a manifest or another blob by its type. */
+static enum imgfs_oci_blob_role entry_role(struct json_object *desc)
+{
+	const char *mt = oci_json_str(desc, "mediaType");
+
+	if (oci_is_index_type(mt))
+		return IMGFS_OCI_BLOB_INDEX;
+	if (oci_is_manifest_type(mt))
+		return IMGFS_OCI_BLOB_MANIFEST;
+	return IMGFS_OCI_BLOB_OTHER;
+}
+
+static int all_doc(struct oci_walk *w, struct oci_walk_doc *n,
+		   struct imgfs_error *err);
+
+static int all_blob(struct oci_walk *w, struct oci_walk_doc *parent,
+		    struct json_object *desc, enum imgfs_oci_blob_role role,
+		    size_t place, struct imgfs_error *err)
+{
+	const struct oci_walk_ops *ops = w->ops;
+	struct oci_walk_doc n = { .desc = desc,
+				  .depth = parent->depth + 1,
+				  .role = role,
+				  .place = place };
+	int got = ops->blob(w, parent, &n, err), ret = got, r = 0;
+
+	if (got == OCI_WALK_INTO && n.doc &&
+	    (role == IMGFS_OCI_BLOB_INDEX || role == IMGFS_OCI_BLOB_MANIFEST))
+		ret = all_doc(w, &n, err);
+	/* also when what it leads to stopped: the visitor's to free */
+	if (got >= 0 && ops->blob_end)
+		r = ops->blob_end(w, parent, &n, err);
+	json_object_put(n.doc);
+	return ret < 0 ? ret : r < 0 ? r : 0;
+}
+
+/* The array @key of @n: an index's entries, or a manifest's layers. */
+static int all_list(struct oci_walk *w, struct oci_walk_doc *n, const char *key,
+		    struct imgfs_error *err)
+{
+	struct json_object *list = oci_json_get(n->doc, key);
+	bool entries = n->role == IMGFS_OCI_BLOB_INDEX;
+	int ret = w->ops->list ? w->ops->list(w, n, key, list, err) : 0;
+
+	if (ret || !json_object_is_type(list, json_type_array))
+		return ret < 0 ? ret : 0;
+	if (entries && n->depth > OCI_MAX_DEPTH)
+		return w->ops->too_deep ? w->ops->too_deep(w, n, err)
+					: oci_check_depth(n->depth, err);
+	for (size_t i = 0; ret >= 0 && i < json_object_array_length(list);
+	     i++) {
+		struct json_object *d = json_object_array_get_idx(list, i);
+
+		ret = all_blob(w, n, d,
+			       entries ? entry_role(d) : IMGFS_OCI_BLOB_LAYER,
+			       i, err);
+	}
+	return ret;
+}
+
+/* An index's entries; a manifest's config, then its layers. */
+static int all_doc(struct oci_walk *w, struct oci_walk_doc *n,
+		   struct imgfs_error *err)
+{
+	int ret;
+
+	if (n->role == IMGFS_OCI_BLOB_INDEX)
+		return all_list(w, n, "manifests", err);
+	ret = all_blob(w, n, oci_json_get(n->doc, "config"),
+		       IMGFS_OCI_BLOB_CONFIG, 0, err);
+	if (ret >= 0)
+		ret = all_list(w, n, "layers", err);
+	return ret;
+}
+
+int oci_walk_all(struct oci_walk *w, struct json_object *index, void *priv,
+		 struct imgfs_error *err)
+{
+	struct oci_walk_doc top = { .doc = index,
+				    .priv = priv,
+				    .role = IMGFS_OCI_BLOB_INDEX };
+	int ret = all_doc(w, &top, err);
+
+	return ret < 0 ? ret : 0;
 }

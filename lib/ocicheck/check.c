@@ -3,11 +3,12 @@
  * ocicheck/check.c - checking an OCI image layout (imgfs/oci.h, fsck.img
  * --oci): every blob that index.json leads to, through nested indexes,
  * manifests and configs, is verified against the descriptors naming it,
- * once per role it is named in; the documents must parse and agree with
- * each other (diff_ids, os.features); EROFS layers go through the image
- * checker (layer.c) and, with a source layout, the
- * comparison with their source layer. Blobs are read with the blob reader of
- * lib/oci/blob.c, which checks size and digest as it streams.
+ * once per role it is named in. Here: the layout's own files, the run and
+ * the blobs met (each checked once); the walk over the documents and what
+ * they must agree on is docs.c, EROFS layers go through the image checker
+ * (layer.c) and, with a source layout, the comparison with their source
+ * layer. Blobs are read with the blob reader of lib/oci/blob.c, which
+ * checks size and digest as it streams.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* vasprintf */
@@ -25,14 +26,6 @@
 #include "ocicheck/check.h"
 #include "util/error.h"
 #include "util/sized.h"
-
-static const char *const config_types[] = {
-	"application/vnd.oci.image.config.v1+json",
-	"application/vnd.docker.container.image.v1+json",
-};
-
-/* The OCI empty descriptor's type: an artifact's config (or layer). */
-#define OCI_EMPTY_TYPE "application/vnd.oci.empty.v1+json"
 
 const char *imgfs_oci_blob_role_name(enum imgfs_oci_blob_role r)
 {
@@ -133,11 +126,7 @@ static struct chk_blob *blob_new(struct oci_chk *c, const struct blob_key *k,
 	return b;
 }
 
-/*
- * Is the blob there with its descriptor's size? Reports what is not;
- * true when reading it makes sense.
- */
-static bool blob_present(struct oci_chk *c, struct chk_blob *b)
+bool chk_present(struct oci_chk *c, struct chk_blob *b)
 {
 	struct stat st;
 	char rel[96];
@@ -184,14 +173,13 @@ static bool blob_present(struct oci_chk *c, struct chk_blob *b)
 	return true;
 }
 
-/* A JSON blob, verified and parsed; NULL (reported) when it is not. */
-static struct json_object *load_json(struct oci_chk *c, struct chk_blob *b)
+struct json_object *chk_load_json(struct oci_chk *c, struct chk_blob *b)
 {
 	struct json_object *doc = NULL;
 	struct imgfs_error e = { 0 };
 	int ret;
 
-	if (!blob_present(c, b))
+	if (!chk_present(c, b))
 		return NULL;
 	ret = oci_json_load(c->root, &b->digest, b->size, &doc, &e);
 	if (ret == -ENOMEM) {
@@ -208,266 +196,6 @@ static struct json_object *load_json(struct oci_chk *c, struct chk_blob *b)
 	return doc;
 }
 
-static bool in_list(const char *s, const char *const *l, size_t n)
-{
-	for (size_t i = 0; s && i < n; i++)
-		if (!strcmp(s, l[i]))
-			return true;
-	return false;
-}
-
-/* Does the string array @arr hold @s? */
-static bool array_has(struct json_object *arr, const char *s)
-{
-	size_t n;
-
-	if (!arr || !json_object_is_type(arr, json_type_array))
-		return false;
-	n = json_object_array_length(arr);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = json_object_array_get_idx(arr, i);
-
-		if (json_object_is_type(v, json_type_string) &&
-		    !strcmp(json_object_get_string(v), s))
-			return true;
-	}
-	return false;
-}
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
-static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
-			      enum imgfs_oci_blob_role role, const char *where,
-			      unsigned int depth, struct json_object *src);
-
-/*
- * The entries of the index @b (NULL: index.json); @sdoc is the source
- * index it was converted from (NULL: none, or no comparison).
- */
-static void check_index(struct oci_chk *c, struct chk_blob *b,
-			struct json_object *doc, const char *where,
-			unsigned int depth, struct json_object *sdoc)
-{
-	struct json_object *list = get(doc, "manifests");
-	size_t n;
-
-	if (!json_object_is_type(list, json_type_array)) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, where,
-			   "%s has no \"manifests\" array", where);
-		return;
-	}
-	if (depth > OCI_MAX_DEPTH) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, where,
-			   "indexes nested more than %d deep at %s",
-			   OCI_MAX_DEPTH, where);
-		return;
-	}
-	n = json_object_array_length(list);
-	for (size_t i = 0; i < n && !c->failed; i++) {
-		struct json_object *d = json_object_array_get_idx(list, i);
-		struct json_object *plat = get(d, "platform"), *src = NULL;
-		struct chk_blob *m;
-		char *w;
-
-		if (asprintf(&w, "%s, entry %zu", where, i) < 0) {
-			c->failed = true;
-			imgfs_error_set(c->err, -ENOMEM, "out of memory");
-			return;
-		}
-		if (sdoc)
-			src = chk_source_entry(c, b, sdoc, d, !b, w);
-		m = visit(c, d, IMGFS_OCI_BLOB_OTHER, w, depth + 1, src);
-		/* containerd picks its EROFS snapshotter from the platform */
-		if (m && m->has_erofs && plat &&
-		    !array_has(get(plat, "os.features"), "erofs"))
-			chk_report(
-				c, m, IMGFS_CHECK_ERROR, w,
-				"the platform of %s in %s lacks \"erofs\" in os.features",
-				m->digest.str, w);
-		free(w);
-	}
-}
-
-/* The config's diff_ids against the manifest's layers. */
-static void check_diff_ids(struct oci_chk *c, struct chk_blob *cfg,
-			   struct json_object *config, struct chk_blob **layers,
-			   size_t n, const char *mwhere)
-{
-	struct json_object *ids = get(get(config, "rootfs"), "diff_ids");
-	size_t nids;
-
-	if (!json_object_is_type(ids, json_type_array)) {
-		bool image = false;
-
-		/* an artifact (a signature) has layers nobody unpacks */
-		for (size_t i = 0; i < n; i++)
-			if (layers[i] &&
-			    (layers[i]->erofs ||
-			     oci_layer_kind(layers[i]->media_type) !=
-				     OCI_LAYER_OTHER))
-				image = true;
-		chk_report(c, cfg,
-			   image ? IMGFS_CHECK_ERROR : IMGFS_CHECK_WARNING,
-			   mwhere, "config %s has no rootfs.diff_ids array%s",
-			   cfg->digest.str,
-			   image ? "" : " (an artifact: no layer of it is an image layer)");
-		return;
-	}
-	nids = json_object_array_length(ids);
-	if (nids != n)
-		chk_report(
-			c, cfg, IMGFS_CHECK_ERROR, mwhere,
-			"config %s lists %zu diff_ids for the %zu layers of %s",
-			cfg->digest.str, nids, n, mwhere);
-	for (size_t i = 0; i < n && i < nids; i++) {
-		struct json_object *v = json_object_array_get_idx(ids, i);
-		const char *id = json_object_is_type(v, json_type_string)
-					 ? json_object_get_string(v)
-					 : "(not a string)";
-
-		if (!layers[i] || !layers[i]->have_diff_id)
-			continue;
-		if (strcmp(id, layers[i]->diff_id.str))
-			chk_report(
-				c, cfg, IMGFS_CHECK_ERROR, mwhere,
-				"config %s: diff_ids[%zu] is %s, but layer %zu (%s) uncompressed has %s",
-				cfg->digest.str, i, id, i,
-				layers[i]->digest.str, layers[i]->diff_id.str);
-	}
-}
-
-/* The config @cfg of @mwhere parsed, or NULL (reported when it is bad). */
-static struct json_object *load_config(struct oci_chk *c, struct chk_blob *cfg,
-				       const char *mwhere)
-{
-	struct json_object *config = NULL;
-	struct imgfs_error e = { 0 };
-	int r;
-
-	if (!cfg || !cfg->present || !cfg->verified ||
-	    !in_list(cfg->media_type, config_types,
-		     sizeof(config_types) / sizeof(*config_types)))
-		return NULL;
-	r = oci_json_load(c->root, &cfg->digest, cfg->size, &config, &e);
-	if (r == -ENOMEM) {
-		c->failed = true;
-		imgfs_error_set(c->err, r, "out of memory");
-	} else if (r) {
-		/* else diff_ids and os.features would go unchecked */
-		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,
-			   "config %s of %s: %s", cfg->digest.str, mwhere,
-			   e.msg);
-	}
-	return config;
-}
-
-/*
- * The layers of the source manifest @sdesc names (NULL: none), which
- * must be as many as @n.
- */
-static struct json_object *source_layers(struct oci_chk *c, struct chk_blob *b,
-					 struct json_object *sdesc, size_t n,
-					 const char *mwhere,
-					 struct json_object **srcm)
-{
-	struct json_object *list;
-
-	*srcm = sdesc ? chk_source_load(c, b, sdesc, mwhere) : NULL;
-	if (!*srcm)
-		return NULL;
-	list = get(*srcm, "layers");
-	if (!json_object_is_type(list, json_type_array))
-		list = NULL;
-	if ((list ? json_object_array_length(list) : 0) != n)
-		chk_report(
-			c, b, IMGFS_CHECK_ERROR, mwhere,
-			"%s has %zu layers, the source manifest %s it was converted from %zu",
-			mwhere, n, oci_json_str(sdesc, "digest"),
-			list ? json_object_array_length(list) : 0);
-	return list;
-}
-
-/*
- * The manifest @b; with a source layout, @sdesc names the source
- * manifest it was converted from, whose layers are its layers' sources,
- * place by place.
- */
-static void check_manifest(struct oci_chk *c, struct chk_blob *b,
-			   struct json_object *doc, struct json_object *sdesc)
-{
-	struct json_object *cdesc = get(doc, "config");
-	struct json_object *list = get(doc, "layers");
-	struct json_object *config = NULL, *srcm = NULL, *slist;
-	struct chk_blob *cfg, **layers = NULL;
-	char *mwhere = NULL;
-	size_t n = 0;
-
-	if (asprintf(&mwhere, "manifest %s", b->digest.str) < 0)
-		goto oom;
-	cfg = visit(c, cdesc, IMGFS_OCI_BLOB_CONFIG, mwhere, 0, NULL);
-	config = load_config(c, cfg, mwhere);
-	if (list && !json_object_is_type(list, json_type_array)) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, mwhere,
-			   "%s: \"layers\" is not an array", mwhere);
-		list = NULL;
-	}
-	n = list ? json_object_array_length(list) : 0;
-	slist = source_layers(c, b, sdesc, n, mwhere, &srcm);
-	layers = calloc(n ? n : 1, sizeof(*layers));
-	if (!layers)
-		goto oom;
-	for (size_t i = 0; i < n && !c->failed; i++) {
-		char *w;
-
-		if (asprintf(&w, "%s, layer %zu", mwhere, i) < 0)
-			goto oom;
-		layers[i] = visit(c, json_object_array_get_idx(list, i),
-				  IMGFS_OCI_BLOB_LAYER, w, 0,
-				  slist ? json_object_array_get_idx(slist, i)
-					: NULL);
-		if (layers[i] && layers[i]->erofs)
-			b->has_erofs = true;
-		free(w);
-	}
-	if (c->failed)
-		goto out;
-	/* Docker's schema 2 lists the layer types it allows (skopeo refuses
-	 * others); containerd reads such a manifest all the same */
-	if (b->has_erofs && b->media_type &&
-	    !strcmp(b->media_type,
-		    "application/vnd.docker.distribution.manifest.v2+json"))
-		chk_report(
-			c, b, IMGFS_CHECK_WARNING, mwhere,
-			"%s is a Docker schema 2 manifest with EROFS layers, a layer type that schema does not allow (skopeo refuses it; an OCI manifest would not be)",
-			mwhere);
-	if (config) {
-		check_diff_ids(c, cfg, config, layers, n, mwhere);
-		if (b->has_erofs &&
-		    !array_has(get(config, "os.features"), "erofs"))
-			chk_report(
-				c, cfg, IMGFS_CHECK_ERROR, mwhere,
-				"config %s of %s, which has EROFS layers, lacks \"erofs\" in os.features",
-				cfg->digest.str, mwhere);
-	}
-	goto out;
-oom:
-	c->failed = true;
-	imgfs_error_set(c->err, -ENOMEM, "out of memory");
-out:
-	json_object_put(srcm);
-	json_object_put(config);
-	free(layers);
-	free(mwhere);
-}
-
 /* A descriptor met again: it must agree with the blob. */
 static void check_again(struct oci_chk *c, struct chk_blob *b, uint64_t size,
 			const char *where)
@@ -480,107 +208,23 @@ static void check_again(struct oci_chk *c, struct chk_blob *b, uint64_t size,
 		   (unsigned long long)size);
 }
 
-/* An index or a manifest, paired with the source document @src. */
-static void visit_doc(struct oci_chk *c, struct chk_blob *b, unsigned int depth,
-		      struct json_object *src)
-{
-	struct json_object *doc, *sdoc = NULL;
-	char *iwhere;
-
-	if (b->role == IMGFS_OCI_BLOB_MANIFEST) {
-		c->res->manifests++;
-		doc = load_json(c, b);
-		if (doc)
-			check_manifest(c, b, doc, src);
-		json_object_put(doc);
-		return;
-	}
-	c->res->indexes++;
-	doc = load_json(c, b);
-	if (!doc)
-		return;
-	if (asprintf(&iwhere, "index %s", b->digest.str) < 0) {
-		c->failed = true;
-		imgfs_error_set(c->err, -ENOMEM, "out of memory");
-	} else {
-		if (src)
-			sdoc = chk_source_load(c, b, src, iwhere);
-		check_index(c, b, doc, iwhere, depth, sdoc);
-		free(iwhere);
-	}
-	json_object_put(sdoc);
-	json_object_put(doc);
-}
-
-/* The new blob @b, checked in its role. */
-static void visit_blob(struct oci_chk *c, struct chk_blob *b,
-		       struct json_object *desc, unsigned int depth,
-		       struct json_object *src)
-{
-	const char *mt = b->media_type;
-
-	switch (b->role) {
-	case IMGFS_OCI_BLOB_INDEX:
-	case IMGFS_OCI_BLOB_MANIFEST:
-		visit_doc(c, b, depth, src);
-		break;
-	case IMGFS_OCI_BLOB_CONFIG:
-		c->res->configs++;
-		if (!in_list(mt, config_types,
-			     sizeof(config_types) / sizeof(*config_types)) &&
-		    mt && strcmp(mt, OCI_EMPTY_TYPE))
-			chk_report(
-				c, b, IMGFS_CHECK_WARNING, b->where,
-				"config %s has the unknown media type %s (not an image: diff_ids not checked)",
-				b->digest.str, mt);
-		/* parsed by the manifest's check, which needs its content */
-		if (blob_present(c, b) && chk_verify(c, b) < 0)
-			c->failed = true;
-		break;
-	case IMGFS_OCI_BLOB_LAYER:
-		c->res->layers++;
-		if (blob_present(c, b) &&
-		    chk_layer(c, b, desc, src, b->where) < 0)
-			c->failed = true;
-		break;
-	case IMGFS_OCI_BLOB_OTHER:
-		if (mt)
-			chk_report(
-				c, b, IMGFS_CHECK_WARNING, b->where,
-				"blob %s has the unknown media type %s (only its digest and size are checked)",
-				b->digest.str, mt);
-		if (blob_present(c, b) && chk_verify(c, b) < 0)
-			c->failed = true;
-		break;
-	}
-}
-
-/*
- * The blob @desc names, in @role, checked unless it was in that role
- * with that media type (and source document @src) already.
- */
-static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
-			      enum imgfs_oci_blob_role role, const char *where,
-			      unsigned int depth, struct json_object *src)
+struct chk_blob *chk_meet(struct oci_chk *c, struct json_object *desc,
+			  enum imgfs_oci_blob_role role,
+			  struct json_object *src, const char *where,
+			  bool *fresh)
 {
 	struct imgfs_error e = { 0 };
-	struct blob_key k = { 0 };
+	struct blob_key k = { .role = role };
 	struct oci_digest d, sd;
 	struct chk_blob *b;
 	uint64_t size, ssize;
 
+	*fresh = false;
 	if (oci_desc_get(desc, &d, &size, &k.media_type, where, &e)) {
 		chk_report(c, NULL, IMGFS_CHECK_ERROR, where, "%s", e.msg);
 		return NULL;
 	}
-	if (role == IMGFS_OCI_BLOB_OTHER) {
-		if (oci_is_index_type(k.media_type))
-			role = IMGFS_OCI_BLOB_INDEX;
-		else if (oci_is_manifest_type(k.media_type))
-			role = IMGFS_OCI_BLOB_MANIFEST;
-	}
 	k.digest = &d;
-	k.role = role;
 	if (src && role != IMGFS_OCI_BLOB_LAYER &&
 	    !oci_desc_get(src, &sd, &ssize, NULL, where, &e))
 		k.pair = &sd;
@@ -602,7 +246,7 @@ static struct chk_blob *visit(struct oci_chk *c, struct json_object *desc,
 		chk_report(c, b, IMGFS_CHECK_ERROR, where,
 			   "the descriptor of %s in %s has no mediaType",
 			   b->digest.str, where);
-	visit_blob(c, b, desc, depth, src);
+	*fresh = true;
 	return b;
 }
 
@@ -712,7 +356,7 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 	if (doc && o->compare_src)
 		sdoc = load_file(&c, o->compare_src, "index.json");
 	if (doc)
-		check_index(&c, NULL, doc, "index.json", 0, sdoc);
+		chk_walk(&c, doc, sdoc);
 	json_object_put(sdoc);
 	json_object_put(doc);
 	/* what writers without O_TMPFILE left (the rule of blob.c) */

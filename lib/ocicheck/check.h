@@ -60,6 +60,33 @@ struct oci_chk {
 	struct chk_blob *first, **tail;
 };
 
+/*
+ * The blob @desc names in @role, with the source descriptor @src (NULL:
+ * none), met at @where: a new one (*@fresh; then checked by the caller)
+ * unless it was met in that role with that media type and (not for a
+ * layer) that source already, when the descriptor is checked against
+ * it. NULL when @desc is no descriptor (reported) or out of memory.
+ */
+struct chk_blob *chk_meet(struct oci_chk *c, struct json_object *desc,
+			  enum imgfs_oci_blob_role role,
+			  struct json_object *src, const char *where,
+			  bool *fresh);
+
+/* Is @b there with its descriptor's size? Reports what is not; true when
+ * reading it makes sense. */
+bool chk_present(struct oci_chk *c, struct chk_blob *b);
+
+/* The JSON blob @b, verified and parsed; NULL (reported) when it is not. */
+struct json_object *chk_load_json(struct oci_chk *c, struct chk_blob *b);
+
+/*
+ * docs.c: from index.json @index (@sindex: the source layout's, NULL:
+ * none), every document and blob it leads to, checked as the walk of
+ * oci/walk.h meets them.
+ */
+void chk_walk(struct oci_chk *c, struct json_object *index,
+	      struct json_object *sindex);
+
 /* A finding about @b (NULL: the layout's own files), counted. */
 void chk_report(struct oci_chk *c, struct chk_blob *b,
 		enum imgfs_check_severity sev, const char *where,

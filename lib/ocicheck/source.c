@@ -20,16 +20,6 @@
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 
-static struct json_object *member(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
 static bool same_str(struct json_object *a, struct json_object *b,
 		     const char *key)
 {
@@ -52,10 +42,11 @@ static bool pairs_with(struct json_object *d, struct json_object *s, bool top,
 	if (pass == 0)
 		return same_str(d, s, "digest");
 	if (top)
-		return oci_json_str(member(d, "annotations"), REF_NAME) &&
-		       same_str(member(d, "annotations"),
-				member(s, "annotations"), REF_NAME);
-	return same_platform(member(d, "platform"), member(s, "platform"));
+		return oci_json_str(oci_json_get(d, "annotations"), REF_NAME) &&
+		       same_str(oci_json_get(d, "annotations"),
+				oci_json_get(s, "annotations"), REF_NAME);
+	return same_platform(oci_json_get(d, "platform"),
+			     oci_json_get(s, "platform"));
 }
 
 struct json_object *chk_source_entry(struct oci_chk *c, struct chk_blob *b,
@@ -63,7 +54,7 @@ struct json_object *chk_source_entry(struct oci_chk *c, struct chk_blob *b,
 				     struct json_object *d, bool top,
 				     const char *where)
 {
-	struct json_object *list = member(sindex, "manifests");
+	struct json_object *list = oci_json_get(sindex, "manifests");
 	size_t n = json_object_is_type(list, json_type_array)
 			   ? json_object_array_length(list)
 			   : 0;

@@ -8,7 +8,8 @@
 # error; --compare pairs each converted manifest with its source manifest
 # layer by layer (reversed layers differ); an absent non-distributable
 # layer is reported as not present, not as an error; a +zstd EROFS layer
-# is decompressed no further than its superblock allows. No image is
+# is decompressed no further than its superblock allows; indexes nested
+# past the bound are reported, each index is checked once. No image is
 # mounted (a tmpfs is, for $TMPDIR).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_tools zstd "$PYTHON"
@@ -121,6 +122,27 @@ sys.exit(d["exit_code"] or d["errors"] or not any(
     p["severity"] == "note" and "non-distributable layer" in p["message"]
     and "not checked" in p["message"] for p in d["problems"]))' "$WORK/nd.json"
 done
+
+# E. Nested indexes (tests/oci/hostile.py nested): 16 levels pass, each
+# index checked once however often it is named (8 names of the next, 8
+# deep); 17 levels are an error naming the index past the bound, and the
+# check ends.
+NESTED="$PYTHON $top_srcdir/tests/oci/hostile.py nested"
+for shape in "1 16 16" "8 8 8"; do
+	# shellcheck disable=SC2086 # three numbers
+	set -- $shape
+	fresh "nest$1x$2"
+	$NESTED "$D" "$1" "$2" || die "hostile.py nested $1 $2"
+	"$FSCK_IMG" --oci="$D" --json >"$WORK/nest.json" 2>/dev/null
+	check "indexes naming the next $1 times, $2 deep: exit 0, $3 indexes checked" \
+		"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(d["exit_code"] or d["stats"]["indexes"] != int(sys.argv[2]))' \
+		"$WORK/nest.json" "$3"
+done
+fresh nest17
+$NESTED "$D" 1 17 || die "hostile.py nested 1 17"
+reported nest17 "indexes nested more than 16 deep at index sha256:[0-9a-f]+$"
 
 # F. A +zstd EROFS layer whose image (a real one) is followed by 256 MiB
 # of zeros: a few hundred bytes of zstd. It is decompressed no further
