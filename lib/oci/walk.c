@@ -3,7 +3,9 @@
  * The one walk over the descriptors of a layout (oci/walk.h): selection
  * by ref name and platform, the depth bound and the memo of documents
  * met are here and nowhere else, so every job that follows index.json to
- * its manifests sees the same images.
+ * its manifests sees the same images. The layout check walks the same
+ * graph whole (oci_walk_all): every descriptor in its role, the depth
+ * bound here, its memo its own (it tells more than digests apart).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

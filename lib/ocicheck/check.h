@@ -61,11 +61,12 @@ struct oci_chk {
 };
 
 /*
- * The blob @desc names in @role, with the source descriptor @src (NULL:
- * none), met at @where: a new one (*@fresh; then checked by the caller)
- * unless it was met in that role with that media type and (not for a
- * layer) that source already, when the descriptor is checked against
- * it. NULL when @desc is no descriptor (reported) or out of memory.
+ * blobs.c: the blob @desc names in @role, with the source descriptor
+ * @src (NULL: none), met at @where: a new one (*@fresh; then checked by
+ * the caller) unless it was met in that role with that media type and
+ * (not for a layer) that source already, when the descriptor is checked
+ * against it. NULL when @desc is no descriptor (reported) or out of
+ * memory.
  */
 struct chk_blob *chk_meet(struct oci_chk *c, struct json_object *desc,
 			  enum imgfs_oci_blob_role role,
