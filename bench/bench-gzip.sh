@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# gzip layer benchmark: mkfs.img on a .tar.gz against the gzip decoders
-# alone (igzip -dc from ISA-L, zcat from zlib), side by side.
+# Compressed layer benchmark: mkfs.img on a .tar.gz against the gzip
+# decoders alone (igzip -dc from ISA-L, zcat from zlib), and on the same
+# layer as .tar.zst against zstd -dc, side by side.
 #
 # usage: bench/bench-gzip.sh [-n RUNS] [-s MB] [TAR.GZ]
 #
 # TAR.GZ defaults to a layer of about MB (default 100) megabytes of this
 # system's /usr, gzip -6, cached in $BENCH_DIR (default /tmp/imgfs-bench).
 # For each command the median wall, user and system seconds of RUNS runs
-# (default 5, the median by wall time) are printed, and mkfs.img's wall and CPU time over igzip's.
-# Needs GNU time (/usr/bin/time); igzip (Debian "isal") for its row.
+# (default 5, the median by wall time) are printed, and mkfs.img's wall
+# and CPU time over igzip's and over zstd's.
+# Needs GNU time (/usr/bin/time); igzip (Debian "isal") and zstd for
+# their rows.
 set -euo pipefail
 
 RUNS=5
@@ -78,11 +81,26 @@ if command -v igzip >/dev/null; then
 	run "igzip -dc layer.tar.gz" igzip -dc "$layer" && have_igzip=yes
 fi
 run "zcat layer.tar.gz" zcat "$layer"
-if [ $have_igzip = yes ]; then
-	read -r mw mu ms <"$WORK/mkfs.img --no-fsync layer.tar.gz"
-	read -r iw iu is <"$WORK/igzip -dc layer.tar.gz"
-	awk -v mw="$mw" -v mu="$mu" -v ms="$ms" -v iw="$iw" -v iu="$iu" \
-		-v is="$is" 'BEGIN {
-		printf "mkfs.img / igzip -dc: wall %.2fx, cpu %.2fx (target <= 1.3x)\n",
-			mw / iw, (mu + ms) / (iu + is) }'
+have_zstd=no
+if command -v zstd >/dev/null; then
+	zst=${layer%.gz}.zst
+	[ -e "$zst" ] || { gzip -dc "$layer" | zstd -q -3 -o "$zst.part" &&
+		mv "$zst.part" "$zst"; }
+	run "mkfs.img --no-fsync layer.tar.zst" \
+		"$MKFS" -q --no-fsync "$zst" "$WORK/out.img" &&
+		run "zstd -dc layer.tar.zst" zstd -dc "$zst" && have_zstd=yes
 fi
+
+# ratio A B WHAT: A's wall and CPU time over B's
+ratio() {
+	read -r mw mu ms <"$WORK/$1"
+	read -r iw iu is <"$WORK/$2"
+	awk -v mw="$mw" -v mu="$mu" -v ms="$ms" -v iw="$iw" -v iu="$iu" \
+		-v is="$is" -v what="$3" 'BEGIN {
+		printf "%s: wall %.2fx, cpu %.2fx (target <= 1.3x)\n", what,
+			mw / iw, (mu + ms) / (iu + is) }'
+}
+[ $have_igzip = no ] || ratio "mkfs.img --no-fsync layer.tar.gz" \
+	"igzip -dc layer.tar.gz" "mkfs.img / igzip -dc"
+[ $have_zstd = no ] || ratio "mkfs.img --no-fsync layer.tar.zst" \
+	"zstd -dc layer.tar.zst" "mkfs.img / zstd -dc"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -20,6 +21,7 @@
 #include <archive_entry.h>
 
 #include "imgfs/source.h"
+#include "source/readahead.h"
 #include "source/tar.h"
 #include "util/fileio.h"
 #include "util/gunzip.h"
@@ -34,10 +36,12 @@ bool imgfs_source_is_dir(const char *path)
 
 /*
  * The raw input. gzip layers are decoded here (util/gunzip.c: ISA-L, or
- * zlib) rather than by libarchive's gzip filter, which does not check the members' CRC-32 and
- * length trailers: a corrupt layer must fail the conversion. Other
- * compressions are decoded by libarchive's filters, whose libraries verify
- * their own checksums; their bytes are handed through unchanged.
+ * zlib) rather than by libarchive's gzip filter, which does not check the
+ * members' CRC-32 and length trailers: a corrupt layer must fail the
+ * conversion. Other compressions are decoded by libarchive's filters, whose
+ * libraries verify their own checksums; their bytes are handed through
+ * unchanged. All of this runs on the decoding thread (source/readahead.c)
+ * once the stream is open.
  */
 #define SRC_IN (256u * 1024u)
 #define SRC_OUT (256u * 1024u)
@@ -47,7 +51,7 @@ struct stream_source {
 	bool own_fd;
 	bool gzip;
 	bool eof; /* no more raw input */
-	uint64_t raw_pos; /* raw bytes read from fd */
+	uint64_t raw_pos; /* raw bytes read from fd (read by progress) */
 	uint64_t in_start; /* raw offset of in[0] */
 	uint64_t handed; /* raw bytes handed to libarchive */
 	struct imgfs_gunzip_stream gs;
@@ -60,10 +64,14 @@ struct stream_source {
 static int src_fill_raw(struct stream_source *g)
 {
 	ssize_t n;
+	int state;
 
+	/* the decoding thread may be stopped here, and only here */
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
 	do
 		n = read(g->fd, g->in, sizeof(g->in));
 	while (n < 0 && errno == EINTR);
+	pthread_setcancelstate(state, NULL);
 	if (n < 0)
 		return -errno;
 	g->eof = n == 0;
@@ -71,7 +79,8 @@ static int src_fill_raw(struct stream_source *g)
 	if (!n)
 		return 0; /* in[] keeps the last bytes, for messages */
 	g->in_start = g->raw_pos;
-	g->raw_pos += (uint64_t)n;
+	__atomic_store_n(&g->raw_pos, g->raw_pos + (uint64_t)n,
+			 __ATOMIC_RELAXED);
 	g->next_in = g->in;
 	return 0;
 }
@@ -196,6 +205,8 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
  */
 #define TAR_BLOCK 512u
 #define FEED_SIZE (128u * TAR_BLOCK)
+/* chunks decoded ahead: 1 MiB */
+#define RA_SLOTS 16u
 
 enum tar_state { TAR_READING, TAR_DONE, TAR_FAILED };
 
@@ -203,8 +214,10 @@ struct imgfs_tar {
 	char *path;
 	struct stream_source *src; /* owned by @outer once it is open */
 	struct archive *outer;
+	struct readahead *ra; /* reads @outer while the stream is open */
+	bool compressed; /* the input is compressed */
 	struct archive *a; /* NULL for an empty plain stream */
-	uint8_t *buf[2];
+	const uint8_t *buf[2]; /* the last two chunks @ra gave */
 	size_t len[2];
 	uint64_t start[2]; /* plain-stream offset of buf[i][0] */
 	unsigned int cur; /* buffer handed out last */
@@ -282,26 +295,28 @@ static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
 	return t->copy_err;
 }
 
-/* Fill buf[@i] with the next plain bytes, up to FEED_SIZE. */
-static int feed_fill(struct imgfs_tar *t, unsigned int i)
+/* buf[@i] becomes the next FEED_SIZE plain bytes (fewer at the end). */
+static int plain_take(struct imgfs_tar *t, unsigned int i)
 {
 	size_t n = 0;
 
-	while (n < FEED_SIZE && !t->plain_end) {
-		la_ssize_t r = archive_read_data(t->outer, t->buf[i] + n,
-						 FEED_SIZE - n);
-
-		if (r < 0)
-			return -1;
-		t->plain_end = r == 0;
-		n += (size_t)r;
-	}
+	if (t->plain_end)
+		t->buf[i] = NULL;
+	else if (readahead_next(t->ra, &t->buf[i], &n, &t->plain_end))
+		return -1;
 	t->start[i] = t->delivered;
 	t->len[i] = n;
 	t->delivered += n;
 	t->cur = i;
-	tap_add(t, t->buf[i], n);
-	return copy_plain(t, t->buf[i], n, t->start[i]) ? -1 : 0;
+	return 0;
+}
+
+static int feed_fill(struct imgfs_tar *t, unsigned int i)
+{
+	if (plain_take(t, i))
+		return -1;
+	tap_add(t, t->buf[i], t->len[i]);
+	return copy_plain(t, t->buf[i], t->len[i], t->start[i]) ? -1 : 0;
 }
 
 static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
@@ -352,12 +367,11 @@ static void tar_free(struct imgfs_tar *t)
 {
 	if (t->a)
 		archive_read_free(t->a);
+	readahead_free(t->ra);
 	if (t->outer)
 		archive_read_free(t->outer);
 	else if (t->src)
 		src_close(NULL, t->src);
-	free(t->buf[0]);
-	free(t->buf[1]);
 	free(t->last);
 	free(t->path);
 	free(t->hdr);
@@ -389,11 +403,16 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 	if (archive_format(t->outer) == ARCHIVE_FORMAT_EMPTY &&
 	    archive_errno(t->outer))
 		goto fail;
+	t->compressed = t->src->gzip || archive_filter_count(t->outer) > 1;
 	r = archive_read_next_header(t->outer, &oe);
 	if (r == ARCHIVE_EOF)
 		t->plain_end = true;
 	else if (r != ARCHIVE_OK)
 		goto fail;
+	if (!t->plain_end &&
+	    !(t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS)))
+		return imgfs_error_set(err, -errno, "%s: %s", t->path,
+				       strerror(errno));
 	if (feed_fill(t, 0))
 		goto fail;
 	t->primed = true;
@@ -429,9 +448,7 @@ static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
 
 	if (t)
 		t->copy_fd = -1;
-	if (!t || !(t->path = strdup(path)) ||
-	    !(t->buf[0] = malloc(FEED_SIZE)) ||
-	    !(t->buf[1] = malloc(FEED_SIZE))) {
+	if (!t || !(t->path = strdup(path))) {
 		if (own_fd)
 			close(fd);
 		imgfs_error_set(err, -ENOMEM, "out of memory");
@@ -510,7 +527,7 @@ uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size)
 	/* only a regular file has a size to measure progress against */
 	if (!fstat(t->src->fd, &st) && S_ISREG(st.st_mode))
 		*size = (uint64_t)st.st_size;
-	return t->src->raw_pos;
+	return __atomic_load_n(&t->src->raw_pos, __ATOMIC_RELAXED);
 }
 
 unsigned long long imgfs_tar_entries(const struct imgfs_tar *t)
@@ -607,24 +624,21 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		if (plain_is_zero(t, p, 1) == 0)
 			nonzero = p;
 	while (!t->plain_end) {
-		la_ssize_t r = archive_read_data(t->outer, t->buf[0],
-						 FEED_SIZE);
+		unsigned int i = t->cur ^ 1;
 
-		if (r < 0) {
+		if (plain_take(t, i)) {
 			msg = archive_error_string(t->outer);
 			return imgfs_error_set(err, -EIO, "%s: %s", t->path,
 					       msg ? msg : "read error");
 		}
-		t->plain_end = r == 0;
-		if (copy_plain(t, t->buf[0], (size_t)r, t->delivered))
+		if (copy_plain(t, t->buf[i], t->len[i], t->start[i]))
 			return imgfs_error_set(err, t->copy_err,
 					       "%s: keeping a copy of the tar: %s",
 					       t->path, strerror(-t->copy_err));
-		for (la_ssize_t i = 0; i < r && nonzero == UINT64_MAX; i++)
-			if (t->buf[0][i])
-				nonzero = t->delivered + (uint64_t)i;
-		t->delivered += (uint64_t)r;
-		total += (uint64_t)r;
+		for (size_t k = 0; k < t->len[i] && nonzero == UINT64_MAX; k++)
+			if (t->buf[i][k])
+				nonzero = t->start[i] + k;
+		total += t->len[i];
 	}
 	t->len[0] = t->len[1] = 0;
 	if (check_raw_end(t, err))
@@ -643,10 +657,7 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	char at[IMGFS_ERROR_MSG_MAX / 2];
 
 	if (!t->delivered) {
-		const char *how = t->src->gzip ||
-					  archive_filter_count(t->outer) > 1 ?
-					  " once decompressed" :
-					  "";
+		const char *how = t->compressed ? " once decompressed" : "";
 
 		if (!o->allow_missing_end)
 			return imgfs_error_set(err, -EINVAL,

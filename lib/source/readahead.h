@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * source/readahead.h - a tar stream's decoding on a thread of its own.
+ * The thread reads the decoded (plain) stream from a libarchive handle
+ * into a ring of equal chunks; the tar reader takes them in order and
+ * holds the last two it took (it looks back one chunk to tell the
+ * end-of-archive marker from the end of the input). Decoding and
+ * conversion then run on two cores.
+ */
+#ifndef IMGFS_SOURCE_READAHEAD_H
+#define IMGFS_SOURCE_READAHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct archive;
+struct readahead;
+
+/*
+ * Start reading @outer (used by nobody else until readahead_free) in
+ * chunks of @chunk bytes, at most @nslots (3 or more) of them buffered.
+ * NULL with errno set when memory or a thread is lacking.
+ */
+struct readahead *readahead_start(struct archive *outer, size_t chunk,
+				  unsigned int nslots);
+
+/*
+ * The next chunk: *@buf stays valid until the call after next. Every chunk
+ * holds @chunk bytes but the last, which sets *@end (it may be empty).
+ * -1 when decoding failed: @outer's error says why, and may be read now.
+ */
+int readahead_next(struct readahead *r, const uint8_t **buf, size_t *len,
+		   bool *end);
+
+/* Stop the thread (it is cancelled only while it waits for input). */
+void readahead_free(struct readahead *r);
+
+#endif
