@@ -31,14 +31,13 @@ static uint8_t *slot(struct readahead *r, uint64_t n)
 	return r->data + (size_t)(n % r->nslots) * r->chunk;
 }
 
-/* One chunk filled from @outer: its length, or -1. */
-static long fill(struct readahead *r, uint8_t *p, bool *end)
+long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk,
+		    bool *end)
 {
 	size_t n = 0;
 
-	while (n < r->chunk) {
-		la_ssize_t got = archive_read_data(r->outer, p + n,
-						   r->chunk - n);
+	while (n < chunk) {
+		la_ssize_t got = archive_read_data(outer, p + n, chunk - n);
 
 		if (got < 0)
 			return -1;
@@ -68,7 +67,7 @@ static void *decode_thread(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&r->lock);
-		n = fill(r, slot(r, at), &end);
+		n = readahead_fill(r->outer, slot(r, at), r->chunk, &end);
 		pthread_mutex_lock(&r->lock);
 		if (n < 0) {
 			r->failed = true;

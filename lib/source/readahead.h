@@ -5,7 +5,10 @@
  * into a ring of equal chunks; the tar reader takes them in order and
  * holds the last two it took (it looks back one chunk to tell the
  * end-of-archive marker from the end of the input). Decoding and
- * conversion then run on two cores.
+ * conversion then run on two cores. A stream that is not compressed has
+ * nothing to decode: moving its bytes to another thread costs more than
+ * it gives (a layer of an OCI layout already arrives decoded by a thread
+ * of its own), so it is read without one.
  */
 #ifndef IMGFS_SOURCE_READAHEAD_H
 #define IMGFS_SOURCE_READAHEAD_H
@@ -32,6 +35,14 @@ struct readahead *readahead_start(struct archive *outer, size_t chunk,
  */
 int readahead_next(struct readahead *r, const uint8_t **buf, size_t *len,
 		   bool *end);
+
+/*
+ * Fill @p with the next @chunk bytes of @outer, fewer at the end (*@end
+ * set): the length, or -1 when decoding failed. What the thread does for
+ * each chunk, and what a reader without the thread does itself.
+ */
+long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk,
+		    bool *end);
 
 /* Stop the thread (it is cancelled only while it waits for input). */
 void readahead_free(struct readahead *r);

@@ -214,10 +214,11 @@ struct imgfs_tar {
 	char *path;
 	struct stream_source *src; /* owned by @outer once it is open */
 	struct archive *outer;
-	struct readahead *ra; /* reads @outer while the stream is open */
+	struct readahead *ra; /* decodes @outer ahead: compressed input */
 	bool compressed; /* the input is compressed */
 	struct archive *a; /* NULL for an empty plain stream */
-	const uint8_t *buf[2]; /* the last two chunks @ra gave */
+	const uint8_t *buf[2]; /* the last two chunks read */
+	uint8_t *own[2]; /* without @ra: where they are read to */
 	size_t len[2];
 	uint64_t start[2]; /* plain-stream offset of buf[i][0] */
 	unsigned int cur; /* buffer handed out last */
@@ -299,11 +300,21 @@ static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
 static int plain_take(struct imgfs_tar *t, unsigned int i)
 {
 	size_t n = 0;
+	long got;
 
-	if (t->plain_end)
+	if (t->plain_end) {
 		t->buf[i] = NULL;
-	else if (readahead_next(t->ra, &t->buf[i], &n, &t->plain_end))
-		return -1;
+	} else if (t->ra) {
+		if (readahead_next(t->ra, &t->buf[i], &n, &t->plain_end))
+			return -1;
+	} else {
+		got = readahead_fill(t->outer, t->own[i], FEED_SIZE,
+				     &t->plain_end);
+		if (got < 0)
+			return -1;
+		t->buf[i] = t->own[i];
+		n = (size_t)got;
+	}
 	t->start[i] = t->delivered;
 	t->len[i] = n;
 	t->delivered += n;
@@ -372,6 +383,8 @@ static void tar_free(struct imgfs_tar *t)
 		archive_read_free(t->outer);
 	else if (t->src)
 		src_close(NULL, t->src);
+	free(t->own[0]);
+	free(t->own[1]);
 	free(t->last);
 	free(t->path);
 	free(t->hdr);
@@ -409,10 +422,15 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 		t->plain_end = true;
 	else if (r != ARCHIVE_OK)
 		goto fail;
-	if (!t->plain_end &&
-	    !(t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS)))
-		return imgfs_error_set(err, -errno, "%s: %s", t->path,
-				       strerror(errno));
+	if (t->compressed && !t->plain_end) {
+		t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS);
+		if (!t->ra)
+			return imgfs_error_set(err, -errno, "%s: %s", t->path,
+					       strerror(errno));
+	} else if (!(t->own[0] = malloc(FEED_SIZE)) ||
+		   !(t->own[1] = malloc(FEED_SIZE))) {
+		return imgfs_error_set(err, -ENOMEM, "out of memory");
+	}
 	if (feed_fill(t, 0))
 		goto fail;
 	t->primed = true;

@@ -1,9 +1,10 @@
 #!/bin/bash
 # The decoding thread (lib/source/readahead.c) ahead of the tar reader:
 # - tars whose plain length is an exact multiple of the 64 KiB chunk, one
-#   byte more and one tar block less, plain and compressed, from files and
-#   pipes: mounted and compared with bsdtar's extraction;
-# - a layer that goes bad while its writer keeps the pipe open (as a
+#   tar block more and one less, plain, gzip and zstd, from files and a
+#   pipe: mounted and compared with bsdtar's extraction;
+# - a layer (plain, and gzip: the thread is only for compressed input)
+#   that goes bad while its writer keeps the pipe open (as a
 #   program streaming into mkfs.erofs's stdin does): mkfs must stop with
 #   the entry's error, leave no image and not wait for the writer. The
 #   timeout only tells a hang from an answer: it is minutes long, and the
