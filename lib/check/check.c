@@ -46,7 +46,7 @@ static void check_compr_cfgs(struct check_ctx *c, uint64_t *pos)
 		if (!(c->sb->compr_algs & (1u << alg)))
 			continue;
 		*pos = (*pos + 3) & ~3ull;
-		if (imgfs_img_read(c->img, l, sizeof(l), *pos,
+		if (img_read(c->img, l, sizeof(l), *pos,
 				   "compression config", 0, &e)) {
 			check_report(c, IMGFS_CHECK_ERROR,
 				     IMGFS_CHECK_SUPERBLOCK, IMGFS_CHECK_NO_NID,
@@ -54,7 +54,7 @@ static void check_compr_cfgs(struct check_ctx *c, uint64_t *pos)
 				     alg, e.msg);
 			return;
 		}
-		*pos += sizeof(l) + imgfs_compr_cfg_len_decode(l);
+		*pos += sizeof(l) + compr_cfg_len_decode(l);
 	}
 }
 
@@ -170,9 +170,9 @@ static void check_superblock(struct check_ctx *c)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID, "fixed_nsec %u >= 10^9",
 			     sb->fixed_nsec);
-	if (!imgfs_img_read(c->img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
+	if (!img_read(c->img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
 			    "superblock", 0, &e))
-		imgfs_super_block_decode(raw, &d);
+		super_block_decode(raw, &d);
 	if (d.reserved_set)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,
 			     IMGFS_CHECK_NO_NID, "reserved bytes are not zero");
@@ -464,7 +464,7 @@ static int walk_entry(void *arg, const struct imgfs_walk_entry *w)
 		return check_dot_entry(c, s, de, true);
 	n = entry_node(c, w, &is_new);
 	if (!n)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return error_set(c->err, -ENOMEM, "out of memory");
 	if (n->bad || !w->inode) {
 		n->refs++;
 		if (!n->bad)
@@ -565,7 +565,7 @@ static int walk(struct check_ctx *c)
 
 	n = check_node_insert(c, c->sb->root_nid);
 	if (!n)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return error_set(c->err, -ENOMEM, "out of memory");
 	n->parent = c->sb->root_nid;
 	n->refs = 1;
 	if (imgfs_inode_read_root(c->img, &root, &e)) {
@@ -580,7 +580,7 @@ static int walk(struct check_ctx *c)
 	ret = emit_entry(c, NULL, &root, n);
 	c->scan = calloc(1, sizeof(*c->scan));
 	if (!ret && !c->scan)
-		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		ret = error_set(c->err, -ENOMEM, "out of memory");
 	if (!ret) {
 		c->walking = true;
 		ret = imgfs_walk(c->img, root.nid, "/", &o, c->err);
@@ -643,7 +643,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	res->struct_size = sizeof(*res);
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	c->img = img;
 	c->sb = imgfs_image_sb(img);
 	c->res = res;
@@ -661,7 +661,7 @@ int imgfs_check_image(struct imgfs_image *img,
 					     CHECK_BUFSZ;
 	c->buf = malloc(c->bufsz);
 	if (!c->buf) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	res->image_bytes = img->size;
@@ -687,7 +687,7 @@ int imgfs_check_image(struct imgfs_image *img,
 out:
 	check_queue_free(c);
 	check_prefetch_free(c);
-	imgfs_workpool_destroy(c->pool);
+	workpool_destroy(c->pool);
 	check_nodes_free(c);
 	free(c->rpath.s);
 	free(c->lpath.s);
@@ -725,7 +725,7 @@ int imgfs_check_path(const char *path, const struct imgfs_check_options *opts,
 		return 0;
 	}
 	if (ret)
-		return imgfs_error_set(err, ret, "%s", e.msg);
+		return error_set(err, ret, "%s", e.msg);
 	ret = imgfs_check_image(img, opts, res, err);
 	imgfs_image_close(img);
 	return ret;

@@ -25,7 +25,7 @@
 
 int imgfs_sha256(const void *buf, size_t len, uint8_t out[IMGFS_SHA256_SIZE])
 {
-	return imgfs_sha256_join(buf, len, NULL, 0, out);
+	return sha256_join(buf, len, NULL, 0, out);
 }
 
 int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
@@ -37,7 +37,7 @@ int check_add_range(struct check_ctx *c, uint64_t start, uint64_t len,
 		return 0;
 	if (IMGFS_VEC_RESERVE(c->ranges, c->ranges_cap, c->nr_ranges + 1,
 			      1024)) {
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 		return c->fatal;
 	}
 	r = &c->ranges[c->nr_ranges++];
@@ -246,7 +246,7 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 
 		if (ext->kind == IMGFS_EXTENT_PLAIN ||
 		    ext->kind == IMGFS_EXTENT_INLINE) {
-			int ret = imgfs_img_read(c->img, s->buf, n,
+			int ret = img_read(c->img, s->buf, n,
 						 ext->pos + done, "file data",
 						 s->inode->nid, &s->e);
 
@@ -260,13 +260,13 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 				      imgfs_read(c->img, s->inode,
 						 ext->logical + done, s->buf,
 						 n, &s->e) :
-				      imgfs_read_verify(c->img, s->inode,
+				      read_verify(c->img, s->inode,
 							ext->logical + done,
 							s->buf, n, &s->e);
 			if (got < 0)
 				return (int)got;
 			if ((size_t)got != n)
-				return imgfs_error_set(&s->e, -IMGFS_EFSCORRUPTED,
+				return error_set(&s->e, -IMGFS_EFSCORRUPTED,
 						       "short read at %llu",
 						       (unsigned long long)(ext->logical + done));
 		}
@@ -298,7 +298,7 @@ static int readmap_alloc(struct check_ctx *c, struct imgfs_error *e)
 		return 0;
 	c->readmap = calloc(((c->img->size >> c->img->blkszbits) >> 3) + 1, 1);
 	if (!c->readmap)
-		return imgfs_error_set(e, -ENOMEM, "out of memory");
+		return error_set(e, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -427,7 +427,7 @@ static void add_layout_meta(struct check_ctx *c,
 		nr = (inode->size + (1ull << inode->chunkbits) - 1) >>
 		     inode->chunkbits;
 		len = nr * recsz;
-		if (imgfs_img_range_ok(c->img, pos, len))
+		if (img_range_ok(c->img, pos, len))
 			check_add_range(c, inode->data_pos,
 					pos + len - inode->data_pos,
 					inode->nid, CHECK_RANGE_META);
@@ -447,7 +447,7 @@ static void report_data_error(struct check_ctx *c,
 			      const struct imgfs_error *e)
 {
 	if (ret == -ENOMEM) {
-		c->fatal = imgfs_error_set(c->err, ret, "out of memory");
+		c->fatal = error_set(c->err, ret, "out of memory");
 		return;
 	}
 	if (ret == -EOPNOTSUPP) {
@@ -537,7 +537,7 @@ static int check_file_amplification(struct check_ctx *c,
 	ret = imgfs_extent_iterate(c->img, inode, phys_cb, &p, &e);
 	if (ret == -ENOMEM) {
 		free(p.r);
-		c->fatal = imgfs_error_set(c->err, ret, "out of memory");
+		c->fatal = error_set(c->err, ret, "out of memory");
 		return ret;
 	}
 	if (ret < 0) {
@@ -587,7 +587,7 @@ static int job_map_cb(void *arg, const struct imgfs_extent *ext)
 		return 0;
 	}
 	if (IMGFS_VEC_RESERVE(job->ext, job->ext_cap, job->nr_ext + 1, 16))
-		return imgfs_error_set(&job->map_err, -ENOMEM, "out of memory");
+		return error_set(&job->map_err, -ENOMEM, "out of memory");
 	e = &job->ext[job->nr_ext++];
 	e->ext = *ext;
 	e->range = extent_range(job->c, job->inode.nid, ext);
@@ -606,7 +606,7 @@ static void submit_job(struct check_ctx *c, const struct imgfs_inode *inode,
 
 	if (!job || readmap_alloc(c, &e)) {
 		free(job);
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 		return;
 	}
 	job->ops = &job_ops;
@@ -664,10 +664,10 @@ static void job_run(struct check_job *job, void **local)
 		*local = malloc(c->bufsz);
 	s.buf = *local;
 	if (job->digest) {
-		s.md = imgfs_sha256_new();
+		s.md = sha256_new();
 	}
 	if (!s.buf || (job->digest && !s.md)) {
-		job->read_ret = imgfs_error_set(&job->read_err, -ENOMEM,
+		job->read_ret = error_set(&job->read_err, -ENOMEM,
 						"out of memory");
 		EVP_MD_CTX_free(s.md);
 		return;
@@ -696,7 +696,7 @@ static void prefetch_work(struct imgfs_work *work, void **local)
 		*local = malloc(c->bufsz);
 	/* one byte decodes the pcluster; errors are the files' to report */
 	if (*local)
-		imgfs_read_verify(c->img, &c->packed, p->logical, *local, 1, &e);
+		read_verify(c->img, &c->packed, p->logical, *local, 1, &e);
 }
 
 static int prefetch_cb(void *arg, const struct imgfs_extent *ext)
@@ -735,13 +735,13 @@ void check_prefetch_packed(struct check_ctx *c)
 		return;
 	}
 	for (size_t i = 0; i < c->nr_prefetch; i++)
-		imgfs_workpool_submit(c->pool, &c->prefetch[i].work);
+		workpool_submit(c->pool, &c->prefetch[i].work);
 }
 
 void check_prefetch_free(struct check_ctx *c)
 {
 	for (size_t i = 0; i < c->nr_prefetch; i++)
-		imgfs_workpool_wait(c->pool, &c->prefetch[i].work);
+		workpool_wait(c->pool, &c->prefetch[i].work);
 	free(c->prefetch);
 	c->prefetch = NULL;
 	c->nr_prefetch = 0;
@@ -819,9 +819,9 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		return;
 	}
 	if (s.read && (c->opts.flags & IMGFS_CHECK_F_DIGEST)) {
-		s.md = imgfs_sha256_new();
+		s.md = sha256_new();
 		if (!s.md) {
-			c->fatal = imgfs_error_set(c->err, -ENOMEM,
+			c->fatal = error_set(c->err, -ENOMEM,
 						   "cannot set up SHA-256");
 			return;
 		}

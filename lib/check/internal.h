@@ -264,7 +264,7 @@ struct check_batch {
 /*
  * Before the walk, with threads and no digest: queue the decoding of every
  * compressed pcluster of the packed inode (FRAGMENTS), so that the files
- * whose tails are there find them verified (imgfs_read_verify()) instead
+ * whose tails are there find them verified (read_verify()) instead
  * of waiting for one another. Reports nothing: the files' own reads do.
  * check_prefetch_free() waits for them.
  */

@@ -27,7 +27,7 @@ struct check_node *check_node_find(struct check_ctx *c, uint64_t nid)
 {
 	uint64_t i;
 
-	if (!imgfs_u64map_get(&c->nodes.index, nid, &i))
+	if (!u64map_get(&c->nodes.index, nid, &i))
 		return NULL;
 	return check_node_at(c, (size_t)i);
 }
@@ -58,7 +58,7 @@ struct check_node *check_node_get(struct check_ctx *c, uint64_t nid,
 
 	if (!nodes_reserve(t))
 		return NULL;
-	pos = imgfs_u64map_find_or_add(&t->index, nid, t->count, is_new);
+	pos = u64map_find_or_add(&t->index, nid, t->count, is_new);
 	if (!pos)
 		return NULL;
 	if (!*is_new)
@@ -87,7 +87,7 @@ void check_nodes_free(struct check_ctx *c)
 	for (i = 0; i < t->nr_chunks; i++)
 		free(t->chunks[i]);
 	free(t->chunks);
-	imgfs_u64map_free(&t->index);
+	u64map_free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 

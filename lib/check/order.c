@@ -52,7 +52,7 @@ static struct check_event *event_new(struct check_ctx *c, enum event_kind kind,
 	struct check_event *ev = malloc(sizeof(*ev) + la + lb);
 
 	if (!ev) {
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	memset(ev, 0, sizeof(*ev));
@@ -127,7 +127,7 @@ struct imgfs_workpool *check_pool(struct check_ctx *c)
 {
 	if (c->pool)
 		return c->pool;
-	c->pool = imgfs_workpool_create(c->threads, free, c->err);
+	c->pool = workpool_create(c->threads, free, c->err);
 	if (!c->pool)
 		c->fatal = c->err->code ? c->err->code : -ENOMEM;
 	return c->pool;
@@ -148,7 +148,7 @@ static void batch_submit(struct check_ctx *c, struct check_batch *b)
 	b->submitted = true;
 	if (c->batch == b)
 		c->batch = NULL;
-	imgfs_workpool_submit(c->pool, &b->work);
+	workpool_submit(c->pool, &b->work);
 }
 
 int check_queue_job(struct check_ctx *c, struct check_job *job)
@@ -158,7 +158,7 @@ int check_queue_job(struct check_ctx *c, struct check_job *job)
 
 	if (!ev || (!b && !(b = calloc(1, sizeof(*b))))) {
 		free(ev);
-		return c->fatal = imgfs_error_set(c->err, -ENOMEM,
+		return c->fatal = error_set(c->err, -ENOMEM,
 						  "out of memory");
 	}
 	if (!check_pool(c)) {
@@ -228,7 +228,7 @@ static void deliver(struct check_ctx *c, struct check_event *ev)
 		break;
 	case EVENT_JOB:
 		batch_submit(c, ev->job->batch);
-		imgfs_workpool_wait(c->pool, &ev->job->batch->work);
+		workpool_wait(c->pool, &ev->job->batch->work);
 		if (!c->stop) {
 			c->delivering = true;
 			ev->job->ops->finish(c, ev->job);
@@ -253,7 +253,7 @@ void check_queue_flush(struct check_ctx *c, bool wait)
 	while ((ev = c->ev_head)) {
 		if (ev->kind == EVENT_JOB && !wait && !over_bounds(c) &&
 		    (!ev->job->batch->submitted ||
-		     !imgfs_workpool_done(c->pool, &ev->job->batch->work)))
+		     !workpool_done(c->pool, &ev->job->batch->work)))
 			break;
 		c->ev_head = ev->next;
 		if (!c->ev_head)

@@ -140,7 +140,7 @@ static bool pax_size(struct check_ctx *c, uint64_t pos, uint64_t len,
 
 	if (!len || len > PAX_SCAN_MAX || !(b = malloc(len)))
 		return false;
-	if (imgfs_img_read(c->img, b, len, pos, "pax header", 0, &e)) {
+	if (img_read(c->img, b, len, pos, "pax header", 0, &e)) {
 		free(b);
 		return false;
 	}
@@ -180,7 +180,7 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 	bool have_next_size = false;
 
 	while (pos + TAR_BLOCK <= t->end) {
-		if (imgfs_img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0,
+		if (img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0,
 				   &e))
 			break;
 		if (all_zero(h, TAR_BLOCK)) {
@@ -196,7 +196,7 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 		if (h[156] == 'S' && h[482]) {
 			do {
 				if (pos + TAR_BLOCK > t->end ||
-				    imgfs_img_read(c->img, h, TAR_BLOCK, pos,
+				    img_read(c->img, h, TAR_BLOCK, pos,
 						   "tar header", 0, &e)) {
 					tar_report(c, t, pos,
 						   "sparse header extension cut short");
@@ -265,7 +265,7 @@ void check_tarindex_init(struct check_ctx *c)
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 		return;
 	}
 	t->device = 1;
@@ -276,7 +276,7 @@ void check_tarindex_init(struct check_ctx *c)
 			 img->size;
 	c->tar = t;
 	if (walk_tar(c, t))
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 }
 
 /* The payload holding image byte @pos, or NULL. */

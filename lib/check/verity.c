@@ -56,7 +56,7 @@ bool imgfs_check_has_verity(struct imgfs_image *img)
 	if (off == UINT64_MAX || off > img->size ||
 	    img->size - off < IMGFS_VERITY_SB_SIZE)
 		return false;
-	if (imgfs_img_read(img, magic, sizeof(magic), off, "verity superblock",
+	if (img_read(img, magic, sizeof(magic), off, "verity superblock",
 			   0, &e))
 		return false;
 	return !memcmp(magic, "verity\0\0", sizeof(magic));
@@ -72,11 +72,11 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	int ret;
 
 	if (img->fd < 0)
-		return imgfs_error_set(
+		return error_set(
 			err, -EOPNOTSUPP,
 			"dm-verity: only image files can be checked");
 	if (!imgfs_check_has_verity(img))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: no verity superblock at offset %" PRIu64
 			" (the image size rounded up to 4096)",
@@ -88,7 +88,7 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	/* a tree over a prefix would leave the rest unprotected */
 	covered = chk->info.data_blocks * chk->info.data_block_size;
 	if (covered < fs_end)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: the tree covers %" PRIu64
 				       " bytes, the image has %" PRIu64 "%s",
 				       covered, fs_end,
@@ -96,7 +96,7 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 					       " (index and tar)" :
 					       "");
 	if (chk->info.data_block_size > (1u << sb->blkszbits))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: data blocks of %u bytes, larger than the image's %u: the kernel cannot mount it on the verity device",
 			chk->info.data_block_size, 1u << sb->blkszbits);

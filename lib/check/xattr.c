@@ -49,7 +49,7 @@ static const char *acl_problem(const uint8_t *v, size_t len)
 	if (len < IMGFS_ACL_HEADER_SIZE ||
 	    (len - IMGFS_ACL_HEADER_SIZE) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * n";
-	if (imgfs_acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
+	if (acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
 	nr = (len - IMGFS_ACL_HEADER_SIZE) / IMGFS_ACL_ENTRY_SIZE;
 	for (i = 0; i < nr; i++) {
@@ -57,7 +57,7 @@ static const char *acl_problem(const uint8_t *v, size_t len)
 		unsigned int tag;
 		uint32_t id;
 
-		imgfs_acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
+		acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
 					       IMGFS_ACL_ENTRY_SIZE * i,
 				       &e);
 		tag = e.e_tag;
@@ -125,7 +125,7 @@ static void filter_add(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 	}
 	memcpy(buf, infix, ilen);
 	memcpy(buf + ilen, x->suffix, x->suffix_len);
-	s->filter |= 1u << imgfs_xattr_filter_bit(base, buf,
+	s->filter |= 1u << xattr_filter_bit(base, buf,
 						  ilen + x->suffix_len);
 }
 
@@ -264,17 +264,17 @@ void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode)
 			     "xattr area of 12 bytes (i_xattr_icount 1): the kernel refuses xattr access");
 		return;
 	}
-	if (imgfs_img_read(c->img, raw, sizeof(raw),
+	if (img_read(c->img, raw, sizeof(raw),
 			   inode->pos + inode->inode_size, "xattr header",
 			   inode->nid, &e))
 		return; /* the inode read already checked the area bounds */
-	imgfs_xattr_ibody_header_decode(raw, &hdr);
+	xattr_ibody_header_decode(raw, &hdr);
 	if (hdr.reserved_set)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_XATTR,
 			     inode->nid, "xattr header reserved bytes are not zero");
 	ret = imgfs_xattr_iterate(c->img, inode, true, xattr_cb, &s, &e);
 	if (ret == -ENOMEM || s.oom)
-		c->fatal = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 	else if (ret < 0)
 		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_XATTR,
 			     inode->nid, "%s", e.msg);

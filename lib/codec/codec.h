@@ -84,7 +84,7 @@ struct imgfs_zalg {
 	 * length. Returns the stream length (0 when nothing fits) or a
 	 * negative errno; a static description of a failure goes to *@why.
 	 * A return of 0 with *@srclen > 0 means "these bytes do not
-	 * compress, store them raw" (see imgfs_zprobe_incompressible()).
+	 * compress, store them raw" (see zprobe_incompressible()).
 	 */
 	ssize_t (*destsize)(void *ctx, const uint8_t *src, size_t *srclen,
 			    uint8_t *dst, size_t dstcap, const char **why);
@@ -104,7 +104,7 @@ struct imgfs_zalg {
 			 uint32_t len, unsigned int blkszbits, char *why,
 			 size_t whylen);
 	/*
-	 * Decode the @inlen-byte stream at @in into @out, as imgfs_zdecode()
+	 * Decode the @inlen-byte stream at @in into @out, as zdecode()
 	 * describes. *@dctx is this algorithm's reusable decoder state: NULL
 	 * the first time, set up by the call, released by dctx_free().
 	 */
@@ -115,11 +115,11 @@ struct imgfs_zalg {
 	void (*dctx_free)(void *dctx);
 };
 
-extern const struct imgfs_zalg imgfs_zalg_lz4;
-extern const struct imgfs_zalg imgfs_zalg_lz4hc;
-extern const struct imgfs_zalg imgfs_zalg_lzma;
-extern const struct imgfs_zalg imgfs_zalg_deflate;
-extern const struct imgfs_zalg imgfs_zalg_zstd;
+extern const struct imgfs_zalg zalg_lz4;
+extern const struct imgfs_zalg zalg_lz4hc;
+extern const struct imgfs_zalg zalg_lzma;
+extern const struct imgfs_zalg zalg_deflate;
+extern const struct imgfs_zalg zalg_zstd;
 
 /*
  * Shared helper for libraries without a native destsize mode: search for
@@ -131,7 +131,7 @@ extern const struct imgfs_zalg imgfs_zalg_zstd;
 typedef ssize_t (*imgfs_zoneshot_fn)(void *ctx, const uint8_t *src,
 				     size_t len, uint8_t *dst, size_t cap,
 				     const char **why);
-ssize_t imgfs_zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
+ssize_t zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
 			       const uint8_t *src, size_t *srclen,
 			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
 			       size_t scratch_cap, const char **why);
@@ -149,7 +149,7 @@ struct imgfs_zprobe {
 	uint32_t pos[1u << IMGFS_ZPROBE_BITS];
 };
 
-bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
+bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 				 size_t len);
 
 /*
@@ -158,22 +158,22 @@ bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
  * be stored raw; the next call looks at the rest again, with what
  * follows); the encoder then returns 0 without running.
  */
-bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
+bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
 		      size_t *srclen, size_t dstcap);
 
 /* The table holding the decoder of on-disk algorithm @alg, or NULL. */
-const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg);
+const struct imgfs_zalg *zalg_by_id(unsigned int alg);
 /* The encoder of a writer's compressor (kinds.c); NULL for none. */
-const struct imgfs_zalg *imgfs_zalg_by_kind(enum imgfs_compr_kind kind);
+const struct imgfs_zalg *zalg_by_kind(enum imgfs_compr_kind kind);
 
 /* Name of algorithm @alg ("lz4", ...), "?" if unknown. */
-const char *imgfs_zalg_name(unsigned int alg);
+const char *zalg_name(unsigned int alg);
 
 /* Reusable decoder state of every algorithm; one thread at a time. */
 struct imgfs_zdecoder;
 
-struct imgfs_zdecoder *imgfs_zdecoder_new(void);
-void imgfs_zdecoder_free(struct imgfs_zdecoder *d);
+struct imgfs_zdecoder *zdecoder_new(void);
+void zdecoder_free(struct imgfs_zdecoder *d);
 
 /*
  * Decode the @inlen-byte stream at @in, compressed with @alg, into @out.
@@ -183,16 +183,16 @@ void imgfs_zdecoder_free(struct imgfs_zdecoder *d);
  * padding). Returns 0, -IMGFS_EFSCORRUPTED with the reason in @why,
  * -EOPNOTSUPP if the algorithm is not built in, -ENOMEM.
  */
-int imgfs_zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
+int zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
 		  unsigned int alg, const uint8_t *in, size_t inlen,
 		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
 		  char *why, size_t whylen);
 
 /* Decoders' failures: the reason into @why, -IMGFS_EFSCORRUPTED back. */
-static inline int imgfs_zcorrupt(char *why, size_t whylen, const char *fmt,
+static inline int zread_corrupt(char *why, size_t whylen, const char *fmt,
 				 ...) __attribute__((format(printf, 3, 4)));
 
-static inline int imgfs_zcorrupt(char *why, size_t whylen, const char *fmt,
+static inline int zread_corrupt(char *why, size_t whylen, const char *fmt,
 				 ...)
 {
 	va_list ap;

@@ -16,34 +16,34 @@ struct imgfs_zdecoder {
 	void *dctx[IMGFS_COMPR_MAX]; /* by algorithm id */
 };
 
-const struct imgfs_zalg *imgfs_zalg_by_id(unsigned int alg)
+const struct imgfs_zalg *zalg_by_id(unsigned int alg)
 {
 	switch (alg) {
 	case IMGFS_COMPR_LZ4:
-		return &imgfs_zalg_lz4;
+		return &zalg_lz4;
 	case IMGFS_COMPR_LZMA:
-		return &imgfs_zalg_lzma;
+		return &zalg_lzma;
 	case IMGFS_COMPR_DEFLATE:
-		return &imgfs_zalg_deflate;
+		return &zalg_deflate;
 	case IMGFS_COMPR_ZSTD:
-		return &imgfs_zalg_zstd;
+		return &zalg_zstd;
 	}
 	return NULL;
 }
 
-const char *imgfs_zalg_name(unsigned int alg)
+const char *zalg_name(unsigned int alg)
 {
 	const char *name = imgfs_compr_alg_name(alg); /* lib/format/names.c */
 
 	return name ? name : "?";
 }
 
-struct imgfs_zdecoder *imgfs_zdecoder_new(void)
+struct imgfs_zdecoder *zdecoder_new(void)
 {
 	return calloc(1, sizeof(struct imgfs_zdecoder));
 }
 
-void imgfs_zdecoder_free(struct imgfs_zdecoder *d)
+void zdecoder_free(struct imgfs_zdecoder *d)
 {
 	unsigned int alg;
 
@@ -51,20 +51,20 @@ void imgfs_zdecoder_free(struct imgfs_zdecoder *d)
 		return;
 	for (alg = 0; alg < IMGFS_COMPR_MAX; alg++)
 		if (d->dctx[alg])
-			imgfs_zalg_by_id(alg)->dctx_free(d->dctx[alg]);
+			zalg_by_id(alg)->dctx_free(d->dctx[alg]);
 	free(d);
 }
 
-int imgfs_zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
+int zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
 		  unsigned int alg, const uint8_t *in, size_t inlen,
 		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
 		  char *why, size_t whylen)
 {
-	const struct imgfs_zalg *z = imgfs_zalg_by_id(alg);
+	const struct imgfs_zalg *z = zalg_by_id(alg);
 
 	if (!z || !z->decode) {
 		snprintf(why, whylen, "%s decompression is not built in",
-			 imgfs_zalg_name(alg));
+			 zalg_name(alg));
 		return -EOPNOTSUPP;
 	}
 	return z->decode(&d->dctx[alg], cfg, in, inlen, out, outlen, partial,

@@ -20,12 +20,12 @@ static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 	struct imgfs_deflate_cfg c;
 
 	if (len < IMGFS_DEFLATE_CFGS_SIZE)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "DEFLATE config record is %u bytes, not 6",
 				      len);
-	imgfs_deflate_cfg_decode(rec, &c);
+	deflate_cfg_decode(rec, &c);
 	if (c.windowbits > 15)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "DEFLATE windowbits %u above 15",
 				      c.windowbits);
 	zc->deflate_windowbits = c.windowbits;
@@ -59,7 +59,7 @@ static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	if (cfg->level < 0)
 		cfg->level = 6; /* zlib's default */
 	if (cfg->level < 1 || cfg->level > 9)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "deflate level %d out of range 1..9",
 				       cfg->level);
 	if (!cfg->dictsize)
@@ -67,7 +67,7 @@ static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	if (cfg->dictsize & (cfg->dictsize - 1) ||
 	    cfg->dictsize < DEFLATE_WINDOW_MIN ||
 	    cfg->dictsize > DEFLATE_WINDOW_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "deflate window %u must be a power of two from %u to %u",
 				       cfg->dictsize, DEFLATE_WINDOW_MIN,
 				       DEFLATE_WINDOW_MAX);
@@ -149,11 +149,11 @@ static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	struct deflate_ctx *c = ctx;
 
 	/* each try of the search below would come back full */
-	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+	if (zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
 	if (*srclen > UINT32_MAX / 2)
 		*srclen = UINT32_MAX / 2;
-	return imgfs_zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst,
+	return zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst,
 				      dstcap, c->scratch, c->scratch_cap, why);
 }
 
@@ -164,7 +164,7 @@ static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
 		.windowbits = (uint8_t)window_bits(cfg->dictsize),
 	};
 
-	imgfs_deflate_cfg_encode(&rec, buf);
+	deflate_cfg_encode(&rec, buf);
 	return IMGFS_DEFLATE_CFGS_SIZE;
 }
 
@@ -178,7 +178,7 @@ static z_stream *inflate_stream(void **dctx, char *why, size_t whylen,
 	*ret = 0;
 	if (z) {
 		if (inflateReset(z) != Z_OK)
-			*ret = imgfs_zcorrupt(why, whylen, "zlib reset failed");
+			*ret = zread_corrupt(why, whylen, "zlib reset failed");
 		return *ret ? NULL : z;
 	}
 	z = calloc(1, sizeof(*z));
@@ -190,7 +190,7 @@ static z_stream *inflate_stream(void **dctx, char *why, size_t whylen,
 	if (r != Z_OK) {
 		free(z);
 		*ret = r == Z_MEM_ERROR ? -ENOMEM :
-					  imgfs_zcorrupt(why, whylen,
+					  zread_corrupt(why, whylen,
 							 "zlib setup failed (%d)",
 							 r);
 		return NULL;
@@ -243,22 +243,22 @@ static int deflate_decode(void **dctx, const struct imgfs_zconfig *zc,
 	if (r == Z_MEM_ERROR)
 		return -ENOMEM;
 	if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "corrupt DEFLATE stream (%zu bytes): %s",
 				      inlen, z->msg ? z->msg : "inflate error");
 	if (z->total_out != outlen)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "DEFLATE stream (%zu bytes) ends after %lu bytes instead of %zu",
 				      inlen, (unsigned long)z->total_out,
 				      outlen);
 	if (!partial && r != Z_STREAM_END && inflate_more(z))
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "DEFLATE stream (%zu bytes) does not end with the extent (%zu bytes)",
 				      inlen, outlen);
 	return 0;
 }
 
-const struct imgfs_zalg imgfs_zalg_deflate = {
+const struct imgfs_zalg zalg_deflate = {
 	.name = "deflate",
 	.alg = IMGFS_COMPR_DEFLATE,
 	.setup = deflate_setup,
@@ -273,11 +273,11 @@ const struct imgfs_zalg imgfs_zalg_deflate = {
 #else
 static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 {
-	return imgfs_error_set(err, -EOPNOTSUPP,
+	return error_set(err, -EOPNOTSUPP,
 			       "deflate support not built in (install zlib1g-dev and rebuild)");
 }
 
-const struct imgfs_zalg imgfs_zalg_deflate = {
+const struct imgfs_zalg zalg_deflate = {
 	.name = "deflate",
 	.alg = IMGFS_COMPR_DEFLATE,
 	.setup = deflate_setup,

@@ -13,16 +13,16 @@ static const struct {
 	enum imgfs_compr_kind kind;
 	const struct imgfs_zalg *alg;
 } kinds[] = {
-	{ IMGFS_COMPRESS_LZ4, &imgfs_zalg_lz4 },
-	{ IMGFS_COMPRESS_LZ4HC, &imgfs_zalg_lz4hc },
-	{ IMGFS_COMPRESS_LZMA, &imgfs_zalg_lzma },
-	{ IMGFS_COMPRESS_DEFLATE, &imgfs_zalg_deflate },
-	{ IMGFS_COMPRESS_ZSTD, &imgfs_zalg_zstd },
+	{ IMGFS_COMPRESS_LZ4, &zalg_lz4 },
+	{ IMGFS_COMPRESS_LZ4HC, &zalg_lz4hc },
+	{ IMGFS_COMPRESS_LZMA, &zalg_lzma },
+	{ IMGFS_COMPRESS_DEFLATE, &zalg_deflate },
+	{ IMGFS_COMPRESS_ZSTD, &zalg_zstd },
 };
 
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-const struct imgfs_zalg *imgfs_zalg_by_kind(enum imgfs_compr_kind kind)
+const struct imgfs_zalg *zalg_by_kind(enum imgfs_compr_kind kind)
 {
 	for (size_t i = 0; i < NR_KINDS; i++)
 		if (kinds[i].kind == kind)
@@ -32,7 +32,7 @@ const struct imgfs_zalg *imgfs_zalg_by_kind(enum imgfs_compr_kind kind)
 
 const char *imgfs_compress_kind_name(enum imgfs_compr_kind kind)
 {
-	const struct imgfs_zalg *z = imgfs_zalg_by_kind(kind);
+	const struct imgfs_zalg *z = zalg_by_kind(kind);
 
 	return z ? z->name : NULL;
 }

@@ -27,7 +27,7 @@ static unsigned int lz4_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 			(uint16_t)(cfg->pclustersize >> cfg->blkszbits),
 	};
 
-	imgfs_lz4_cfg_encode(&rec, buf);
+	lz4_cfg_encode(&rec, buf);
 	return IMGFS_LZ4_CFGS_SIZE;
 }
 
@@ -39,13 +39,13 @@ static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 	unsigned int blks;
 
 	if (len < IMGFS_LZ4_CFGS_SIZE)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZ4 config record is %u bytes, not 14",
 				      len);
-	imgfs_lz4_cfg_decode(rec, &c);
+	lz4_cfg_decode(rec, &c);
 	blks = c.max_pclusterblks;
 	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> blkszbits)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZ4 max_pclusterblks %u exceeds 1 MiB",
 				      blks);
 	zc->lz4_max_pclusterblks = blks ? blks : 1;
@@ -73,11 +73,11 @@ static int lz4_decode(void **dctx, const struct imgfs_zconfig *zc,
 		n = LZ4_decompress_safe((const char *)in, (char *)out,
 					(int)inlen, (int)outlen);
 	if (n < 0)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "corrupt LZ4 stream (%zu bytes), or it decodes to more than %zu bytes",
 				      inlen, outlen);
 	if ((size_t)n != outlen)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZ4 stream decodes to %d bytes instead of %zu",
 				      n, outlen);
 	return 0;
@@ -101,10 +101,10 @@ static int lz4_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 {
 	lz4_cap_pcluster(cfg);
 	if (cfg->level >= 0)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lz4 takes no level (use lz4hc,LEVEL)");
 	if (cfg->dictsize)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lz4 takes no dictionary size");
 	return 0;
 }
@@ -136,7 +136,7 @@ static ssize_t lz4_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	return out;
 }
 
-const struct imgfs_zalg imgfs_zalg_lz4 = {
+const struct imgfs_zalg zalg_lz4 = {
 	.name = "lz4",
 	.alg = IMGFS_COMPR_LZ4,
 	.windowed = true,
@@ -161,11 +161,11 @@ static int lz4hc_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	if (cfg->level < 0)
 		cfg->level = LZ4HC_CLEVEL_DEFAULT;
 	if (cfg->level < 1 || cfg->level > LZ4HC_CLEVEL_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lz4hc level %d out of range 1..%d",
 				       cfg->level, LZ4HC_CLEVEL_MAX);
 	if (cfg->dictsize)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lz4hc takes no dictionary size");
 	return 0;
 }
@@ -206,7 +206,7 @@ static ssize_t lz4hc_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	int out;
 
 	/* no matches to find: LZ4HC would search hard and store it raw */
-	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+	if (zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
 	LZ4_initStreamHC(c->stream, sizeof(*c->stream));
 	LZ4_resetStreamHC_fast(c->stream, c->level);
@@ -220,7 +220,7 @@ static ssize_t lz4hc_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	return out;
 }
 
-const struct imgfs_zalg imgfs_zalg_lz4hc = {
+const struct imgfs_zalg zalg_lz4hc = {
 	.name = "lz4hc",
 	.alg = IMGFS_COMPR_LZ4,
 	.windowed = true,

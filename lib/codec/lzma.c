@@ -31,7 +31,7 @@ static int lzma_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	if (cfg->level < 0)
 		cfg->level = 6;
 	if (cfg->level > 9)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lzma level %d out of range 0..9",
 				       cfg->level);
 	if (!cfg->dictsize) {
@@ -45,7 +45,7 @@ static int lzma_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->dictsize = (uint32_t)d;
 	}
 	if (cfg->dictsize < LZMA_DICT_MIN || cfg->dictsize > LZMA_DICT_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "lzma dictionary size %u out of range %u..%u (kernel limits)",
 				       cfg->dictsize, LZMA_DICT_MIN,
 				       LZMA_DICT_MAX);
@@ -87,7 +87,7 @@ static ssize_t lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	 * spend as long on it as on text and fill the output with about as
 	 * many bytes as it took. Say so, and the caller stores it raw.
 	 */
-	if (imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+	if (zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
 	/* a fresh encoder per pcluster; allocations are reused */
 	r = lzma_microlzma_encoder(&c->strm, &c->opt);
@@ -113,7 +113,7 @@ static unsigned int lzma_cfg_record(const struct imgfs_zcfg *cfg, uint8_t *buf)
 {
 	struct imgfs_lzma_cfg rec = { .dict_size = cfg->dictsize };
 
-	imgfs_lzma_cfg_encode(&rec, buf);
+	lzma_cfg_encode(&rec, buf);
 	return IMGFS_LZMA_CFGS_SIZE;
 }
 
@@ -125,17 +125,17 @@ static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 	uint32_t dict;
 
 	if (len < IMGFS_LZMA_CFGS_SIZE)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZMA config record is %u bytes, not 14",
 				      len);
-	imgfs_lzma_cfg_decode(rec, &c);
+	lzma_cfg_decode(rec, &c);
 	dict = c.dict_size;
 	if (c.format)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZMA config format %u (must be 0)",
 				      c.format);
 	if (dict < LZMA_DICT_MIN || dict > LZMA_DICT_MAX)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "LZMA dictionary size %u outside 4 KiB..8 MiB",
 				      dict);
 	zc->lzma_dict_size = dict;
@@ -199,7 +199,7 @@ static int lzma_decode(void **dctx, const struct imgfs_zconfig *zc,
 	if (r == LZMA_MEM_ERROR)
 		return -ENOMEM;
 	if (r != LZMA_OK)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "MicroLZMA decoder setup: %s",
 				      lzma_ret_str(r));
 	s->next_in = in;
@@ -213,23 +213,23 @@ static int lzma_decode(void **dctx, const struct imgfs_zconfig *zc,
 	if (r == LZMA_MEM_ERROR)
 		return -ENOMEM;
 	if (r != LZMA_OK && r != LZMA_STREAM_END)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "MicroLZMA stream (%zu bytes): %s after %llu of %zu bytes",
 				      inlen, lzma_ret_str(r),
 				      (unsigned long long)s->total_out, outlen);
 	if (s->total_out != outlen)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "MicroLZMA stream (%zu bytes) ends after %llu bytes instead of %zu",
 				      inlen, (unsigned long long)s->total_out,
 				      outlen);
 	if (!partial && r != LZMA_STREAM_END)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "MicroLZMA stream (%zu bytes) does not end with the extent",
 				      inlen);
 	return 0;
 }
 
-const struct imgfs_zalg imgfs_zalg_lzma = {
+const struct imgfs_zalg zalg_lzma = {
 	.name = "lzma",
 	.alg = IMGFS_COMPR_LZMA,
 	.setup = lzma_setup,

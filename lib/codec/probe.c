@@ -106,7 +106,7 @@ static size_t order0_bytes(const uint8_t *src, size_t len)
 	return (size_t)((chi2 - 255) * 9 / 100);
 }
 
-bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
+bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 				 size_t len)
 {
 	size_t need, save;
@@ -123,12 +123,12 @@ bool imgfs_zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 	return save + match_bytes(pr, src, len) < need;
 }
 
-bool imgfs_zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
+bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
 		      size_t *srclen, size_t dstcap)
 {
 	size_t len = *srclen < dstcap ? *srclen : dstcap;
 
-	if (!imgfs_zprobe_incompressible(pr, src, len))
+	if (!zprobe_incompressible(pr, src, len))
 		return false;
 	/*
 	 * Half of it only: an encoder would have gone on past the window

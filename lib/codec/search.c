@@ -23,7 +23,7 @@ static size_t clamp_guess(size_t n, size_t lo, size_t hi)
 	return n;
 }
 
-ssize_t imgfs_zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
+ssize_t zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
 			       const uint8_t *src, size_t *srclen,
 			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
 			       size_t scratch_cap, const char **why)

@@ -35,7 +35,7 @@ static unsigned int zstd_cfg_record(const struct imgfs_zcfg *cfg,
 		.windowlog = (uint8_t)(ilog2_u32(cfg->dictsize) - 10),
 	};
 
-	imgfs_zstd_cfg_encode(&rec, buf);
+	zstd_cfg_encode(&rec, buf);
 	return IMGFS_ZSTD_CFGS_SIZE;
 }
 
@@ -46,16 +46,16 @@ static int zstd_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 	struct imgfs_zstd_cfg c;
 
 	if (len < IMGFS_ZSTD_CFGS_SIZE)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "Zstandard config record is %u bytes, not 6",
 				      len);
-	imgfs_zstd_cfg_decode(rec, &c);
+	zstd_cfg_decode(rec, &c);
 	if (c.format)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "Zstandard config format %u (must be 0)",
 				      c.format);
 	if (c.windowlog > 10)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "Zstandard window log %u above 1 MiB",
 				      c.windowlog + 10);
 	zc->zstd_windowlog = c.windowlog + 10u;
@@ -78,7 +78,7 @@ static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	if (cfg->level < 0)
 		cfg->level = ZSTD_CLEVEL_DEFAULT;
 	if (cfg->level < 1 || cfg->level > ZSTD_maxCLevel())
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "zstd level %d out of range 1..%d",
 				       cfg->level, ZSTD_maxCLevel());
 	if (!cfg->dictsize) {
@@ -90,7 +90,7 @@ static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	}
 	if (cfg->dictsize & (cfg->dictsize - 1) ||
 	    cfg->dictsize < ZSTD_WINDOW_MIN || cfg->dictsize > ZSTD_WINDOW_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "zstd window %u must be a power of two from %u to %u (kernel limit)",
 				       cfg->dictsize, ZSTD_WINDOW_MIN,
 				       ZSTD_WINDOW_MAX);
@@ -155,9 +155,9 @@ static ssize_t zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	 * it, but from 32 KiB down its set-up per try costs more.
 	 */
 	if (dstcap < ZSTD_PROBE_BELOW &&
-	    imgfs_zprobe_raw(&c->probe, src, srclen, dstcap))
+	    zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
-	return imgfs_zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst,
+	return zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst,
 				      dstcap, c->scratch, c->scratch_cap, why);
 }
 
@@ -208,14 +208,14 @@ static int zstd_decode(void **dctx, const struct imgfs_zconfig *zc,
 	r = ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax,
 				   (int)zc->zstd_windowlog);
 	if (ZSTD_isError(r))
-		return imgfs_zcorrupt(why, whylen, "zstd window log %u: %s",
+		return zread_corrupt(why, whylen, "zstd window log %u: %s",
 				      zc->zstd_windowlog, ZSTD_getErrorName(r));
 	while (ob.pos < ob.size) {
 		size_t before = ib.pos + ob.pos;
 
 		r = ZSTD_decompressStream(dc, &ob, &ib);
 		if (ZSTD_isError(r))
-			return imgfs_zcorrupt(why, whylen,
+			return zread_corrupt(why, whylen,
 					      "Zstandard frame (%zu bytes): %s after %zu of %zu bytes",
 					      inlen, ZSTD_getErrorName(r),
 					      ob.pos, outlen);
@@ -223,17 +223,17 @@ static int zstd_decode(void **dctx, const struct imgfs_zconfig *zc,
 			break;
 	}
 	if (ob.pos != outlen)
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "Zstandard frame (%zu bytes) ends after %zu bytes instead of %zu",
 				      inlen, ob.pos, outlen);
 	if (!partial && r && zstd_more(dc, &ib))
-		return imgfs_zcorrupt(why, whylen,
+		return zread_corrupt(why, whylen,
 				      "Zstandard frame (%zu bytes) does not end with the extent (%zu bytes)",
 				      inlen, outlen);
 	return 0;
 }
 
-const struct imgfs_zalg imgfs_zalg_zstd = {
+const struct imgfs_zalg zalg_zstd = {
 	.name = "zstd",
 	.alg = IMGFS_COMPR_ZSTD,
 	.setup = zstd_setup,
@@ -248,11 +248,11 @@ const struct imgfs_zalg imgfs_zalg_zstd = {
 #else
 static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 {
-	return imgfs_error_set(err, -EOPNOTSUPP,
+	return error_set(err, -EOPNOTSUPP,
 			       "zstd support not built in (install libzstd-dev and rebuild)");
 }
 
-const struct imgfs_zalg imgfs_zalg_zstd = {
+const struct imgfs_zalg zalg_zstd = {
 	.name = "zstd",
 	.alg = IMGFS_COMPR_ZSTD,
 	.setup = zstd_setup,

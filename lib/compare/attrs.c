@@ -173,7 +173,7 @@ static int add_acl(struct imgfs_compare *c, struct exp_inode *in,
 			 "unsupported ACL entry tag %d", tag);
 		return 0;
 	}
-	len = imgfs_acl_encode(ae, type, &buf, path, NULL);
+	len = acl_encode(ae, type, &buf, path, NULL);
 	if (len == -ENOMEM)
 		return -ENOMEM;
 	if (len < 0) {
@@ -236,7 +236,7 @@ static void hash_zeros(EVP_MD_CTX *md, uint64_t n)
 static int read_content(struct imgfs_compare *c, struct archive *a,
 			struct exp_inode *in, const char *path)
 {
-	EVP_MD_CTX *md = imgfs_sha256_new();
+	EVP_MD_CTX *md = sha256_new();
 	const void *buf;
 	size_t len;
 	int64_t off;
@@ -274,7 +274,7 @@ static int read_content(struct imgfs_compare *c, struct archive *a,
 unsigned int cmp_tar_mode(struct archive_entry *ae)
 {
 	unsigned int mode = archive_entry_mode(ae);
-	int mask = imgfs_acl_mask_perm(ae);
+	int mask = acl_mask_perm(ae);
 
 	return mask < 0 ? mode : (mode & ~070u) | ((unsigned int)mask << 3);
 }

@@ -68,7 +68,7 @@ int imgfs_compare_new(struct imgfs_image *img,
 
 	*cp = NULL;
 	if (!c)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	c->img = img;
 	c->itail = &c->iall;
 	ret = copy_options(&c->o, o, err);
@@ -80,7 +80,7 @@ int imgfs_compare_new(struct imgfs_image *img,
 	c->build_time = sb->epoch + (int64_t)sb->build_time;
 	if (cmp_expect_init(c)) {
 		imgfs_compare_free(c);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	*cp = c;
 	return 0;
@@ -92,7 +92,7 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 	int ret;
 
 	if (c->ran)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "a comparison runs only once");
 	c->ran = true;
 	ret = c->iroot ? 0 : cmp_image_walk(c, err);
@@ -102,7 +102,7 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 		cmp_match_tree(c);
 		cmp_report_extra(c);
 		if (c->oom)
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			ret = error_set(err, -ENOMEM, "out of memory");
 	}
 	c->res.image_entries = c->ientries.count;
 	c->res.struct_size = sizeof(c->res);
@@ -120,7 +120,7 @@ void imgfs_compare_free(struct imgfs_compare *c)
 	free(c->pbuf);
 	free(c->pbuf2);
 	free(c->msg);
-	imgfs_fflags_tally_free(&c->fflags);
+	fflags_tally_free(&c->fflags);
 	free(c);
 }
 

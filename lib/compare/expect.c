@@ -15,7 +15,7 @@
 static uint64_t dhash(const struct exp_dentry *parent, const char *name,
 		      size_t len)
 {
-	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
+	return hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
 struct dkey {
@@ -41,7 +41,7 @@ struct exp_dentry *cmp_dlookup(struct imgfs_compare *c, struct exp_dentry *dir,
 	struct dkey k = { dir, name, len };
 	struct imgfs_hnode *n;
 
-	n = imgfs_hashtab_find(&c->dentries, dhash(dir, name, len), dentry_eq,
+	n = hashtab_find(&c->dentries, dhash(dir, name, len), dentry_eq,
 			       &k);
 	return n ? imgfs_container_of(n, struct exp_dentry, hnode) : NULL;
 }
@@ -65,7 +65,7 @@ struct exp_dentry *cmp_dadd(struct imgfs_compare *c, struct exp_dentry *dir,
 			      dir->nr_children + 1, 8))
 		return NULL;
 	dir->children[dir->nr_children++] = d;
-	if (imgfs_hashtab_insert(&c->dentries, &d->hnode,
+	if (hashtab_insert(&c->dentries, &d->hnode,
 				 dhash(dir, name, len)))
 		return NULL;
 	return d;
@@ -279,5 +279,5 @@ void cmp_expect_free(struct imgfs_compare *c)
 		free(c->root->children);
 		free(c->root);
 	}
-	imgfs_hashtab_free(&c->dentries);
+	hashtab_free(&c->dentries);
 }

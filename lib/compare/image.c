@@ -25,7 +25,7 @@
 static uint64_t ihash(const struct img_entry *parent, const char *name,
 		      size_t len)
 {
-	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
+	return hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
 struct ikey {
@@ -49,7 +49,7 @@ struct img_entry *cmp_image_lookup(struct imgfs_compare *c,
 	struct ikey k = { parent, name };
 	struct imgfs_hnode *n;
 
-	n = imgfs_hashtab_find(&c->ientries, ihash(parent, name, strlen(name)),
+	n = hashtab_find(&c->ientries, ihash(parent, name, strlen(name)),
 			       ientry_eq, &k);
 	return n ? imgfs_container_of(n, struct img_entry, hnode) : NULL;
 }
@@ -59,7 +59,7 @@ static struct img_entry *nid_find(const struct imgfs_u64map *m, uint64_t nid)
 {
 	uint64_t v;
 
-	if (!imgfs_u64map_get(m, nid, &v))
+	if (!u64map_get(m, nid, &v))
 		return NULL;
 	return (struct img_entry *)(uintptr_t)v;
 }
@@ -69,7 +69,7 @@ static struct img_entry *nid_bind(struct imgfs_u64map *m, struct img_entry *ie,
 				  int *oom)
 {
 	bool added;
-	uint64_t *v = imgfs_u64map_find_or_add(m, ie->inode.nid,
+	uint64_t *v = u64map_find_or_add(m, ie->inode.nid,
 					       (uint64_t)(uintptr_t)ie, &added);
 
 	if (!v) {
@@ -147,7 +147,7 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 		c->iroot = e;
 	*c->itail = e;
 	c->itail = &e->next_all;
-	if (imgfs_hashtab_insert(&c->ientries, &e->hnode,
+	if (hashtab_insert(&c->ientries, &e->hnode,
 				 ihash(parent, e->name, strlen(e->name))))
 		return -ENOMEM;
 	if (imgfs_inode_is_dir(inode) && first) {
@@ -195,9 +195,9 @@ int cmp_image_walk(struct imgfs_compare *c, struct imgfs_error *err)
 	if (!ret)
 		ret = imgfs_walk(c->img, root.nid, "/", &wo, err);
 	if (ret == -ENOMEM || (!ret && c->oom))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (ret > 0 || ret == -EUCLEAN)
-		return imgfs_error_set(err, -EUCLEAN,
+		return error_set(err, -EUCLEAN,
 				       "the image tree cannot be walked");
 	return ret;
 }
@@ -206,18 +206,18 @@ int cmp_image_walk(struct imgfs_compare *c, struct imgfs_error *err)
 static int digest_file(struct imgfs_compare *c, struct img_entry *ie,
 		       struct imgfs_error *err)
 {
-	EVP_MD_CTX *md = imgfs_sha256_new();
+	EVP_MD_CTX *md = sha256_new();
 	uint8_t *buf = malloc(DIGEST_CHUNK);
 	uint64_t pos = 0;
 	unsigned int n = 0;
 	ssize_t r = 0;
 
 	if (!md || !buf)
-		r = imgfs_error_set(err, -ENOMEM, "out of memory");
+		r = error_set(err, -ENOMEM, "out of memory");
 	while (!r && pos < ie->inode.size) {
 		r = imgfs_read(c->img, &ie->inode, pos, buf, DIGEST_CHUNK, err);
 		if (r == 0)
-			r = imgfs_error_set(err, -EUCLEAN,
+			r = error_set(err, -EUCLEAN,
 					    "file data ends early");
 		if (r > 0) {
 			EVP_DigestUpdate(md, buf, (size_t)r);
@@ -261,7 +261,7 @@ void cmp_image_free(struct imgfs_compare *c)
 		free(e->name);
 		free(e);
 	}
-	imgfs_hashtab_free(&c->ientries);
-	imgfs_u64map_free(&c->by_nid);
-	imgfs_u64map_free(&c->dirs);
+	hashtab_free(&c->ientries);
+	u64map_free(&c->by_nid);
+	u64map_free(&c->dirs);
 }

@@ -193,14 +193,14 @@ static void file_flags(struct imgfs_compare *c, struct archive_entry *ae,
 	if (!text || !*text ||
 	    (c->o.flags & IMGFS_COMPARE_F_IGNORE_FILE_FLAGS) ||
 	    c->o.file_flags == IMGFS_FILE_FLAGS_IGNORE ||
-	    !imgfs_fflags_user(text, user, sizeof(user)))
+	    !fflags_user(text, user, sizeof(user)))
 		return;
 	if (c->o.file_flags == IMGFS_FILE_FLAGS_ERROR) {
 		cmp_diff(c, path, IMGFS_COMPARE_UNREPRESENTABLE,
 			 "file flags (%s) cannot be stored", user);
 		return;
 	}
-	imgfs_fflags_tally_add(&c->fflags, path, user);
+	fflags_tally_add(&c->fflags, path, user);
 }
 
 /*
@@ -369,7 +369,7 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	if (!t)
 		return err->code ? err->code : -EIO;
 	c->pax_trunc = cmp_pax_sign_lost();
-	while ((r = imgfs_tar_next(t, &to, &ae, err)) > 0) {
+	while ((r = tar_next(t, &to, &ae, err)) > 0) {
 		const char *path;
 
 		ret = own_names(c, t, ae);
@@ -385,12 +385,12 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 					    "path name cannot be decoded");
 			continue;
 		}
-		ret = add_entry(c, imgfs_tar_archive(t), ae, path);
+		ret = add_entry(c, tar_archive(t), ae, path);
 		if (ret) {
-			imgfs_error_set(err, ret, "%s: %s", tar,
+			error_set(err, ret, "%s: %s", tar,
 					ret == -EIO
 						? archive_error_string(
-							  imgfs_tar_archive(t))
+							  tar_archive(t))
 						: strerror(-ret));
 			break;
 		}
@@ -400,10 +400,10 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	c->res.archive_entries = imgfs_tar_entries(t);
 	imgfs_tar_close(t);
 	if (!ret)
-		imgfs_fflags_tally_warn(&c->fflags,
+		fflags_tally_warn(&c->fflags,
 					"file flags mkfs.img drops are on",
 					c->o.warn, c->o.warn_arg);
 	if (!ret && (finish(c) || c->oom))
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	return ret;
 }

@@ -66,14 +66,14 @@ static int copy_extent(void *arg, const struct imgfs_extent *ext)
 		if (x->o.limit &&
 		    (uint64_t)got > x->o.limit - x->res.data_bytes) {
 			x->res.limit_reached = true;
-			return imgfs_error_set(&c->err, -EFBIG,
+			return error_set(&c->err, -EFBIG,
 					       "file data beyond the limit");
 		}
 		x->res.data_bytes += (uint64_t)got;
-		ret = imgfs_pwrite_full(c->fd, x->buf, (size_t)got,
+		ret = pwrite_full(c->fd, x->buf, (size_t)got,
 					ext->logical + done);
 		if (ret)
-			return imgfs_error_set(&c->err, ret, "write: %s",
+			return error_set(&c->err, ret, "write: %s",
 					       strerror(-ret));
 		done += (uint64_t)got;
 	}

@@ -37,17 +37,17 @@ static int open_target(struct imgfs_extract *x, const char *dir,
 	int empty;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
-		return imgfs_error_set(err, -errno, "cannot create %s: %s", dir,
+		return error_set(err, -errno, "cannot create %s: %s", dir,
 				       strerror(errno));
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
-		return imgfs_error_set(err, -errno, "cannot open %s: %s", dir,
+		return error_set(err, -errno, "cannot open %s: %s", dir,
 				       strerror(errno));
 	empty = extract_dir_is_empty(x->rootfd);
 	if (empty < 0)
-		return imgfs_error_set(err, empty, "cannot read %s", dir);
+		return error_set(err, empty, "cannot read %s", dir);
 	if (!empty && !x->overwrite)
-		return imgfs_error_set(err, -ENOTEMPTY, "%s is not empty", dir);
+		return error_set(err, -ENOTEMPTY, "%s is not empty", dir);
 	return 0;
 }
 
@@ -60,7 +60,7 @@ int imgfs_extract_new(struct imgfs_image *img, const char *dir,
 
 	*xp = NULL;
 	if (!x)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	x->rootfd = -1;
 	imgfs_extract_options_init(&x->o);
 	ret = o ? SIZED_IN(&x->o, o, sizeof(x->o), "extract options", err) : 0;
@@ -78,7 +78,7 @@ int imgfs_extract_new(struct imgfs_image *img, const char *dir,
 	x->buf = malloc(EXTRACT_COPY_BUFSZ);
 	ret = open_target(x, dir, err);
 	if (!ret && !x->buf)
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	if (ret) {
 		imgfs_extract_free(x);
 		return ret;

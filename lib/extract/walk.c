@@ -38,7 +38,7 @@ static int remember(struct walk_ctx *w, const struct imgfs_walk_entry *e)
 	if (IMGFS_VEC_RESERVE(w->firsts, w->cap_firsts, w->nr_firsts + 1, 16) ||
 	    IMGFS_VEC_RESERVE(w->names, w->cap_names, w->len_names + len, 256))
 		return -ENOMEM;
-	ret = imgfs_u64map_add(&w->links, e->inode->nid, w->nr_firsts);
+	ret = u64map_add(&w->links, e->inode->nid, w->nr_firsts);
 	if (ret <= 0)
 		return ret;
 	w->firsts[w->nr_firsts++] = (struct first_path){
@@ -86,7 +86,7 @@ static int entry_cb(void *arg, const struct imgfs_walk_entry *e)
 		/* the extraction needs where the first path is, not the
 		 * path itself: its name stands for it */
 		ce.link_to = e->name;
-		if (imgfs_u64map_get(&w->links, e->inode->nid, &i)) {
+		if (u64map_get(&w->links, e->inode->nid, &i)) {
 			ce.link_parent_serial = w->firsts[i].parent_serial;
 			ce.link_name = w->names + w->firsts[i].name;
 			ce.link_to = ce.link_name;
@@ -137,7 +137,7 @@ static int walk_image(struct walk_ctx *w, struct imgfs_error *err)
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_dir(&inode))
-		return imgfs_error_set(err, -ENOTDIR,
+		return error_set(err, -ENOTDIR,
 				       "the root (nid %llu) is not a directory",
 				       (unsigned long long)root);
 	ce.inode = &inode;
@@ -145,10 +145,10 @@ static int walk_image(struct walk_ctx *w, struct imgfs_error *err)
 	ce.link_parent_serial = IMGFS_WALK_NO_SERIAL;
 	ret = imgfs_extract_check_entry(w->x, &ce);
 	if (ret < 0)
-		return imgfs_error_set(err, ret, "out of memory");
+		return error_set(err, ret, "out of memory");
 	ret = imgfs_walk(img, root, "/", &wo, err);
 	if (ret == -ENOMEM && !err->code)
-		imgfs_error_set(err, ret, "out of memory");
+		error_set(err, ret, "out of memory");
 	return ret < 0 ? ret : 0;
 }
 
@@ -168,7 +168,7 @@ int imgfs_extract(struct imgfs_image *img, const char *dir,
 	ret = walk_image(&w, err);
 	ret2 = imgfs_extract_finish(w.x, res, err);
 	imgfs_extract_free(w.x);
-	imgfs_u64map_free(&w.links);
+	u64map_free(&w.links);
 	free(w.firsts);
 	free(w.names);
 	return ret ? ret : ret2;

@@ -15,26 +15,26 @@
 #include "format/acl.h"
 #include "util/error.h"
 
-void imgfs_acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b)
+void acl_entry_encode(const struct imgfs_acl_entry *e, uint8_t *b)
 {
 	imgfs_put_le16(b + 0, e->e_tag);
 	imgfs_put_le16(b + 2, e->e_perm);
 	imgfs_put_le32(b + 4, e->e_id);
 }
 
-void imgfs_acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e)
+void acl_entry_decode(const uint8_t *b, struct imgfs_acl_entry *e)
 {
 	e->e_tag = imgfs_get_le16(b + 0);
 	e->e_perm = imgfs_get_le16(b + 2);
 	e->e_id = imgfs_get_le32(b + 4);
 }
 
-void imgfs_acl_version_encode(uint8_t *b, uint32_t version)
+void acl_version_encode(uint8_t *b, uint32_t version)
 {
 	imgfs_put_le32(b, version);
 }
 
-uint32_t imgfs_acl_version_decode(const uint8_t *b)
+uint32_t acl_version_decode(const uint8_t *b)
 {
 	return imgfs_get_le32(b);
 }
@@ -69,7 +69,7 @@ static int ent_cmp(const void *a, const void *b)
 	return 0;
 }
 
-long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
+long acl_encode(struct archive_entry *e, int type, uint8_t **out,
 		      const char *path, struct imgfs_error *err)
 {
 	int n = archive_entry_acl_reset(e, type);
@@ -80,21 +80,21 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 	int count = 0;
 
 	if (archive_entry_acl_types(e) & ARCHIVE_ENTRY_ACL_TYPE_NFS4)
-		return imgfs_error_set(err, -EOPNOTSUPP,
+		return error_set(err, -EOPNOTSUPP,
 				       "%s: NFSv4 ACLs cannot be stored in EROFS",
 				       path);
 	if (n <= 0)
 		return 0;
 	ents = calloc((size_t)n, sizeof(*ents));
 	if (!ents)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	while (count < n && archive_entry_acl_next(e, type, &etype, &permset,
 						   &tag, &id, &name) == ARCHIVE_OK) {
 		int t = acl_tag(tag);
 
 		if (t < 0) {
 			free(ents);
-			return imgfs_error_set(err, -EOPNOTSUPP,
+			return error_set(err, -EOPNOTSUPP,
 					       "%s: unsupported ACL entry tag %d",
 					       path, tag);
 		}
@@ -110,11 +110,11 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 		     IMGFS_ACL_ENTRY_SIZE * (size_t)count);
 	if (!buf) {
 		free(ents);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
-	imgfs_acl_version_encode(buf, IMGFS_ACL_XATTR_VERSION);
+	acl_version_encode(buf, IMGFS_ACL_XATTR_VERSION);
 	for (int i = 0; i < count; i++)
-		imgfs_acl_entry_encode(&ents[i],
+		acl_entry_encode(&ents[i],
 				       buf + IMGFS_ACL_HEADER_SIZE +
 					       IMGFS_ACL_ENTRY_SIZE * i);
 	free(ents);
@@ -122,7 +122,7 @@ long imgfs_acl_encode(struct archive_entry *e, int type, uint8_t **out,
 	return IMGFS_ACL_HEADER_SIZE + (long)IMGFS_ACL_ENTRY_SIZE * count;
 }
 
-int imgfs_acl_mask_perm(struct archive_entry *e)
+int acl_mask_perm(struct archive_entry *e)
 {
 	int n = archive_entry_acl_reset(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS);
 	int type, permset, tag, id, mask = -1;
@@ -143,7 +143,7 @@ int imgfs_acl_mask_perm(struct archive_entry *e)
  * duplicates, a MASK when there are named entries. An empty list reads as
  * "no ACL", so the xattr would vanish.
  */
-const char *imgfs_acl_value_problem(const void *value, size_t len)
+const char *acl_value_problem(const void *value, size_t len)
 {
 	const uint8_t *v = value;
 	unsigned int seen = 0, named = 0, prev_tag = 0;
@@ -153,7 +153,7 @@ const char *imgfs_acl_value_problem(const void *value, size_t len)
 	if (len < IMGFS_ACL_HEADER_SIZE ||
 	    (len - IMGFS_ACL_HEADER_SIZE) % IMGFS_ACL_ENTRY_SIZE)
 		return "size is not 4 + 8 * entries";
-	if (imgfs_acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
+	if (acl_version_decode(v) != IMGFS_ACL_XATTR_VERSION)
 		return "version is not 2";
 	nr = (len - IMGFS_ACL_HEADER_SIZE) / IMGFS_ACL_ENTRY_SIZE;
 	if (!nr)
@@ -163,7 +163,7 @@ const char *imgfs_acl_value_problem(const void *value, size_t len)
 		unsigned int tag;
 		uint32_t id;
 
-		imgfs_acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
+		acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
 					       IMGFS_ACL_ENTRY_SIZE * i,
 				       &e);
 		tag = e.e_tag;

@@ -7,7 +7,7 @@
 
 #include "format/format.h"
 
-void imgfs_device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b)
+void device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b)
 {
 	memset(b, 0, IMGFS_DEVICE_SLOT_SIZE);
 	memcpy(b, d->tag, sizeof(d->tag));
@@ -17,7 +17,7 @@ void imgfs_device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b)
 	imgfs_put_le16(b + 74, d->uniaddr_hi);
 }
 
-void imgfs_device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d)
+void device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d)
 {
 	memcpy(d->tag, b, sizeof(d->tag));
 	d->blocks_lo = imgfs_get_le32(b + 64);
@@ -27,12 +27,12 @@ void imgfs_device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d)
 }
 
 /* Without 48BIT the high halves are reserved: not part of the values. */
-uint64_t imgfs_device_slot_blocks(const struct imgfs_device_slot *d, bool is48)
+uint64_t device_slot_blocks(const struct imgfs_device_slot *d, bool is48)
 {
 	return d->blocks_lo | (is48 ? (uint64_t)d->blocks_hi << 32 : 0);
 }
 
-uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d, bool is48)
+uint64_t device_slot_uniaddr(const struct imgfs_device_slot *d, bool is48)
 {
 	return d->uniaddr_lo | (is48 ? (uint64_t)d->uniaddr_hi << 32 : 0);
 }

@@ -5,7 +5,7 @@
  */
 #include "format/format.h"
 
-void imgfs_dirent_encode(const struct imgfs_dirent *de, uint8_t *b)
+void dirent_encode(const struct imgfs_dirent *de, uint8_t *b)
 {
 	imgfs_put_le64(b + 0, de->nid);
 	imgfs_put_le16(b + 8, de->nameoff);
@@ -13,7 +13,7 @@ void imgfs_dirent_encode(const struct imgfs_dirent *de, uint8_t *b)
 	b[11] = 0;
 }
 
-void imgfs_dirent_decode(const uint8_t *b, struct imgfs_dirent *de)
+void dirent_decode(const uint8_t *b, struct imgfs_dirent *de)
 {
 	de->nid = imgfs_get_le64(b + 0);
 	de->nameoff = imgfs_get_le16(b + 8);

@@ -52,17 +52,17 @@ struct imgfs_super_block {
 	bool reserved_set;
 };
 
-void imgfs_super_block_encode(const struct imgfs_super_block *sb, uint8_t *b);
-void imgfs_super_block_decode(const uint8_t *b, struct imgfs_super_block *sb);
+void super_block_encode(const struct imgfs_super_block *sb, uint8_t *b);
+void super_block_decode(const uint8_t *b, struct imgfs_super_block *sb);
 
 /* Length of the superblock checksum range for block size @blksz (§3.3). */
-uint32_t imgfs_super_csum_len(uint32_t blksz);
+uint32_t super_csum_len(uint32_t blksz);
 
 /*
  * CRC-32C of the @len bytes at @b, which start with the superblock, its
  * checksum field counted as zero (§3.3); @b itself is not modified.
  */
-uint32_t imgfs_super_checksum(const uint8_t *b, uint32_t len);
+uint32_t super_checksum(const uint8_t *b, uint32_t len);
 
 /*
  * Compact inode, 32 bytes (§4.2). The first 8 bytes, i_u and i_ino sit at
@@ -98,13 +98,13 @@ struct imgfs_inode_extended {
 	uint32_t i_nlink;
 };
 
-void imgfs_inode_compact_encode(const struct imgfs_inode_compact *di,
+void inode_compact_encode(const struct imgfs_inode_compact *di,
 				uint8_t *b);
-void imgfs_inode_compact_decode(const uint8_t *b,
+void inode_compact_decode(const uint8_t *b,
 				struct imgfs_inode_compact *di);
-void imgfs_inode_extended_encode(const struct imgfs_inode_extended *di,
+void inode_extended_encode(const struct imgfs_inode_extended *di,
 				 uint8_t *b);
-void imgfs_inode_extended_decode(const uint8_t *b,
+void inode_extended_decode(const uint8_t *b,
 				 struct imgfs_inode_extended *di);
 
 /* Directory entry, 12 bytes at the start of a directory block (§6.2). */
@@ -114,8 +114,8 @@ struct imgfs_dirent {
 	uint8_t file_type;
 };
 
-void imgfs_dirent_encode(const struct imgfs_dirent *de, uint8_t *b);
-void imgfs_dirent_decode(const uint8_t *b, struct imgfs_dirent *de);
+void dirent_encode(const struct imgfs_dirent *de, uint8_t *b);
+void dirent_decode(const uint8_t *b, struct imgfs_dirent *de);
 
 /* Header of an inode's xattr area, 12 bytes, then le32 shared ids (§7.1). */
 struct imgfs_xattr_ibody_header {
@@ -125,14 +125,14 @@ struct imgfs_xattr_ibody_header {
 	bool reserved_set;
 };
 
-void imgfs_xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
+void xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
 				     uint8_t *b);
-void imgfs_xattr_ibody_header_decode(const uint8_t *b,
+void xattr_ibody_header_decode(const uint8_t *b,
 				     struct imgfs_xattr_ibody_header *h);
 
 /* Shared xattr id @i of the xattr area starting at @area (§7.1). */
-void imgfs_xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id);
-uint32_t imgfs_xattr_shared_id_decode(const uint8_t *area, unsigned int i);
+void xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id);
+uint32_t xattr_shared_id_decode(const uint8_t *area, unsigned int i);
 
 /* Xattr entry header, 4 bytes, then name suffix and value (§7.2). */
 struct imgfs_xattr_entry {
@@ -141,8 +141,8 @@ struct imgfs_xattr_entry {
 	uint16_t e_value_size;
 };
 
-void imgfs_xattr_entry_encode(const struct imgfs_xattr_entry *e, uint8_t *b);
-void imgfs_xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e);
+void xattr_entry_encode(const struct imgfs_xattr_entry *e, uint8_t *b);
+void xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e);
 
 /* Long xattr name prefix record header, 3 bytes, then the infix (§7.5). */
 #define IMGFS_XATTR_LONG_PREFIX_HDR_SIZE 3u
@@ -152,9 +152,9 @@ struct imgfs_xattr_long_prefix {
 	uint8_t base_index;
 };
 
-void imgfs_xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
+void xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
 				    uint8_t *b);
-void imgfs_xattr_long_prefix_decode(const uint8_t *b,
+void xattr_long_prefix_decode(const uint8_t *b,
 				    struct imgfs_xattr_long_prefix *p);
 
 /*
@@ -162,11 +162,11 @@ void imgfs_xattr_long_prefix_decode(const uint8_t *b,
  * Only the namespaces the kernel lists are accepted (not "lustre.");
  * returns -EOPNOTSUPP for any other name.
  */
-int imgfs_xattr_split_name(const char *name, uint8_t *index,
+int xattr_split_name(const char *name, uint8_t *index,
 			   const char **suffix);
 
 /* Name filter bit (0..31) of a name: base index + suffix (§7.6). */
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
+unsigned int xattr_filter_bit(unsigned int base_index, const char *suffix,
 				    size_t len);
 
 /* Chunk index record, 8 bytes (§5.3). */
@@ -176,15 +176,15 @@ struct imgfs_chunk_index {
 	uint32_t startblk_lo;
 };
 
-void imgfs_chunk_index_encode(const struct imgfs_chunk_index *ci, uint8_t *b);
-void imgfs_chunk_index_decode(const uint8_t *b, struct imgfs_chunk_index *ci);
+void chunk_index_encode(const struct imgfs_chunk_index *ci, uint8_t *b);
+void chunk_index_decode(const uint8_t *b, struct imgfs_chunk_index *ci);
 
 /*
  * Block map of chunk-based inodes without INDEXES (§5.3): entry @i, a le32
  * block address (all ones: a hole), of the map starting at @map.
  */
-void imgfs_block_map_encode(uint8_t *map, uint64_t i, uint32_t blkaddr);
-uint32_t imgfs_block_map_decode(const uint8_t *map, uint64_t i);
+void block_map_encode(uint8_t *map, uint64_t i, uint32_t blkaddr);
+uint32_t block_map_decode(const uint8_t *map, uint64_t i);
 
 /*
  * Device slot, 128 bytes, one per extra device in the device table at byte
@@ -198,13 +198,13 @@ struct imgfs_device_slot {
 	uint16_t uniaddr_hi;
 };
 
-void imgfs_device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b);
-void imgfs_device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d);
+void device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b);
+void device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d);
 
 /* The device's size and unified address; the high bits count with 48BIT. */
-uint64_t imgfs_device_slot_blocks(const struct imgfs_device_slot *d,
+uint64_t device_slot_blocks(const struct imgfs_device_slot *d,
 				  bool is48);
-uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d,
+uint64_t device_slot_uniaddr(const struct imgfs_device_slot *d,
 				   bool is48);
 
 /*
@@ -214,8 +214,8 @@ uint64_t imgfs_device_slot_uniaddr(const struct imgfs_device_slot *d,
  */
 #define IMGFS_COMPR_CFG_HDR_SIZE 2u
 
-void imgfs_compr_cfg_len_encode(uint8_t *b, uint16_t len);
-uint32_t imgfs_compr_cfg_len_decode(const uint8_t *b);
+void compr_cfg_len_encode(uint8_t *b, uint16_t len);
+uint32_t compr_cfg_len_decode(const uint8_t *b);
 
 /*
  * The records themselves (§3.5), IMGFS_<ALG>_CFGS_SIZE bytes each; the
@@ -240,14 +240,14 @@ struct imgfs_zstd_cfg {
 	uint8_t windowlog; /* window log - 10 */
 };
 
-void imgfs_lz4_cfg_encode(const struct imgfs_lz4_cfg *c, uint8_t *b);
-void imgfs_lz4_cfg_decode(const uint8_t *b, struct imgfs_lz4_cfg *c);
-void imgfs_lzma_cfg_encode(const struct imgfs_lzma_cfg *c, uint8_t *b);
-void imgfs_lzma_cfg_decode(const uint8_t *b, struct imgfs_lzma_cfg *c);
-void imgfs_deflate_cfg_encode(const struct imgfs_deflate_cfg *c, uint8_t *b);
-void imgfs_deflate_cfg_decode(const uint8_t *b, struct imgfs_deflate_cfg *c);
-void imgfs_zstd_cfg_encode(const struct imgfs_zstd_cfg *c, uint8_t *b);
-void imgfs_zstd_cfg_decode(const uint8_t *b, struct imgfs_zstd_cfg *c);
+void lz4_cfg_encode(const struct imgfs_lz4_cfg *c, uint8_t *b);
+void lz4_cfg_decode(const uint8_t *b, struct imgfs_lz4_cfg *c);
+void lzma_cfg_encode(const struct imgfs_lzma_cfg *c, uint8_t *b);
+void lzma_cfg_decode(const uint8_t *b, struct imgfs_lzma_cfg *c);
+void deflate_cfg_encode(const struct imgfs_deflate_cfg *c, uint8_t *b);
+void deflate_cfg_decode(const uint8_t *b, struct imgfs_deflate_cfg *c);
+void zstd_cfg_encode(const struct imgfs_zstd_cfg *c, uint8_t *b);
+void zstd_cfg_decode(const uint8_t *b, struct imgfs_zstd_cfg *c);
 
 /*
  * Compression map header, 8 bytes (§9.2). Its first word is h_fragmentoff
@@ -266,8 +266,8 @@ struct imgfs_map_header {
 	uint8_t h_clusterbits;
 };
 
-void imgfs_map_header_encode(const struct imgfs_map_header *h, uint8_t *b);
-void imgfs_map_header_decode(const uint8_t *b, struct imgfs_map_header *h);
+void map_header_encode(const struct imgfs_map_header *h, uint8_t *b);
+void map_header_decode(const uint8_t *b, struct imgfs_map_header *h);
 
 /*
  * Full lcluster index record, 8 bytes (§9.5). A NONHEAD record holds the
@@ -281,9 +281,9 @@ struct imgfs_lcluster_index {
 	uint16_t di_delta[2];
 };
 
-void imgfs_lcluster_index_encode(const struct imgfs_lcluster_index *li,
+void lcluster_index_encode(const struct imgfs_lcluster_index *li,
 				 uint8_t *b);
-void imgfs_lcluster_index_decode(const uint8_t *b,
+void lcluster_index_decode(const uint8_t *b,
 				 struct imgfs_lcluster_index *li);
 
 /*
@@ -293,14 +293,14 @@ void imgfs_lcluster_index_decode(const uint8_t *b,
  * and a le32 block address in its last 4 bytes. The entry encoder ORs
  * into a pack zeroed beforehand.
  */
-void imgfs_compact_entry_encode(uint8_t *pack, unsigned int ebits,
+void compact_entry_encode(uint8_t *pack, unsigned int ebits,
 				unsigned int lobits, unsigned int i,
 				unsigned int lo, unsigned int type);
-unsigned int imgfs_compact_entry_decode(const uint8_t *pack, unsigned int ebits,
+unsigned int compact_entry_decode(const uint8_t *pack, unsigned int ebits,
 					unsigned int lobits, unsigned int i,
 					unsigned int *type);
-void imgfs_compact_blkaddr_encode(uint8_t *pack, unsigned int size,
+void compact_blkaddr_encode(uint8_t *pack, unsigned int size,
 				  uint32_t blkaddr);
-uint32_t imgfs_compact_blkaddr_decode(const uint8_t *pack, unsigned int size);
+uint32_t compact_blkaddr_decode(const uint8_t *pack, unsigned int size);
 
 #endif /* IMGFS_FORMAT_FORMAT_H */

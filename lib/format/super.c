@@ -8,7 +8,7 @@
 #include "imgfs/crc32c.h"
 #include "format/format.h"
 
-void imgfs_super_block_encode(const struct imgfs_super_block *sb, uint8_t *b)
+void super_block_encode(const struct imgfs_super_block *sb, uint8_t *b)
 {
 	memset(b, 0, IMGFS_SUPER_BASE_SIZE);
 	imgfs_put_le32(b + 0, sb->magic);
@@ -39,7 +39,7 @@ void imgfs_super_block_encode(const struct imgfs_super_block *sb, uint8_t *b)
 	imgfs_put_le64(b + 112, sb->root_nid_64);
 }
 
-void imgfs_super_block_decode(const uint8_t *b, struct imgfs_super_block *sb)
+void super_block_decode(const uint8_t *b, struct imgfs_super_block *sb)
 {
 	sb->magic = imgfs_get_le32(b + 0);
 	sb->checksum = imgfs_get_le32(b + 4);
@@ -70,12 +70,12 @@ void imgfs_super_block_decode(const uint8_t *b, struct imgfs_super_block *sb)
 	sb->reserved_set = b[106] || b[107];
 }
 
-uint32_t imgfs_super_csum_len(uint32_t blksz)
+uint32_t super_csum_len(uint32_t blksz)
 {
 	return blksz > IMGFS_SUPER_OFFSET ? blksz - IMGFS_SUPER_OFFSET : blksz;
 }
 
-uint32_t imgfs_super_checksum(const uint8_t *b, uint32_t len)
+uint32_t super_checksum(const uint8_t *b, uint32_t len)
 {
 	static const uint8_t zero[4];
 	uint32_t crc;

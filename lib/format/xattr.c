@@ -32,7 +32,7 @@ const char *imgfs_xattr_prefix(unsigned int index)
 	return index < NR_PREFIXES ? prefixes[index].prefix : NULL;
 }
 
-int imgfs_xattr_split_name(const char *name, uint8_t *index,
+int xattr_split_name(const char *name, uint8_t *index,
 			   const char **suffix)
 {
 	for (unsigned int i = 0; i < NR_PREFIXES; i++) {
@@ -52,14 +52,14 @@ int imgfs_xattr_split_name(const char *name, uint8_t *index,
 	return -EOPNOTSUPP;
 }
 
-unsigned int imgfs_xattr_filter_bit(unsigned int base_index, const char *suffix,
+unsigned int xattr_filter_bit(unsigned int base_index, const char *suffix,
 				    size_t len)
 {
 	return XXH32(suffix, len, IMGFS_XATTR_FILTER_SEED + base_index) &
 	       (IMGFS_XATTR_FILTER_BITS - 1);
 }
 
-void imgfs_xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
+void xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
 				     uint8_t *b)
 {
 	memset(b, 0, IMGFS_XATTR_IBODY_HEADER_SIZE);
@@ -67,7 +67,7 @@ void imgfs_xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
 	b[4] = h->h_shared_count;
 }
 
-void imgfs_xattr_ibody_header_decode(const uint8_t *b,
+void xattr_ibody_header_decode(const uint8_t *b,
 				     struct imgfs_xattr_ibody_header *h)
 {
 	h->h_name_filter = imgfs_get_le32(b + 0);
@@ -77,38 +77,38 @@ void imgfs_xattr_ibody_header_decode(const uint8_t *b,
 		h->reserved_set |= b[i] != 0;
 }
 
-void imgfs_xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id)
+void xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id)
 {
 	imgfs_put_le32(area + IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * i, id);
 }
 
-uint32_t imgfs_xattr_shared_id_decode(const uint8_t *area, unsigned int i)
+uint32_t xattr_shared_id_decode(const uint8_t *area, unsigned int i)
 {
 	return imgfs_get_le32(area + IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * i);
 }
 
-void imgfs_xattr_entry_encode(const struct imgfs_xattr_entry *e, uint8_t *b)
+void xattr_entry_encode(const struct imgfs_xattr_entry *e, uint8_t *b)
 {
 	b[0] = e->e_name_len;
 	b[1] = e->e_name_index;
 	imgfs_put_le16(b + 2, e->e_value_size);
 }
 
-void imgfs_xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e)
+void xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e)
 {
 	e->e_name_len = b[0];
 	e->e_name_index = b[1];
 	e->e_value_size = imgfs_get_le16(b + 2);
 }
 
-void imgfs_xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
+void xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
 				    uint8_t *b)
 {
 	imgfs_put_le16(b + 0, p->len);
 	b[2] = p->base_index;
 }
 
-void imgfs_xattr_long_prefix_decode(const uint8_t *b,
+void xattr_long_prefix_decode(const uint8_t *b,
 				    struct imgfs_xattr_long_prefix *p)
 {
 	p->len = imgfs_get_le16(b + 0);

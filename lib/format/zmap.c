@@ -10,7 +10,7 @@
 
 #define FRAGMENT_INODE_BIT (1ull << 63)
 
-void imgfs_map_header_encode(const struct imgfs_map_header *h, uint8_t *b)
+void map_header_encode(const struct imgfs_map_header *h, uint8_t *b)
 {
 	memset(b, 0, IMGFS_MAP_HEADER_SIZE);
 	if (h->fragment_inode) {
@@ -26,7 +26,7 @@ void imgfs_map_header_encode(const struct imgfs_map_header *h, uint8_t *b)
 	b[7] = h->h_clusterbits;
 }
 
-void imgfs_map_header_decode(const uint8_t *b, struct imgfs_map_header *h)
+void map_header_decode(const uint8_t *b, struct imgfs_map_header *h)
 {
 	uint64_t word = imgfs_get_le64(b);
 
@@ -39,7 +39,7 @@ void imgfs_map_header_decode(const uint8_t *b, struct imgfs_map_header *h)
 	h->h_clusterbits = b[7];
 }
 
-void imgfs_lcluster_index_encode(const struct imgfs_lcluster_index *li,
+void lcluster_index_encode(const struct imgfs_lcluster_index *li,
 				 uint8_t *b)
 {
 	imgfs_put_le16(b + 0, li->di_advise);
@@ -52,7 +52,7 @@ void imgfs_lcluster_index_encode(const struct imgfs_lcluster_index *li,
 	}
 }
 
-void imgfs_lcluster_index_decode(const uint8_t *b,
+void lcluster_index_decode(const uint8_t *b,
 				 struct imgfs_lcluster_index *li)
 {
 	li->di_advise = imgfs_get_le16(b + 0);
@@ -62,7 +62,7 @@ void imgfs_lcluster_index_decode(const uint8_t *b,
 	li->di_delta[1] = imgfs_get_le16(b + 6);
 }
 
-void imgfs_compact_entry_encode(uint8_t *pack, unsigned int ebits,
+void compact_entry_encode(uint8_t *pack, unsigned int ebits,
 				unsigned int lobits, unsigned int i,
 				unsigned int lo, unsigned int type)
 {
@@ -74,7 +74,7 @@ void imgfs_compact_entry_encode(uint8_t *pack, unsigned int ebits,
 			pack[bit / 8] |= (uint8_t)(1u << (bit % 8));
 }
 
-unsigned int imgfs_compact_entry_decode(const uint8_t *pack, unsigned int ebits,
+unsigned int compact_entry_decode(const uint8_t *pack, unsigned int ebits,
 					unsigned int lobits, unsigned int i,
 					unsigned int *type)
 {
@@ -89,13 +89,13 @@ unsigned int imgfs_compact_entry_decode(const uint8_t *pack, unsigned int ebits,
 	return v & ((1u << lobits) - 1);
 }
 
-void imgfs_compact_blkaddr_encode(uint8_t *pack, unsigned int size,
+void compact_blkaddr_encode(uint8_t *pack, unsigned int size,
 				  uint32_t blkaddr)
 {
 	imgfs_put_le32(pack + size - 4, blkaddr);
 }
 
-uint32_t imgfs_compact_blkaddr_decode(const uint8_t *pack, unsigned int size)
+uint32_t compact_blkaddr_decode(const uint8_t *pack, unsigned int size)
 {
 	return imgfs_get_le32(pack + size - 4);
 }

@@ -28,7 +28,7 @@ struct resolve {
 static int push_nid(struct resolve *r, uint64_t nid)
 {
 	if (IMGFS_VEC_RESERVE(r->nids, r->cap, r->n + 1, 64))
-		return imgfs_error_set(r->err, -ENOMEM, "out of memory");
+		return error_set(r->err, -ENOMEM, "out of memory");
 	r->nids[r->n++] = nid;
 	return 0;
 }
@@ -41,7 +41,7 @@ static int splice_link(struct resolve *r, const char *target, size_t tlen,
 	char *s = malloc(tlen + 1 + left + 1);
 
 	if (!s)
-		return imgfs_error_set(r->err, -ENOMEM, "out of memory");
+		return error_set(r->err, -ENOMEM, "out of memory");
 	memcpy(s, target, tlen);
 	s[tlen] = '/';
 	memcpy(s + tlen + 1, r->rest + off, left + 1);
@@ -59,7 +59,7 @@ static int follow(struct resolve *r, const struct imgfs_inode *inode,
 	ssize_t len;
 
 	if (++r->links > IMGFS_RESOLVE_MAX_LINKS)
-		return imgfs_error_set(r->err, -ELOOP,
+		return error_set(r->err, -ELOOP,
 				       "too many levels of symbolic links");
 	len = imgfs_readlink(r->img, inode, target, sizeof(target), r->err);
 	if (len < 0)
@@ -112,7 +112,7 @@ int imgfs_resolve(struct imgfs_image *img, const char *path, bool follow_last,
 
 	r.rest = strdup(path);
 	if (!r.rest)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = push_nid(&r, imgfs_image_sb(img)->root_nid);
 	while (!ret) {
 		bool last;

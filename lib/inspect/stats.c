@@ -42,7 +42,7 @@ static int range_add(struct gather *g, uint64_t pos, uint64_t len,
 	if (!len)
 		return 0;
 	if (IMGFS_VEC_RESERVE(g->ranges, g->cap_ranges, g->nr_ranges + 1, 256))
-		return imgfs_error_set(g->err, -ENOMEM, "out of memory");
+		return error_set(g->err, -ENOMEM, "out of memory");
 	g->ranges[g->nr_ranges++] = (struct range){ pos, len, tag };
 	return 0;
 }
@@ -160,7 +160,7 @@ static int account_regular(struct gather *g, const struct imgfs_inode *inode)
 		return 0;
 	}
 	if (ret < 0)
-		return imgfs_error_set(g->err, ret, "%s", e.msg);
+		return error_set(g->err, ret, "%s", e.msg);
 	for (a = 0; a < IMGFS_COMPR_MAX; a++)
 		if (g->file_algs & (1u << a))
 			st->algs[a].files++;
@@ -209,7 +209,7 @@ static int account_packed(struct gather *g)
 				     imgfs_image_sb(g->img)->blkszbits;
 		return 0;
 	}
-	return ret < 0 ? imgfs_error_set(g->err, ret, "%s", e.msg) : 0;
+	return ret < 0 ? error_set(g->err, ret, "%s", e.msg) : 0;
 }
 
 /* Storage of a directory or symlink: everything it maps. */
@@ -282,7 +282,7 @@ static int stats_dir_end(void *arg, const char *path,
 		return 0;
 	copy = strdup(path);
 	if (!copy)
-		return imgfs_error_set(((struct gather *)arg)->err, -ENOMEM,
+		return error_set(((struct gather *)arg)->err, -ENOMEM,
 				       "out of memory");
 	if (n == IMGFS_STATS_TOP_DIRS)
 		free(st->top_dirs[--n].path);
@@ -341,7 +341,7 @@ int imgfs_stats_gather(struct imgfs_image *img, struct imgfs_stats **out,
 	*out = NULL;
 	g.st = calloc(1, sizeof(*g.st));
 	if (!g.st)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	g.st->struct_size = sizeof(*g.st);
 	g.st->image_bytes = imgfs_image_sb(img)->image_size;
 	ret = gather_run(&g);

@@ -91,12 +91,12 @@ static int note_converted(struct assemble *a, const char *digest, uint64_t size,
 	s = p ? realloc(a->converted_size, (a->nr_converted + 1) * sizeof(*s))
 	      : NULL;
 	if (!s)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	a->converted_size = s;
 	s[a->nr_converted] = size;
 	p[a->nr_converted] = strdup(digest);
 	if (!p[a->nr_converted])
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	a->nr_converted++;
 	return 0;
 }
@@ -358,7 +358,7 @@ static int swap_layer(struct assemble *a, const struct oci_walk_doc *n,
 		size_t before = a->missing;
 
 		if (add_missing(a, did.str, ldig.str))
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		if (a->missing > before && u && u->unverified_only)
 			a->unverified++;
 		return 0;
@@ -447,7 +447,7 @@ static int do_manifest(struct oci_walk *w, struct oci_walk_doc *n,
 	    !json_object_object_get_ex(rootfs, "diff_ids", &ids) ||
 	    !json_object_is_type(ids, json_type_array) ||
 	    json_object_array_length(ids) != json_object_array_length(layers))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"manifest %s: layers and its config's diff_ids do not match",
 			n->d.str);
@@ -485,7 +485,7 @@ static int index_begin(struct oci_walk *w, struct oci_walk_doc *ix,
 		acc->entries = json_object_new_array();
 	if (!acc || !acc->entries) {
 		free(acc);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	ix->priv = acc;
 	return 0;
@@ -740,19 +740,19 @@ static int missing_error(struct assemble *a, struct imgfs_error *err)
 	other = oci_options_mismatch(a->l->o, run->dst, &run->opts_digest,
 				     a->missing_ids, a->missing);
 	if (other)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -ENOENT,
 			"%zu units are not converted yet with this run's options: %s (%s)",
 			a->missing, other, list);
 	else if (a->unverified)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -ENOENT,
 			"%zu units are not converted yet (%zu of them "
 			"only with --no-verify, which this run does not "
 			"accept): %s",
 			a->missing, a->unverified, list);
 	else
-		ret = imgfs_error_set(err, -ENOENT,
+		ret = error_set(err, -ENOENT,
 				      "%zu units are not converted yet: %s",
 				      a->missing, list);
 	free(other);
@@ -801,7 +801,7 @@ static int write_top(const struct oci_run *run, struct oci_layout *l,
 	/* images converted by earlier runs stay, unless replaced by ref */
 	merged = oci_index_merge(olds, nchildren);
 	if (!merged) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	json_object_object_add(top, "manifests", merged);
@@ -843,7 +843,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	oci_rules_of(run->o, a.rules, sizeof(a.rules));
 	done = calloc(json_object_array_length(children) + 1, sizeof(*done));
 	if (!done || !nchildren)
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	else
 		ret = assemble_entries(&a, children, done, nchildren, &nsel,
 				       err);
@@ -854,7 +854,7 @@ int oci_assemble(const struct oci_run *run, struct oci_layout *l,
 	if (ret || (!nsel && st->images_failed))
 		goto out; /* nothing complete: the caller lists the failures */
 	if (!nsel)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -ENOENT,
 			"%s: no image selected (refs and platforms given)",
 			run->src);

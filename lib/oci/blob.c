@@ -47,7 +47,7 @@ static int reader_init(int fd, const struct oci_digest *d, uint64_t size,
 	r->h = oci_hash_new();
 	if (!r->h) {
 		oci_blob_close(r);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	r->want = *d;
 	r->want_size = size;
@@ -66,7 +66,7 @@ int oci_blob_open_at(const char *root, const char *rel,
 	imgfs_error_clear(&e);
 	fd = oci_open_file(root, rel, &e);
 	if (fd < 0)
-		return imgfs_error_set(err, fd, "blob %s: %s", d->str, e.msg);
+		return error_set(err, fd, "blob %s: %s", d->str, e.msg);
 	return reader_init(fd, d, size, r, err);
 }
 
@@ -89,7 +89,7 @@ int oci_blob_open_path(const char *path, const struct oci_digest *d,
 	if (!dir) {
 		memset(r, 0, sizeof(*r));
 		r->fd = -1;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
@@ -113,12 +113,12 @@ ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		r->failed = true;
-		return imgfs_error_set(err, -errno, "blob %s: %s", r->want.str,
+		return error_set(err, -errno, "blob %s: %s", r->want.str,
 				       strerror(errno));
 	}
 	if (r->size + (uint64_t)n > r->want_size) {
 		r->failed = true;
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"blob %s: larger than the %llu bytes its descriptor gives",
 			r->want.str, (unsigned long long)r->want_size);
@@ -135,21 +135,21 @@ int oci_blob_finish(struct oci_blob_reader *r, struct imgfs_error *err)
 	ssize_t n;
 
 	if (r->failed)
-		return imgfs_error_set(err, -EIO, "blob %s: read failed",
+		return error_set(err, -EIO, "blob %s: read failed",
 				       r->want.str);
 	while ((n = oci_blob_read(r, buf, sizeof(buf), err)) > 0)
 		;
 	if (n < 0)
 		return (int)n;
 	if (r->size != r->want_size)
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"blob %s: %llu bytes, its descriptor gives %llu",
 			r->want.str, (unsigned long long)r->size,
 			(unsigned long long)r->want_size);
 	oci_hash_final(r->h, &got);
 	if (strcmp(got.str, r->want.str))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"blob %s: its content has digest %s (corrupted)",
 			r->want.str, got.str);
@@ -175,13 +175,13 @@ int oci_blob_load(const char *root, const struct oci_digest *d, uint64_t size,
 
 	*buf = NULL;
 	if (size > OCI_JSON_MAX)
-		return imgfs_error_set(
+		return error_set(
 			err, -EFBIG,
 			"blob %s: %llu bytes is too large for a JSON document",
 			d->str, (unsigned long long)size);
 	b = malloc((size_t)size + 1);
 	if (!b)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = oci_blob_open(root, d, size, &r, err);
 	while (!ret && got < size) {
 		ssize_t n = oci_blob_read(&r, b + got, (size_t)size - got, err);
@@ -324,7 +324,7 @@ int oci_tmpfile_open(const char *root, const char *reldir,
 	t->fd = -1;
 	if (asprintf(&t->dir, "%s/%s", root, reldir) < 0) {
 		t->dir = NULL;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	t->dirfd = oci_dir_open(root, reldir, true, err);
 	if (t->dirfd < 0) {
@@ -343,7 +343,7 @@ int oci_tmpfile_open(const char *root, const char *reldir,
 		int e = errno;
 
 		oci_tmpfile_close(t);
-		return imgfs_error_set(err, -e, "%s: %s", root, strerror(e));
+		return error_set(err, -e, "%s: %s", root, strerror(e));
 	}
 	/* no O_TMPFILE: a hidden name, removed on failure */
 	for (int i = 0; t->fd < 0 && i < 100; i++) {
@@ -361,7 +361,7 @@ int oci_tmpfile_open(const char *root, const char *reldir,
 		if (t->fd >= 0)
 			unlinkat(t->dirfd, name, 0);
 		oci_tmpfile_close(t);
-		return imgfs_error_set(err, -e, "%s: %s", root, strerror(e));
+		return error_set(err, -e, "%s: %s", root, strerror(e));
 	}
 	fchmod(t->fd, 0644);
 	return 0;
@@ -410,17 +410,17 @@ static int link_replace(int fd, int dirfd, const char *dir, const char *name,
 		if (!linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW))
 			break;
 		if (errno != EEXIST)
-			return imgfs_error_set(err, -errno, "%s/%s: %s", dir,
+			return error_set(err, -errno, "%s/%s: %s", dir,
 					       name, strerror(errno));
 	}
 	if (i == 100)
-		return imgfs_error_set(err, -EEXIST, "%s: no temporary name",
+		return error_set(err, -EEXIST, "%s: no temporary name",
 				       dir);
 	if (renameat(dirfd, tmp, dirfd, name)) {
 		int e = errno;
 
 		unlinkat(dirfd, tmp, 0);
-		return imgfs_error_set(err, -e, "%s/%s: %s", dir, name,
+		return error_set(err, -e, "%s/%s: %s", dir, name,
 				       strerror(e));
 	}
 	return 0;
@@ -433,14 +433,14 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 	int ret = 0;
 
 	if (sync && fsync(t->fd))
-		return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir, name,
+		return error_set(err, -errno, "%s/%s: %s", t->dir, name,
 				       strerror(errno));
 	if (t->tmpname) {
 		/* what is already there is kept only if it is right */
 		if (!replace && existing_ok(t->dirfd, name)) {
 			unlinkat(t->dirfd, t->tmpname, 0);
 		} else if (renameat(t->dirfd, t->tmpname, t->dirfd, name)) {
-			return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir,
+			return error_set(err, -errno, "%s/%s: %s", t->dir,
 					       name, strerror(errno));
 		}
 		free(t->tmpname);
@@ -452,7 +452,7 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 		if (!linkat(AT_FDCWD, proc, t->dirfd, name, AT_SYMLINK_FOLLOW))
 			goto synced;
 		if (errno != EEXIST)
-			return imgfs_error_set(err, -errno, "%s/%s: %s", t->dir,
+			return error_set(err, -errno, "%s/%s: %s", t->dir,
 					       name, strerror(errno));
 		if (existing_ok(t->dirfd, name))
 			goto synced;
@@ -462,7 +462,7 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 		return ret;
 synced:
 	if (sync && fsync(t->dirfd))
-		ret = imgfs_error_set(err, -EIO, "%s: cannot sync", t->dir);
+		ret = error_set(err, -EIO, "%s: cannot sync", t->dir);
 	return ret;
 }
 
@@ -493,7 +493,7 @@ int oci_write_all(int fd, const void *buf, size_t len, const char *what,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return imgfs_error_set(err, -errno, "%s: %s", what,
+			return error_set(err, -errno, "%s: %s", what,
 					       strerror(errno));
 		p += n;
 		len -= (size_t)n;
@@ -524,7 +524,7 @@ int oci_blob_write(const char *root, const void *buf, size_t len,
 	int ret;
 
 	if (oci_sha256_buf(buf, len, d))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = oci_tmpfile_open(root, "blobs/sha256", &t, err);
 	if (ret)
 		return ret;
@@ -554,13 +554,13 @@ static int copy_into(struct oci_blob_reader *r, struct oci_tmpfile *t,
 	int ret = 0;
 
 	if (lseek(r->fd, 0, SEEK_SET) < 0)
-		return imgfs_error_set(err, -errno, "blob %s: %s", d->str,
+		return error_set(err, -errno, "blob %s: %s", d->str,
 				       strerror(errno));
 	r->size = 0;
 	oci_hash_free(r->h);
 	r->h = oci_hash_new();
 	if (!r->h)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	while (!ret && (n = oci_blob_read(r, buf, sizeof(buf), err)) != 0)
 		ret = n < 0 ? (int)n
 			    : oci_write_all(t->fd, buf, (size_t)n, d->str, err);
@@ -591,7 +591,7 @@ int oci_blob_copy_at(const char *sroot, const char *srel, const char *dst,
 	/* on the same filesystem: the checked file hard-linked (no copy) */
 	if (!link_replace(r.fd, dfd, dst, oci_digest_hex(d), err)) {
 		if (sync && fsync(dfd))
-			ret = imgfs_error_set(err, -EIO, "%s: cannot sync",
+			ret = error_set(err, -EIO, "%s: cannot sync",
 					      dst);
 		goto out;
 	}

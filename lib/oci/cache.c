@@ -112,7 +112,7 @@ int oci_options_text(const struct imgfs_oci_options *o, char **out,
 		     m->dm_verity_data_block_size, m->dm_verity_have_salt, salt,
 		     vuuid, (int)m->tar_index);
 	if (n < 0)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	*out = text;
 	return 0;
 }
@@ -160,7 +160,7 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 
 	if (!name || asprintf(&path, ".imgfs/units/%s", name) < 0) {
 		path = NULL;
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = oci_read_json_file(dir, path, &r, err);
@@ -181,14 +181,14 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 	    !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) <= 0) {
 		imgfs_error_clear(err);
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "%s/%s: not a valid unit record", dir,
 				      path);
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);
 	if (record_verity(r, u)) {
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EINVAL,
 			"%s: not a valid unit record (dm-verity root hash)",
 			path);
@@ -200,7 +200,7 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 	free(u->out_media_type);
 	u->out_media_type = strdup(mt);
 	if (!u->out_media_type)
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	else
 		u->have = true;
 out:
@@ -221,7 +221,7 @@ int oci_record_store(const char *dir, const struct oci_digest *opts,
 	int ret;
 
 	if (!name || !r) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	json_object_object_add(r, "diffID",
@@ -267,7 +267,7 @@ int oci_options_note(const struct imgfs_oci_options *o, const char *dst,
 
 	if (!ret && asprintf(&name, "%s.txt", oci_digest_hex(d)) < 0) {
 		name = NULL;
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	}
 	if (!ret)
 		ret = oci_file_write(dst, ".imgfs/options", name, text,

@@ -151,16 +151,16 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	/* a corrupted blob is the cause of whatever the reader found */
 	if (oci_feed_end(&f, &ferr)) {
 		imgfs_error_clear(err);
-		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+		return error_set(err, ferr.code, "%s", ferr.msg);
 	}
 	/* say which layer the entry is in */
 	if (ret && !strstr(err->msg, u->blob.str))
-		imgfs_error_prefix(err, ret, "layer %s (diffID %s)",
+		error_prefix(err, ret, "layer %s (diffID %s)",
 				   u->blob.str, u->diff_id.str);
 	if (ret)
 		return ret;
 	if (strcmp(f.plain_digest.str, u->diff_id.str))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 			u->blob.str, f.plain_digest.str, u->diff_id.str);
@@ -171,7 +171,7 @@ static void compare_report(void *arg, const struct imgfs_compare_difference *d)
 {
 	struct imgfs_error *first = arg;
 
-	imgfs_error_set(first, -EUCLEAN, "%s: %s: %s",
+	error_set(first, -EUCLEAN, "%s: %s: %s",
 			imgfs_compare_kind_name(d->kind), d->path, d->msg);
 }
 
@@ -199,7 +199,7 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	if (!ret && m->dm_verity)
 		ret = imgfs_check_verity(img, NULL, &vchk, err);
 	if (!ret && res.errors)
-		ret = imgfs_error_set(err, -EUCLEAN,
+		ret = error_set(err, -EUCLEAN,
 				      "layer %s: the checker found %" PRIu64
 				      " errors in its image",
 				      u->blob.str, res.errors);
@@ -220,14 +220,14 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	fret = oci_feed_end(&f, &ferr);
 	if (fret) {
 		imgfs_error_clear(err);
-		ret = imgfs_error_set(err, fret, "%s", ferr.msg);
+		ret = error_set(err, fret, "%s", ferr.msg);
 	} else if (!ret && strcmp(f.plain_digest.str, u->diff_id.str)) {
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EBADMSG,
 			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 			u->blob.str, f.plain_digest.str, u->diff_id.str);
 	} else if (!ret && cres.differences) {
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EUCLEAN,
 			"layer %s: its image differs from the tar in %" PRIu64
 			" places, first %s",
@@ -248,14 +248,14 @@ static int hash_fd(int fd, struct oci_digest *d, uint64_t *size,
 	int ret = 0;
 
 	if (!h || !buf) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = imgfs_pread_full(fd, buf, 1u << 20, off);
+		ssize_t n = pread_full(fd, buf, 1u << 20, off);
 
 		if (n < 0) {
-			ret = imgfs_error_set(err, (int)n, "image: %s",
+			ret = error_set(err, (int)n, "image: %s",
 					      strerror((int)-n));
 			goto out;
 		}
@@ -283,19 +283,19 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 	int ret = 0;
 
 	if (!ibuf || !obuf || !c) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
 	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
 	for (;;) {
-		ssize_t n = imgfs_pread_full(in, ibuf, ilen, off);
+		ssize_t n = pread_full(in, ibuf, ilen, off);
 		ZSTD_EndDirective mode = n > 0 ? ZSTD_e_continue : ZSTD_e_end;
 		ZSTD_inBuffer ib = { ibuf, n > 0 ? (size_t)n : 0, 0 };
 		size_t left;
 
 		if (n < 0) {
-			ret = imgfs_error_set(err, (int)n, "image: %s",
+			ret = error_set(err, (int)n, "image: %s",
 					      strerror((int)-n));
 			goto out;
 		}
@@ -305,12 +305,12 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 
 			left = ZSTD_compressStream2(c, &ob, &ib, mode);
 			if (ZSTD_isError(left)) {
-				ret = imgfs_error_set(err, -EIO, "zstd: %s",
+				ret = error_set(err, -EIO, "zstd: %s",
 						      ZSTD_getErrorName(left));
 				goto out;
 			}
-			if (imgfs_pwrite_full(out, obuf, ob.pos, woff)) {
-				ret = imgfs_error_set(
+			if (pwrite_full(out, obuf, ob.pos, woff)) {
+				ret = error_set(
 					err, -EIO, "layer blob: write failed");
 				goto out;
 			}
@@ -346,9 +346,9 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 		char buf[65536];
 		ssize_t n;
 
-		while ((n = imgfs_pread_full(fd, buf, sizeof(buf), off)) > 0) {
-			if (imgfs_pwrite_full(t.fd, buf, (size_t)n, off)) {
-				ret = imgfs_error_set(err, -EIO,
+		while ((n = pread_full(fd, buf, sizeof(buf), off)) > 0) {
+			if (pwrite_full(t.fd, buf, (size_t)n, off)) {
+				ret = error_set(err, -EIO,
 						      "%s: write failed", path);
 				break;
 			}
@@ -365,7 +365,7 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 						  sizeof(json));
 
 		snprintf(name, sizeof(name), "%s.dmverity", slash + 1);
-		ret = n < 0 ? imgfs_error_set(err, n, "dm-verity sidecar")
+		ret = n < 0 ? error_set(err, n, "dm-verity sidecar")
 			    : oci_file_write(dir, path, name, json, (size_t)n,
 					     run->sync, err);
 	}
@@ -423,7 +423,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 			ret = oci_tmpfile_publish(&z, oci_digest_hex(&u->out),
 						  false, run->sync, err);
 #else
-		ret = imgfs_error_set(err, -ENOTSUP,
+		ret = error_set(err, -ENOTSUP,
 				      "built without zstd: %s is not available",
 				      mt);
 #endif
@@ -437,7 +437,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 		free(u->out_media_type);
 		u->out_media_type = strdup(mt);
 		if (!u->out_media_type)
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			ret = error_set(err, -ENOMEM, "out of memory");
 	}
 	if (!ret) {
 		u->have = true;

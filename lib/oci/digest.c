@@ -35,20 +35,20 @@ int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
 	size_t n;
 
 	if (!colon)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: '%s' is not a digest (ALGORITHM:HEX)", what,
 			s ? s : "(none)");
 	if ((size_t)(colon - s) != 6 || strncmp(s, "sha256", 6)) {
 		/* sha512 is registered, but no tool writes layouts with it */
-		return imgfs_error_set(
+		return error_set(
 			err, -ENOTSUP,
 			"%s: digest algorithm '%.*s' is not supported (only sha256)",
 			what, (int)(colon - s), s);
 	}
 	n = strlen(colon + 1);
 	if (n != 2 * OCI_SHA256_SIZE)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: '%s' is not a sha256 digest (64 hex digits)", what,
 			s);
@@ -57,7 +57,7 @@ int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
 		    lo = hexval(colon[2 + 2 * i]);
 
 		if (hi < 0 || lo < 0)
-			return imgfs_error_set(
+			return error_set(
 				err, -EINVAL,
 				"%s: '%s' is not a sha256 digest (lowercase hex digits)",
 				what, s);
@@ -93,7 +93,7 @@ struct oci_hash *oci_hash_new(void)
 
 	if (!h)
 		return NULL;
-	h->ctx = imgfs_sha256_new();
+	h->ctx = sha256_new();
 	if (!h->ctx) {
 		oci_hash_free(h);
 		return NULL;
@@ -168,8 +168,8 @@ struct oci_memo_entry *oci_memo_find(struct oci_memo *m,
 
 	memcpy(&h, d->raw, sizeof(h));
 	for (struct imgfs_hnode *n =
-		     imgfs_hashtab_first(&m->t, h ^ (uint64_t)tag);
-	     n; n = imgfs_hashtab_next(n)) {
+		     hashtab_first(&m->t, h ^ (uint64_t)tag);
+	     n; n = hashtab_next(n)) {
 		struct oci_memo_entry *e =
 			imgfs_container_of(n, struct oci_memo_entry, node);
 
@@ -191,7 +191,7 @@ struct oci_memo_entry *oci_memo_add(struct oci_memo *m,
 	memcpy(&h, d->raw, sizeof(h));
 	e->key = *d;
 	e->tag = tag;
-	if (imgfs_hashtab_insert(&m->t, &e->node, h ^ (uint64_t)tag)) {
+	if (hashtab_insert(&m->t, &e->node, h ^ (uint64_t)tag)) {
 		free(e);
 		return NULL;
 	}
@@ -208,6 +208,6 @@ void oci_memo_free(struct oci_memo *m)
 		m->all = e->next_all;
 		free(e);
 	}
-	imgfs_hashtab_free(&m->t);
+	hashtab_free(&m->t);
 	memset(m, 0, sizeof(*m));
 }

@@ -41,15 +41,15 @@ int oci_lock(const char *dst, bool exclusive, int *fd, struct imgfs_error *err)
 		     0644);
 	close(dfd);
 	if (*fd < 0)
-		return imgfs_error_set(err, -errno, "%s/.imgfs/lock: %s", dst,
+		return error_set(err, -errno, "%s/.imgfs/lock: %s", dst,
 				       strerror(errno));
 	if (flock(*fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) {
 		ret = errno == EWOULDBLOCK
-			      ? imgfs_error_set(
+			      ? error_set(
 					err, -EBUSY,
 					"%s: another run is writing into this layout (%s/.imgfs/lock is locked): nothing removed",
 					dst, dst)
-			      : imgfs_error_set(err, -errno,
+			      : error_set(err, -errno,
 						"%s/.imgfs/lock: %s", dst,
 						strerror(errno));
 		close(*fd);
@@ -104,7 +104,7 @@ static int check_entry(const char *dst, struct json_object *e, size_t i,
 	     !json_object_is_type(ann, json_type_object)) ||
 	    (ann && json_object_object_get_ex(ann, REF_NAME, NULL) &&
 	     !oci_json_str(ann, REF_NAME)))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: no mediaType, or annotations that are not strings",
 			what);
@@ -112,7 +112,7 @@ static int check_entry(const char *dst, struct json_object *e, size_t i,
 	ret = oci_blob_load(dst, &d, size, &buf, err);
 	free(buf);
 	if (ret)
-		return imgfs_error_prefix(err, ret, "%s", what);
+		return error_prefix(err, ret, "%s", what);
 	return 0;
 }
 
@@ -137,7 +137,7 @@ int oci_dst_index_load(const char *dst, struct json_object **entries,
 	    !json_object_is_type(ix, json_type_object) ||
 	    !json_object_object_get_ex(ix, "manifests", &m) ||
 	    !json_object_is_type(m, json_type_array))
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EINVAL,
 			"%s/index.json: the destination's index is not a JSON object with a manifests array; remove it or choose another destination",
 			dst);

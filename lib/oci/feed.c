@@ -76,7 +76,7 @@ static int sink(struct oci_feed *f, const void *buf, size_t len)
 			break;
 		}
 		if (n < 0)
-			return imgfs_error_set(&f->err, -errno, "blob %s: %s",
+			return error_set(&f->err, -errno, "blob %s: %s",
 					       f->blob.want.str,
 					       strerror(errno));
 		p += n;
@@ -102,16 +102,16 @@ static int run_gunzip(struct oci_feed *f, char *out)
 	long n = 0;
 	int ret = 0;
 
-	if (imgfs_gunzip_stream_init(&s, blob_raw, f))
-		return imgfs_error_set(&f->err, -ENOMEM, "out of memory");
-	while (!ret && (n = imgfs_gunzip_read(&s, (uint8_t *)out, FEED_BUF,
+	if (gunzip_stream_init(&s, blob_raw, f))
+		return error_set(&f->err, -ENOMEM, "out of memory");
+	while (!ret && (n = gunzip_read(&s, (uint8_t *)out, FEED_BUF,
 					      msg, sizeof(msg))) > 0)
 		ret = sink(f, out, (size_t)n);
 	if (!ret && n < 0)
-		ret = msg[0] ? imgfs_error_set(&f->err, -EBADMSG, "blob %s: %s",
+		ret = msg[0] ? error_set(&f->err, -EBADMSG, "blob %s: %s",
 					       f->blob.want.str, msg) :
 			       (int)n; /* the blob reader's error, in f->err */
-	imgfs_gunzip_stream_end(&s);
+	gunzip_stream_end(&s);
 	return ret;
 }
 
@@ -124,7 +124,7 @@ static int run_decompress(struct oci_feed *f)
 	int ret = 0, r;
 
 	if (!a || !out) {
-		ret = imgfs_error_set(&f->err, -ENOMEM, "out of memory");
+		ret = error_set(&f->err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	peek = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
@@ -133,7 +133,7 @@ static int run_decompress(struct oci_feed *f)
 		goto out;
 	}
 	f->pending = (size_t)peek;
-	if (imgfs_gunzip_magic((const uint8_t *)f->inbuf, f->pending)) {
+	if (gunzip_magic((const uint8_t *)f->inbuf, f->pending)) {
 		ret = run_gunzip(f, out);
 		goto out;
 	}
@@ -160,7 +160,7 @@ static int run_decompress(struct oci_feed *f)
 	}
 	goto out;
 fail:
-	ret = imgfs_error_set(&f->err, -EBADMSG, "blob %s: %s",
+	ret = error_set(&f->err, -EBADMSG, "blob %s: %s",
 			      f->blob.want.str,
 			      archive_error_string(a) ? archive_error_string(a)
 						      : "cannot decompress");
@@ -241,19 +241,19 @@ int oci_feed_start_cb(struct oci_feed *f, const char *root,
 		f->plain = oci_hash_new();
 	if (!f->inbuf || (decompress && !f->plain)) {
 		oci_feed_end(f, NULL);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	if (pipe2(p, O_CLOEXEC)) {
 		int e = errno;
 
 		oci_feed_end(f, NULL);
-		return imgfs_error_set(err, -e, "pipe: %s", strerror(e));
+		return error_set(err, -e, "pipe: %s", strerror(e));
 	}
 	f->rfd = p[0];
 	f->wfd = p[1];
 	if (pthread_create(&f->thread, NULL, feed_thread, f)) {
 		oci_feed_end(f, NULL);
-		return imgfs_error_set(err, -EAGAIN, "cannot start a thread");
+		return error_set(err, -EAGAIN, "cannot start a thread");
 	}
 	f->running = true;
 	return 0;
@@ -273,7 +273,7 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 		ret = f->ret;
 		if (ret && err) {
 			imgfs_error_clear(err);
-			imgfs_error_set(err, ret, "%s", f->err.msg);
+			error_set(err, ret, "%s", f->err.msg);
 		}
 	}
 	if (f->wfd >= 0)

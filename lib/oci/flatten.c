@@ -42,7 +42,7 @@ static int pick_manifest(struct oci_walk *w, struct oci_walk_doc *n,
 	if (oci_memo_find(&p->counted, &n->d, 0))
 		return 0;
 	if (!oci_memo_add(&p->counted, &n->d, 0))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (!p->count++)
 		p->found = json_object_get(n->desc);
 	return 0;
@@ -81,10 +81,10 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 	op->t = imgfs_tar_open_fd(op->feed.rfd, name, err);
 	/* no plain bytes at all (the stream failed at once, or is empty):
 	 * there is no tar reader to hand out */
-	if (op->t && !imgfs_tar_archive(op->t)) {
+	if (op->t && !tar_archive(op->t)) {
 		imgfs_tar_close(op->t);
 		op->t = NULL;
-		imgfs_error_set(err, -EINVAL, "blob %s: no tar stream in it",
+		error_set(err, -EINVAL, "blob %s: no tar stream in it",
 				l->blob.str);
 	}
 	if (!op->t) {
@@ -94,7 +94,7 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 		imgfs_error_clear(&ferr);
 		if (oci_feed_end(&op->feed, &ferr)) {
 			imgfs_error_clear(err);
-			return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+			return error_set(err, ferr.code, "%s", ferr.msg);
 		}
 		return err->code;
 	}
@@ -116,9 +116,9 @@ static int close_layer(void *arg, unsigned int layer, struct imgfs_tar *t,
 	op->t = NULL;
 	imgfs_error_clear(&ferr);
 	if (oci_feed_end(&op->feed, &ferr))
-		return imgfs_error_set(err, ferr.code, "%s", ferr.msg);
+		return error_set(err, ferr.code, "%s", ferr.msg);
 	if (strcmp(op->feed.plain_digest.str, l->diff_id.str))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 			l->blob.str, op->feed.plain_digest.str, l->diff_id.str);
@@ -161,7 +161,7 @@ static int image_layers(const char *root, struct json_object *desc, bool erofs,
 	    (nl = json_object_array_length(layers)) !=
 		    json_object_array_length(ids) ||
 	    !nl) {
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EINVAL,
 			"manifest %s: no layers, or not one diffID per layer",
 			md->str);
@@ -169,7 +169,7 @@ static int image_layers(const char *root, struct json_object *desc, bool erofs,
 	}
 	*out = calloc(nl, sizeof(**out));
 	if (!*out) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nl; i++) {
@@ -179,13 +179,13 @@ static int image_layers(const char *root, struct json_object *desc, bool erofs,
 		ret = oci_desc_get(ld, &(*out)[i].blob, &(*out)[i].size, &mt,
 				   md->str, err);
 		if (!ret && !erofs && oci_layer_kind(mt) != OCI_LAYER_TAR)
-			ret = imgfs_error_set(
+			ret = error_set(
 				err, -EINVAL,
 				"manifest %s: layer %s has media type %s, not a tar layer: it cannot be flattened",
 				md->str, (*out)[i].blob.str,
 				mt ? mt : "(none)");
 		if (!ret && erofs && !erofs_layer(mt))
-			ret = imgfs_error_set(
+			ret = error_set(
 				err, -EINVAL,
 				"manifest %s: layer %s has media type %s, not an uncompressed EROFS layer: merge a layout converted with mkfs.img --oci",
 				md->str, (*out)[i].blob.str,
@@ -232,7 +232,7 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 	    !json_object_object_get_ex(index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array)) {
 		json_object_put(index);
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: not an OCI image layout (index.json missing or without manifests)",
 			src);
@@ -243,7 +243,7 @@ static int pick_image(const char *src, const struct imgfs_oci_options *o,
 	json_object_put(index);
 	oci_memo_free(&p.counted);
 	if (!ret && p.count != 1)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, p.count ? -EINVAL : -ENOENT,
 			"%s: %zu images match the refs and platforms given: one is needed (use --ref and --platform)",
 			src, p.count);
@@ -326,7 +326,7 @@ static void explain_compressed(char **paths, const struct layer_src *layers,
 		if (!z)
 			continue;
 		imgfs_error_clear(err);
-		imgfs_error_set(
+		error_set(
 			err, -EINVAL,
 			"layer %u (blob %s) holds compressed data (converted with -z): a merged image refers to the layers' data in place, uncompressed; merge a layout converted without -z",
 			i + 1, layers[i].blob.str);
@@ -350,14 +350,14 @@ int imgfs_oci_merge(const char *layout, const struct imgfs_oci_options *o,
 	*nlayers = 0;
 	ret = pick_image(layout, o, true, &layers, &n, &md, err);
 	if (!ret && !(paths = calloc(n + 1, sizeof(*paths))))
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; !ret && i < n; i++) {
 		struct oci_blob_reader r;
 
 		/* the layer images are used as they are: check them first */
 		paths[i] = oci_blob_path(layout, &layers[i].blob);
 		if (!paths[i]) {
-			ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+			ret = error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
 		ret = oci_blob_open(layout, &layers[i].blob, layers[i].size, &r,

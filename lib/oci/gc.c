@@ -49,13 +49,13 @@ static int mark(struct reach *r, const struct oci_digest *d,
 		char **p = realloc(r->hex, cap * sizeof(*p));
 
 		if (!p)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		r->hex = p;
 		r->cap = cap;
 	}
 	r->hex[r->n] = strdup(oci_digest_hex(d));
 	if (!r->hex[r->n])
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	r->n++;
 	return 0;
 }
@@ -156,7 +156,7 @@ static int drop(int dfd, const char *dir, const char *name, bool blob,
 	    !S_ISREG(sb.st_mode))
 		return 0; /* not ours to remove */
 	if (unlinkat(dfd, name, 0) && errno != ENOENT)
-		return imgfs_error_set(err, -errno, "%s/%s: %s", dir, name,
+		return error_set(err, -errno, "%s/%s: %s", dir, name,
 				       strerror(errno));
 	if (blob) {
 		st->blobs_removed++;
@@ -209,7 +209,7 @@ static int sweep(const struct reach *r, const char *dir, bool blobs,
 	dh = fdopendir(dfd);
 	if (!dh) {
 		close(dfd);
-		return imgfs_error_set(err, -errno, "%s/%s: %s", r->root, dir,
+		return error_set(err, -errno, "%s/%s: %s", r->root, dir,
 				       strerror(errno));
 	}
 	while (!ret && (de = readdir(dh))) {
@@ -273,7 +273,7 @@ static int collect(const char *dst, struct imgfs_oci_gc_stats *st,
 	int ret = oci_dst_index_load(dst, &entries, err);
 
 	if (!ret && !entries)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -ENOENT,
 			"%s: no index.json: nothing is reached, nothing removed",
 			dst);
@@ -309,7 +309,7 @@ int imgfs_oci_gc(const char *dst, struct imgfs_oci_gc_stats *st,
 	memset(st, 0, sizeof(*st));
 	st->struct_size = sizeof(*st);
 	if (lstat(dst, &sb) || !S_ISDIR(sb.st_mode))
-		return imgfs_error_set(err, -ENOTDIR,
+		return error_set(err, -ENOTDIR,
 				       "%s: not a layout directory", dst);
 	ret = oci_lock(dst, true, &fd, err);
 	if (ret)

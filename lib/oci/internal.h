@@ -39,7 +39,7 @@ struct oci_digest {
 static inline int oci_check_depth(int depth, struct imgfs_error *err)
 {
 	if (depth > OCI_MAX_DEPTH)
-		return imgfs_error_set(err, -ELOOP,
+		return error_set(err, -ELOOP,
 				       "indexes nested more than %d deep",
 				       OCI_MAX_DEPTH);
 	return 0;

@@ -82,7 +82,7 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 		void *p = realloc(l->units, cap * sizeof(*l->units));
 
 		if (!p)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		l->units = p;
 		l->cap_units = cap;
 	}
@@ -93,7 +93,7 @@ static int add_unit(struct oci_layout *l, const struct oci_digest *diff_id,
 	u->blob_size = size;
 	u->media_type = strdup(mt);
 	if (!u->media_type)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	l->nr_units++;
 	return 0;
 }
@@ -119,7 +119,7 @@ static int dedupe_units(struct oci_layout *l, struct imgfs_error *err)
 		return 0;
 	l->extra = calloc(l->nr_units, sizeof(*l->extra));
 	if (!l->extra)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	qsort(l->units, l->nr_units, sizeof(*l->units), unit_blob_cmp);
 	for (size_t i = 0; i < l->nr_units; i++) {
 		struct oci_unit *u = &l->units[i], *p = &l->units[n - !!n];
@@ -190,7 +190,7 @@ static int collect_manifest(struct oci_walk *w, struct oci_walk_doc *n,
 	l->nr_images++;
 	if (!json_object_object_get_ex(n->doc, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "manifest %s: no layers array",
 				       n->d.str);
 	/* no tar layer (a signature, an artifact): nothing to convert */
@@ -201,7 +201,7 @@ static int collect_manifest(struct oci_walk *w, struct oci_walk_doc *n,
 		json_object_object_get_ex(rootfs, "diff_ids", &ids);
 	if (!ids || !json_object_is_type(ids, json_type_array) ||
 	    json_object_array_length(ids) != json_object_array_length(layers))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"config %s of manifest %s: rootfs.diff_ids does not list one diffID per layer",
 			n->cd.str, n->d.str);
@@ -226,18 +226,18 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 	l->o = o;
 	l->root = strdup(root);
 	if (!l->root)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	imgfs_error_clear(&e);
 	ret = oci_read_json_file(root, "oci-layout", &lay, &e);
 	ver = oci_json_str(lay, "imageLayoutVersion");
 	json_object_put(lay);
 	if (ret == -ENOENT || ret == -EBADMSG || (!ret && !ver))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: not an OCI image layout (no readable oci-layout file with imageLayoutVersion)",
 			root);
 	if (ret)
-		return imgfs_error_set(err, ret, "%s", e.msg);
+		return error_set(err, ret, "%s", e.msg);
 	ret = oci_read_json_file(root, "index.json", &l->index, err);
 	if (ret && ret != -ENOENT && ret != -EBADMSG)
 		return ret;
@@ -246,7 +246,7 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 	if (!l->index ||
 	    !json_object_object_get_ex(l->index, "manifests", &children) ||
 	    !json_object_is_type(children, json_type_array))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s/index.json: missing, not JSON or without a manifests array",
 			root);
@@ -269,7 +269,7 @@ int oci_layout_open(const char *root, const struct imgfs_oci_options *o,
 				found = true;
 		}
 		if (!found)
-			return imgfs_error_set(
+			return error_set(
 				err, -ENOENT,
 				"%s: no image with ref name '%s' in index.json",
 				root, o->refs[i]);

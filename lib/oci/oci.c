@@ -31,17 +31,17 @@ static int check_options(const struct imgfs_oci_options *o,
 	if (ret)
 		return ret;
 	if (!imgfs_oci_layer_media_type(o->layer_type))
-		return imgfs_error_set(err, -EINVAL, "unknown layer type %d",
+		return error_set(err, -EINVAL, "unknown layer type %d",
 				       (int)o->layer_type);
 	if (o->shard_count && o->shard_index >= o->shard_count)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "shard %" PRIu64 " of %" PRIu64
 				       ": the index must be below the count",
 				       o->shard_index, o->shard_count);
 	if (!o->mkfs)
 		return 0;
 	if (o->mkfs->tar_index)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"tar-index images are not OCI layers of their own: --tar-index does not apply");
 	return imgfs_mkfs_options_check(o->mkfs, err);
@@ -216,22 +216,22 @@ static int prove_unit(const struct oci_run *run, struct oci_unit *u,
 	int ret, fd;
 
 	if (strcmp(u->out_media_type, mt))
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "it gives media type %s, not %s",
 				       u->out_media_type, mt);
 	if (!zstd && strcmp(u->out.str, u->out_diff_id.str))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"its uncompressed digest %s is not its digest %s",
 			u->out_diff_id.str, u->out.str);
 	if (zstd && !run->o->trust_records)
-		return imgfs_error_set(err, -EAGAIN,
+		return error_set(err, -EAGAIN,
 				       "a +zstd unit is converted again");
 	ret = oci_feed_start(&f, run->dst, &u->out, u->out_size, zstd, err);
 	if (!ret)
 		ret = oci_feed_end(&f, err);
 	if (!ret && zstd && strcmp(f.plain_digest.str, u->out_diff_id.str))
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EBADMSG,
 			"blob %s: its uncompressed content has digest %s, not %s",
 			u->out.str, f.plain_digest.str, u->out_diff_id.str);
@@ -333,7 +333,7 @@ static int prepare(const char *src, const char *dst,
 		/* index.json would be replaced: the source would lose it */
 		if (!stat(src, &a) && !stat(dst, &b) && a.st_dev == b.st_dev &&
 		    a.st_ino == b.st_ino)
-			return imgfs_error_set(
+			return error_set(
 				err, -EINVAL,
 				"%s: the destination layout is the source layout: write to another directory",
 				dst);
@@ -348,7 +348,7 @@ static int prepare(const char *src, const char *dst,
 		ret = oci_layout_open(src, o, l, err);
 	/* before anything is created in the destination */
 	if (!ret && !l->nr_images && o->nr_platforms)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -ENOENT,
 			"%s: no manifest of the images selected is of the platform%s given (--platform=%s%s)",
 			src, o->nr_platforms > 1 ? "s" : "", o->platforms[0],
@@ -406,7 +406,7 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 		n = l->nr_units ? (unsigned int)l->nr_units : 1;
 	t = calloc(n, sizeof(*t));
 	if (!t)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	imgfs_error_clear(&j.err);
 	pthread_mutex_init(&j.lock, NULL);
 	for (unsigned int i = 0; i < n; i++) {
@@ -422,7 +422,7 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
 	free(t);
 	if (j.ret) {
 		imgfs_error_clear(err);
-		return imgfs_error_set(err, j.ret, "%s", j.err.msg);
+		return error_set(err, j.ret, "%s", j.err.msg);
 	}
 	return 0;
 }
@@ -450,7 +450,7 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 		if (!ret)
 			ret = oci_feed_end(&f, err);
 		if (!ret && strcmp(f.plain_digest.str, u->diff_id.str))
-			ret = imgfs_error_set(
+			ret = error_set(
 				err, -EBADMSG,
 				"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 				u->blob.str, f.plain_digest.str,
@@ -475,7 +475,7 @@ static int failures(const struct oci_layout *l,
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
 						"%s%s", len ? " " : "",
 						l->units[i].blob.str);
-	return imgfs_error_set(err, -EIO,
+	return error_set(err, -EIO,
 			       "%" PRIu64 " units failed, %" PRIu64
 			       " images not published: %s",
 			       st->failed, st->images_failed, list);
@@ -511,7 +511,7 @@ static int run_steps(const char *src, const char *dst,
 		ret = oci_options_note(o, dst, &run.opts_digest, run.sync, err);
 	if (!ret && steps == (OCI_STEP_CONVERT | OCI_STEP_ASSEMBLE) &&
 	    o->shard_count)
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EINVAL,
 			"a shard is converted with imgfs_oci_convert_units()");
 	if (!ret)

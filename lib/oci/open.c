@@ -116,14 +116,14 @@ static int file_error(int e, const char *root, const char *rel,
 		      struct imgfs_error *err)
 {
 	if (e == -ELOOP || e == -EXDEV)
-		return imgfs_error_set(
+		return error_set(
 			err, -ELOOP,
 			"%s/%s: a symbolic link (links are not followed)", root,
 			rel);
 	if (e == -EINVAL)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s/%s: not a regular file", root, rel);
-	return imgfs_error_set(err, e, "%s/%s: %s", root, rel, strerror(-e));
+	return error_set(err, e, "%s/%s: %s", root, rel, strerror(-e));
 }
 
 int oci_open_file(const char *root, const char *rel, struct imgfs_error *err)
@@ -171,14 +171,14 @@ int oci_dir_open(const char *root, const char *rel, bool create,
 	int cur, fd = 0;
 
 	if (!p)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (create && (fd = mkdirs(root)) < 0) {
-		fd = imgfs_error_set(err, fd, "%s: %s", root, strerror(-fd));
+		fd = error_set(err, fd, "%s: %s", root, strerror(-fd));
 		goto out;
 	}
 	cur = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0) {
-		fd = imgfs_error_set(err, -errno, "%s: %s", root,
+		fd = error_set(err, -errno, "%s: %s", root,
 				     strerror(errno));
 		goto out;
 	}
@@ -214,17 +214,17 @@ int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
 
 	*buf = NULL;
 	if (fstat(fd, &st))
-		return imgfs_error_set(err, -errno, "%s: %s", what,
+		return error_set(err, -errno, "%s: %s", what,
 				       strerror(errno));
 	if ((uint64_t)st.st_size > max)
-		return imgfs_error_set(
+		return error_set(
 			err, -EFBIG,
 			"%s: %llu bytes is more than the %llu a JSON document may have",
 			what, (unsigned long long)st.st_size,
 			(unsigned long long)max);
 	b = malloc((size_t)max + 1);
 	if (!b)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (;;) {
 		ssize_t n = read(fd, b + got, (size_t)max + 1 - got);
 
@@ -232,7 +232,7 @@ int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
 			continue;
 		if (n < 0) {
 			free(b);
-			return imgfs_error_set(err, -errno, "%s: %s", what,
+			return error_set(err, -errno, "%s: %s", what,
 					       strerror(errno));
 		}
 		if (!n)
@@ -240,7 +240,7 @@ int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
 		got += (size_t)n;
 		if (got > max) {
 			free(b);
-			return imgfs_error_set(
+			return error_set(
 				err, -EFBIG,
 				"%s: more than the %llu bytes a JSON document may have",
 				what, (unsigned long long)max);
@@ -289,9 +289,9 @@ int oci_read_json_file(const char *root, const char *rel,
 	ret = oci_json_parse(buf, len, out);
 	free(buf);
 	if (ret == -ENOMEM)
-		return imgfs_error_set(err, ret, "out of memory");
+		return error_set(err, ret, "out of memory");
 	if (ret)
-		return imgfs_error_set(err, -EBADMSG, "%s: not a JSON object",
+		return error_set(err, -EBADMSG, "%s: not a JSON object",
 				       what);
 	return 0;
 }

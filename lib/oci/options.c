@@ -40,7 +40,7 @@ int oci_options_in(const struct imgfs_oci_options *o, struct imgfs_error *err)
 	struct imgfs_oci_options full;
 
 	if (!o)
-		return imgfs_error_set(err, -EINVAL, "no OCI options");
+		return error_set(err, -EINVAL, "no OCI options");
 	imgfs_oci_options_init(&full);
 	return SIZED_IN(&full, o, sizeof(full), "OCI options", err);
 }

@@ -63,7 +63,7 @@ int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
 	int64_t n;
 
 	if (!desc || !json_object_is_type(desc, json_type_object))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: a descriptor is not a JSON object",
 				       what);
 	if (oci_digest_parse(oci_json_str(desc, "digest"), d, what, err))
@@ -71,7 +71,7 @@ int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
 	if (!json_object_object_get_ex(desc, "size", &v) ||
 	    !json_object_is_type(v, json_type_int) ||
 	    (n = json_object_get_int64(v)) < 0)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: descriptor of %s has no valid size",
 				       what, d->str);
 	*size = (uint64_t)n;
@@ -92,9 +92,9 @@ int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
 	ret = oci_json_parse(buf, (size_t)size, out);
 	free(buf);
 	if (ret == -ENOMEM)
-		return imgfs_error_set(err, ret, "out of memory");
+		return error_set(err, ret, "out of memory");
 	if (ret)
-		return imgfs_error_set(err, ret, "blob %s: not a JSON object",
+		return error_set(err, ret, "blob %s: not a JSON object",
 				       d->str);
 	return 0;
 }
@@ -216,7 +216,7 @@ static int load_config(struct oci_walk *w, struct oci_walk_doc *n,
 	uint64_t csize;
 
 	if (!json_object_object_get_ex(n->doc, "config", &n->cdesc))
-		return imgfs_error_set(err, -EINVAL, "manifest %s: no config",
+		return error_set(err, -EINVAL, "manifest %s: no config",
 				       n->d.str);
 	if (oci_desc_get(n->cdesc, &n->cd, &csize, NULL, n->d.str, err))
 		return err->code;
@@ -259,7 +259,7 @@ static int remember(struct oci_walk *w, const struct oci_digest *d, int tag,
 	if (!e) {
 		json_object_put(*out);
 		*out = NULL;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	e->ret = r;
 	if (!r && *out &&
@@ -360,7 +360,7 @@ int oci_walk_closure(struct oci_walk *w, struct json_object *desc, int depth,
 	if (ret || oci_memo_find(&w->seen, &d, TAG_CLOSURE))
 		return ret;
 	if (!oci_memo_add(&w->seen, &d, TAG_CLOSURE))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = fn(w, &d, size, err);
 	if (ret || (!oci_is_index_type(mt) && !oci_is_manifest_type(mt)))
 		return ret;

@@ -73,7 +73,7 @@ static uint64_t digest_hash(const struct oci_digest *d)
 
 static struct chk_blob *blob_find(struct oci_chk *c, const struct blob_key *k)
 {
-	struct imgfs_hnode *n = imgfs_hashtab_find(
+	struct imgfs_hnode *n = hashtab_find(
 		&c->blobs, digest_hash(k->digest), blob_eq, k);
 
 	return n ? imgfs_container_of(n, struct chk_blob, node) : NULL;
@@ -98,7 +98,7 @@ static struct chk_blob *blob_new(struct oci_chk *c, const struct blob_key *k,
 	b->where = strdup(where);
 	b->path = oci_blob_path(c->root, d);
 	if ((mt && !b->media_type) || !b->where || !b->path ||
-	    imgfs_hashtab_insert(&c->blobs, &b->node, digest_hash(d))) {
+	    hashtab_insert(&c->blobs, &b->node, digest_hash(d))) {
 		free(b->media_type);
 		free(b->where);
 		free(b->path);
@@ -168,7 +168,7 @@ struct json_object *chk_load_json(struct oci_chk *c, struct chk_blob *b)
 		return NULL;
 	ret = oci_json_load(c->root, &b->digest, b->size, &doc, &e);
 	if (ret == -ENOMEM) {
-		imgfs_error_set(c->err, ret, "out of memory");
+		error_set(c->err, ret, "out of memory");
 		c->failed = true;
 		return NULL;
 	}
@@ -224,7 +224,7 @@ struct chk_blob *chk_meet(struct oci_chk *c, struct json_object *desc,
 	b = blob_new(c, &k, size, where);
 	if (!b) {
 		c->failed = true;
-		imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		error_set(c->err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	if (!k.media_type)

@@ -50,7 +50,7 @@ static struct json_object *load_file(struct oci_chk *c, const char *root,
 	}
 	if (ret == -ENOMEM) {
 		c->failed = true;
-		imgfs_error_set(c->err, ret, "out of memory");
+		error_set(c->err, ret, "out of memory");
 	} else if (ret == -ENOENT) {
 		chk_report(c, NULL, IMGFS_CHECK_ERROR, name,
 			   "%s is missing: %s", name, strerror(-ret));
@@ -108,22 +108,22 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 	res->struct_size = sizeof(*res);
 	imgfs_oci_check_options_init(&full);
 	if (!in)
-		return imgfs_error_set(err, -EINVAL, "no OCI check options");
+		return error_set(err, -EINVAL, "no OCI check options");
 	ret = SIZED_IN(&full, in, sizeof(full), "OCI check options", err);
 	if (ret)
 		return ret;
 	c.tail = &c.first;
 	if (stat(dir, &st))
-		return imgfs_error_set(err, -errno, "%s: %s", dir,
+		return error_set(err, -errno, "%s: %s", dir,
 				       strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return imgfs_error_set(
+		return error_set(
 			err, -ENOTDIR,
 			"%s: not a directory (an OCI image layout is one)",
 			dir);
 	if (o->compare_src &&
 	    (stat(o->compare_src, &st) || !S_ISDIR(st.st_mode)))
-		return imgfs_error_set(
+		return error_set(
 			err, -ENOTDIR,
 			"%s: the source layout is not a directory",
 			o->compare_src);
@@ -158,6 +158,6 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 		free(b->sources);
 		free(b);
 	}
-	imgfs_hashtab_free(&c.blobs);
+	hashtab_free(&c.blobs);
 	return ret;
 }

@@ -82,7 +82,7 @@ static int stop(struct oci_chk *c)
 static int oom(struct oci_chk *c)
 {
 	c->failed = true;
-	return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+	return error_set(c->err, -ENOMEM, "out of memory");
 }
 
 static void node_free(struct chk_node *m)
@@ -158,7 +158,7 @@ static struct json_object *load_config(struct oci_chk *c, struct chk_blob *cfg,
 	r = oci_json_load(c->root, &cfg->digest, cfg->size, &config, &e);
 	if (r == -ENOMEM) {
 		c->failed = true;
-		imgfs_error_set(c->err, r, "out of memory");
+		error_set(c->err, r, "out of memory");
 	} else if (r) {
 		/* else diff_ids and os.features would go unchecked */
 		chk_report(c, cfg, IMGFS_CHECK_ERROR, mwhere,

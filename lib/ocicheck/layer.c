@@ -94,7 +94,7 @@ static uint64_t image_bound(const uint8_t *head, size_t len)
 
 	if (len < IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE)
 		return 0;
-	imgfs_super_block_decode(head + IMGFS_SUPER_OFFSET, &d);
+	super_block_decode(head + IMGFS_SUPER_OFFSET, &d);
 	if (d.magic != IMGFS_SUPER_MAGIC || d.blkszbits < 9 || d.blkszbits > 16)
 		return 0;
 	is48 = d.feature_incompat & IMGFS_FEATURE_INCOMPAT_48BIT;
@@ -113,9 +113,9 @@ static uint64_t image_bound(const uint8_t *head, size_t len)
 
 		if (pos + IMGFS_DEVICE_SLOT_SIZE > len)
 			break;
-		imgfs_device_slot_decode(head + pos, &slot);
-		blocks = imgfs_device_slot_blocks(&slot, is48);
-		base = imgfs_device_slot_uniaddr(&slot, is48);
+		device_slot_decode(head + pos, &slot);
+		blocks = device_slot_blocks(&slot, is48);
+		base = device_slot_uniaddr(&slot, is48);
 		if (base && base + blocks > end)
 			end = base + blocks;
 	}
@@ -183,9 +183,9 @@ static int open_plain(struct chk_stream *s, struct archive *a)
 	if (n < 0)
 		return ARCHIVE_FATAL;
 	s->pending = (size_t)n;
-	s->gzip = imgfs_gunzip_magic((const uint8_t *)s->buf, s->pending);
+	s->gzip = gunzip_magic((const uint8_t *)s->buf, s->pending);
 	if (s->gzip)
-		return imgfs_gunzip_stream_init(&s->gs, gz_raw, s) ?
+		return gunzip_stream_init(&s->gs, gz_raw, s) ?
 			       ARCHIVE_FATAL :
 			       ARCHIVE_OK;
 	archive_read_support_filter_all(a);
@@ -202,7 +202,7 @@ static la_ssize_t read_plain(struct chk_stream *s, struct archive *a,
 {
 	if (!s->gzip)
 		return archive_read_data(a, buf, size);
-	return imgfs_gunzip_read(&s->gs, (uint8_t *)buf, size, s->msg,
+	return gunzip_read(&s->gs, (uint8_t *)buf, size, s->msg,
 				 sizeof(s->msg));
 }
 
@@ -228,7 +228,7 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 	int ret = 0, r;
 
 	if (!s || !h || !a || (out_fd >= 0 && !hd)) {
-		ret = imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		ret = error_set(c->err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = oci_blob_open_path(b->path, &b->digest, b->size, &s->r, &s->e);
@@ -290,7 +290,7 @@ out:
 	free(what);
 	free(hd);
 	if (s)
-		imgfs_gunzip_stream_end(&s->gs);
+		gunzip_stream_end(&s->gs);
 	if (a)
 		archive_read_free(a);
 	if (h)
@@ -398,7 +398,7 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	co.warn_arg = &f;
 	ret = imgfs_compare_tar(img, path, &co, &cr, &e);
 	if (ret == -ENOMEM)
-		return imgfs_error_set(c->err, ret, "out of memory");
+		return error_set(c->err, ret, "out of memory");
 	if (ret) {
 		chk_report(
 			c, b, IMGFS_CHECK_ERROR, where,
@@ -444,11 +444,11 @@ static int source_seen(struct oci_chk *c, struct chk_blob *b,
 			return 1;
 	v = realloc(b->sources, (b->nr_sources + 1) * sizeof(*v));
 	if (!v)
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return error_set(c->err, -ENOMEM, "out of memory");
 	b->sources = v;
 	b->sources[b->nr_sources++] = *sd;
 	if (!b->source && !(b->source = strdup(sd->str)))
-		return imgfs_error_set(c->err, -ENOMEM, "out of memory");
+		return error_set(c->err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -536,7 +536,7 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 	ret = imgfs_image_open_fd(fd, IMGFS_OPEN_IGNORE_CHECKSUM, &img, &e);
 	if (ret) {
 		if (ret == -ENOMEM)
-			return imgfs_error_set(c->err, ret, "out of memory");
+			return error_set(c->err, ret, "out of memory");
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
 			   "EROFS layer %s is no EROFS image: %s",
 			   b->digest.str, e.msg);
@@ -549,7 +549,7 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 	ret = imgfs_check_image(img, &co, &b->check, &e);
 	if (ret == -ENOMEM) {
 		imgfs_image_close(img);
-		return imgfs_error_set(c->err, ret, "out of memory");
+		return error_set(c->err, ret, "out of memory");
 	}
 	if (!ret && imgfs_check_has_verity(img)) {
 		struct imgfs_verity_check vchk;
@@ -560,7 +560,7 @@ static int check_image(struct oci_chk *c, struct chk_blob *b, int fd,
 		b->dm_verity_ok = !vret;
 		if (vret == -ENOMEM) {
 			imgfs_image_close(img);
-			return imgfs_error_set(c->err, vret, "out of memory");
+			return error_set(c->err, vret, "out of memory");
 		}
 		if (vret)
 			chk_report(c, b, IMGFS_CHECK_ERROR, b->where,
@@ -606,11 +606,11 @@ static int layer_image(struct oci_chk *c, struct chk_blob *b,
 		*fd = oci_open_file(c->root, rel, c->err);
 		return *fd < 0 ? *fd : 0;
 	}
-	*fd = imgfs_tmpfile_open(imgfs_tmpdir(NULL), "imgfs-oci-layer");
+	*fd = tmpfile_open(temp_dir(NULL), "imgfs-oci-layer");
 	if (*fd < 0)
-		return imgfs_error_set(c->err, -errno,
+		return error_set(c->err, -errno,
 				       "temporary file in %s: %s",
-				       imgfs_tmpdir(NULL), strerror(errno));
+				       temp_dir(NULL), strerror(errno));
 	ret = uncompress(c, b, *fd);
 	if (ret) {
 		close(*fd);
@@ -700,7 +700,7 @@ int chk_layer_again(struct oci_chk *c, struct chk_blob *b,
 			   b->digest.str, e.msg);
 		ret = 0;
 	} else {
-		ret = imgfs_error_set(c->err, ret, "out of memory");
+		ret = error_set(c->err, ret, "out of memory");
 	}
 	close(fd);
 	return ret;

@@ -62,7 +62,7 @@ int chk_verify(struct oci_chk *c, struct chk_blob *b)
 	c->res->bytes += r.size;
 	oci_blob_close(&r);
 	if (ret == -ENOMEM)
-		return imgfs_error_set(c->err, ret, "out of memory");
+		return error_set(c->err, ret, "out of memory");
 	if (ret) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, b->where, "%s", e.msg);
 		return 1;

@@ -90,7 +90,7 @@ struct json_object *chk_source_load(struct oci_chk *c, struct chk_blob *b,
 		ret = oci_json_load(c->o->compare_src, &d, size, &doc, &e);
 	if (ret == -ENOMEM) {
 		c->failed = true;
-		imgfs_error_set(c->err, ret, "out of memory");
+		error_set(c->err, ret, "out of memory");
 	} else if (ret) {
 		chk_report(c, b, IMGFS_CHECK_ERROR, where,
 			   "the source of %s in %s: %s", where,

@@ -4,7 +4,7 @@
  *
  * Every layout is reduced to imgfs_map(): byte offset -> extent. Reading,
  * extent iteration and readlink are written once on top of it; compressed
- * layouts plug in through imgfs_z_map()/imgfs_z_read().
+ * layouts plug in through z_map()/z_read().
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,9 +22,9 @@ static int storage_check(const struct imgfs_image *img,
 			 const struct imgfs_inode *inode,
 			 const struct imgfs_extent *ext, struct imgfs_error *err)
 {
-	if (imgfs_img_range_ok(img, ext->pos, ext->length))
+	if (img_range_ok(img, ext->pos, ext->length))
 		return 0;
-	return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+	return error_set(err, -IMGFS_EFSCORRUPTED,
 			       "nid %llu: data of bytes %llu..%llu at image offset %llu is beyond the end of the image",
 			       (unsigned long long)inode->nid,
 			       (unsigned long long)ext->logical,
@@ -46,7 +46,7 @@ static int map_blocks(const struct imgfs_image *img,
 			ext->kind = IMGFS_EXTENT_HOLE;
 			return 0;
 		}
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: %llu bytes of block data but startblk is NULL",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)len);
@@ -67,7 +67,7 @@ static int map_inline(const struct imgfs_image *img,
 	if (offset < full)
 		return map_blocks(img, inode, 0, full, ext, err);
 	if ((inode->data_pos & (img->blksz - 1)) + tail > img->blksz)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: inline data (%llu bytes at offset %llu) crosses a block boundary",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)tail,
@@ -105,9 +105,9 @@ static void chunk_decode(const struct imgfs_image *img,
 
 	*dev = 0;
 	if (chunk_recsz(inode) == 4) {
-		*blk = imgfs_block_map_decode(rec, 0);
+		*blk = block_map_decode(rec, 0);
 	} else {
-		imgfs_chunk_index_decode(rec, &ci);
+		chunk_index_decode(rec, &ci);
 		*blk = ci.startblk_lo;
 		*dev = ci.device_id;
 		if (inode->chunk_format & IMGFS_CHUNK_FORMAT_48BIT) {
@@ -157,7 +157,7 @@ static int chunk_extent(struct imgfs_image *img,
 		return storage_check(img, inode, ext, err);
 	}
 	if (dev)
-		return imgfs_error_set(err, dev > img->sb.extra_devices ?
+		return error_set(err, dev > img->sb.extra_devices ?
 				       -IMGFS_EFSCORRUPTED : -EOPNOTSUPP,
 				       "nid %llu: chunk %llu is on extra device %u (%u devices)",
 				       (unsigned long long)inode->nid,
@@ -178,7 +178,7 @@ static int map_chunk(struct imgfs_image *img, const struct imgfs_inode *inode,
 	uint8_t rec[8];
 	int ret;
 
-	ret = imgfs_img_read(img, rec, recsz,
+	ret = img_read(img, rec, recsz,
 			     chunk_array_pos(inode, recsz) + idx * recsz,
 			     "chunk index", inode->nid, err);
 	if (ret)
@@ -192,7 +192,7 @@ int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 {
 	memset(ext, 0, sizeof(*ext));
 	if (offset >= inode->size)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "nid %llu: offset %llu is past the end of the file (%llu bytes)",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)offset,
@@ -206,9 +206,9 @@ int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		return map_chunk(img, inode, offset, ext, err);
 	case IMGFS_LAYOUT_COMPRESSED_FULL:
 	case IMGFS_LAYOUT_COMPRESSED_COMPACT:
-		return imgfs_z_map(img, inode, offset, ext, err);
+		return z_map(img, inode, offset, ext, err);
 	}
-	return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+	return error_set(err, -IMGFS_EFSCORRUPTED,
 			       "nid %llu: unsupported data layout %u",
 			       (unsigned long long)inode->nid, inode->layout);
 }
@@ -229,7 +229,7 @@ static int chunk_iterate(struct imgfs_image *img,
 	for (i = 0; i < nr; i += batch) {
 		batch = nr - i < sizeof(buf) / recsz ? nr - i :
 						       sizeof(buf) / recsz;
-		ret = imgfs_img_read(img, buf, batch * recsz, base + i * recsz,
+		ret = img_read(img, buf, batch * recsz, base + i * recsz,
 				     "chunk index", inode->nid, err);
 		if (ret)
 			return ret;
@@ -263,7 +263,7 @@ int imgfs_extent_iterate(struct imgfs_image *img,
 			return ret;
 		/* A mapper must make progress, or a loop is possible. */
 		if (ext.logical > off || ext.logical + ext.length <= off)
-			return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+			return error_set(err, -IMGFS_EFSCORRUPTED,
 					       "nid %llu: bad mapping at offset %llu",
 					       (unsigned long long)inode->nid,
 					       (unsigned long long)off);
@@ -295,7 +295,7 @@ static ssize_t read_fragment(struct imgfs_image *img,
 	ssize_t got;
 
 	if (!zs || !zs->have_packed || zs->packed.nid == inode->nid)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: fragment without a usable packed inode",
 				       (unsigned long long)inode->nid);
 	got = read_range(img, &zs->packed, ext->pos + (offset - ext->logical),
@@ -303,7 +303,7 @@ static ssize_t read_fragment(struct imgfs_image *img,
 	if (got < 0)
 		return got;
 	if ((size_t)got != n)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)ext->logical,
@@ -329,7 +329,7 @@ static ssize_t read_extent(struct imgfs_image *img,
 		return (ssize_t)n;
 	case IMGFS_EXTENT_PLAIN:
 	case IMGFS_EXTENT_INLINE:
-		ret = imgfs_img_read(img, buf, n,
+		ret = img_read(img, buf, n,
 				     ext->pos + (offset - ext->logical),
 				     "file data", inode->nid, err);
 		return ret ? ret : (ssize_t)n;
@@ -337,7 +337,7 @@ static ssize_t read_extent(struct imgfs_image *img,
 		return read_fragment(img, inode, ext, offset, buf, n, verify,
 				     err);
 	default:
-		return imgfs_z_read(img, inode, ext, offset, buf, n, verify,
+		return z_read(img, inode, ext, offset, buf, n, verify,
 				    err);
 	}
 }
@@ -366,7 +366,7 @@ static ssize_t read_range(struct imgfs_image *img,
 			return ret;
 		if (ext.logical > offset + done ||
 		    ext.logical + ext.length <= offset + done)
-			return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+			return error_set(err, -IMGFS_EFSCORRUPTED,
 					       "nid %llu: bad mapping at offset %llu",
 					       (unsigned long long)inode->nid,
 					       (unsigned long long)(offset + done));
@@ -375,7 +375,7 @@ static ssize_t read_range(struct imgfs_image *img,
 		if (n < 0)
 			return n;
 		if (n == 0)
-			return imgfs_error_set(err, -EIO,
+			return error_set(err, -EIO,
 					       "nid %llu: no progress reading at %llu",
 					       (unsigned long long)inode->nid,
 					       (unsigned long long)(offset + done));
@@ -391,7 +391,7 @@ ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 	return read_range(img, inode, offset, buf, len, false, err);
 }
 
-ssize_t imgfs_read_verify(struct imgfs_image *img,
+ssize_t read_verify(struct imgfs_image *img,
 			  const struct imgfs_inode *inode, uint64_t offset,
 			  void *buf, size_t len, struct imgfs_error *err)
 {
@@ -404,15 +404,15 @@ ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
 	ssize_t n;
 
 	if (!imgfs_inode_is_symlink(inode))
-		return imgfs_error_set(err, -EINVAL, "nid %llu: not a symlink",
+		return error_set(err, -EINVAL, "nid %llu: not a symlink",
 				       (unsigned long long)inode->nid);
 	if (!inode->size || inode->size > IMGFS_SYMLINK_MAX)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: bad symlink length %llu",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)inode->size);
 	if (size < inode->size + 1)
-		return imgfs_error_set(err, -ERANGE,
+		return error_set(err, -ERANGE,
 				       "nid %llu: symlink target buffer too small",
 				       (unsigned long long)inode->nid);
 	n = imgfs_read(img, inode, 0, buf, (size_t)inode->size, err);
@@ -420,7 +420,7 @@ ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
 		return n;
 	buf[n] = '\0';
 	if ((uint64_t)n != inode->size || strlen(buf) != (size_t)n)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: symlink target contains a NUL byte",
 				       (unsigned long long)inode->nid);
 	return n;

@@ -18,10 +18,10 @@ static int dirent_name(const uint8_t *blk, unsigned int blen, unsigned int n,
 	struct imgfs_dirent de, next;
 	unsigned int start, end;
 
-	imgfs_dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &de);
+	dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &de);
 	start = de.nameoff;
 	if (i + 1 < n) {
-		imgfs_dirent_decode(blk + (i + 1) * IMGFS_DIRENT_SIZE, &next);
+		dirent_decode(blk + (i + 1) * IMGFS_DIRENT_SIZE, &next);
 		end = next.nameoff;
 	} else {
 		/* The last name ends at the first NUL or the block end. */
@@ -51,7 +51,7 @@ static int dirent_name(const uint8_t *blk, unsigned int blen, unsigned int n,
 	return 0;
 }
 
-int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
+int dirblk_check(const uint8_t *blk, unsigned int blen,
 		       unsigned int blksz, unsigned int *nr, unsigned int *bad,
 		       const char **why)
 {
@@ -64,7 +64,7 @@ int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
 		*why = "directory block too short for one entry";
 		return -IMGFS_EFSCORRUPTED;
 	}
-	imgfs_dirent_decode(blk, &first);
+	dirent_decode(blk, &first);
 	nameoff0 = first.nameoff;
 	if (nameoff0 < IMGFS_DIRENT_SIZE || nameoff0 >= blksz ||
 	    nameoff0 % IMGFS_DIRENT_SIZE || nameoff0 >= blen) {
@@ -82,14 +82,14 @@ int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
 	return 0;
 }
 
-void imgfs_dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
+void dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
 			unsigned int i, struct imgfs_dirent_info *de, char *name)
 {
 	struct imgfs_dirent d;
 	unsigned int off, len;
 	const char *why;
 
-	imgfs_dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &d);
+	dirent_decode(blk + i * IMGFS_DIRENT_SIZE, &d);
 	dirent_name(blk, blen, nr, i, &off, &len, &why);
 	memcpy(name, blk + off, len);
 	name[len] = '\0';
@@ -100,7 +100,7 @@ void imgfs_dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
 	de->index = i;
 }
 
-int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
+int dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 		   imgfs_dirent_fn fn, void *arg, imgfs_dirblk_bad_fn bad,
 		   void *bad_arg, struct imgfs_error *err)
 {
@@ -111,11 +111,11 @@ int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 	int ret = 0;
 
 	if (!imgfs_inode_is_dir(dir))
-		return imgfs_error_set(err, -ENOTDIR, "nid %llu: not a directory",
+		return error_set(err, -ENOTDIR, "nid %llu: not a directory",
 				       (unsigned long long)dir->nid);
 	blk = malloc(img->blksz);
 	if (!blk)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (b = 0; b < nblocks && !ret; b++) {
 		uint64_t left = dir->size - (b << img->blkszbits);
 		unsigned int blen = left < img->blksz ? (unsigned int)left :
@@ -129,14 +129,14 @@ int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 			ret = (int)n;
 			break;
 		}
-		ret = imgfs_dirblk_check(blk, blen, img->blksz, &nr, &badi,
+		ret = dirblk_check(blk, blen, img->blksz, &nr, &badi,
 					 &why);
 		if (ret) {
 			if (bad) {
 				ret = bad(bad_arg, b, badi, why);
 				continue;
 			}
-			ret = imgfs_error_set(err, ret,
+			ret = error_set(err, ret,
 					      "nid %llu: directory block %llu entry %u: %s",
 					      (unsigned long long)dir->nid,
 					      (unsigned long long)b, badi, why);
@@ -145,7 +145,7 @@ int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 		for (i = 0; i < nr && !ret; i++) {
 			struct imgfs_dirent_info de;
 
-			imgfs_dirblk_entry(blk, blen, nr, i, &de, name);
+			dirblk_entry(blk, blen, nr, i, &de, name);
 			de.block = b;
 			ret = fn(arg, &de);
 		}
@@ -157,7 +157,7 @@ int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 int imgfs_dir_iterate(struct imgfs_image *img, const struct imgfs_inode *dir,
 		      imgfs_dirent_fn fn, void *arg, struct imgfs_error *err)
 {
-	return imgfs_dir_walk(img, dir, fn, arg, NULL, NULL, err);
+	return dir_walk(img, dir, fn, arg, NULL, NULL, err);
 }
 
 struct lookup_ctx {

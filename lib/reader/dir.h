@@ -12,16 +12,16 @@
  * size). On success *@nr is the number of entries. On failure returns
  * -EUCLEAN, *@bad is the first bad entry and *@why a static reason.
  */
-int imgfs_dirblk_check(const uint8_t *blk, unsigned int blen,
+int dirblk_check(const uint8_t *blk, unsigned int blen,
 		       unsigned int blksz, unsigned int *nr, unsigned int *bad,
 		       const char **why);
 
 /*
  * Fill @de (all but ->block) for entry @i of a block that passed
- * imgfs_dirblk_check(); the name is copied NUL-terminated into @name
+ * dirblk_check(); the name is copied NUL-terminated into @name
  * (IMGFS_NAME_MAX + 1 bytes).
  */
-void imgfs_dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
+void dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
 			unsigned int i, struct imgfs_dirent_info *de,
 			char *name);
 
@@ -36,7 +36,7 @@ typedef int (*imgfs_dirblk_bad_fn)(void *arg, uint64_t block,
  * imgfs_dir_iterate() with an optional @bad hook; without it a bad block
  * ends the walk with -EUCLEAN.
  */
-int imgfs_dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
+int dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 		   imgfs_dirent_fn fn, void *arg, imgfs_dirblk_bad_fn bad,
 		   void *bad_arg, struct imgfs_error *err);
 

@@ -29,21 +29,21 @@ const struct imgfs_sb_info *imgfs_image_sb(const struct imgfs_image *img)
 static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
 		       struct imgfs_error *err)
 {
-	uint32_t len = imgfs_super_csum_len(img->blksz);
+	uint32_t len = super_csum_len(img->blksz);
 	uint8_t *buf;
 	int ret;
 
-	if (!imgfs_img_range_ok(img, IMGFS_SUPER_OFFSET, len))
-		return imgfs_error_set(err, -EINVAL,
+	if (!img_range_ok(img, IMGFS_SUPER_OFFSET, len))
+		return error_set(err, -EINVAL,
 				       "image (%llu bytes) is shorter than the superblock checksum range (%u bytes at 1024)",
 				       (unsigned long long)img->size, len);
 	buf = malloc(len);
 	if (!buf)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = imgfs_img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock",
+		return error_set(err, -ENOMEM, "out of memory");
+	ret = img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock",
 			     0, err);
 	if (!ret)
-		*crc = imgfs_super_checksum(buf, len);
+		*crc = super_checksum(buf, len);
 	free(buf);
 	return ret;
 }
@@ -52,7 +52,7 @@ static void sb_parse(struct imgfs_sb_info *sb, const uint8_t *b)
 {
 	struct imgfs_super_block d;
 
-	imgfs_super_block_decode(b, &d);
+	super_block_decode(b, &d);
 	sb->magic = d.magic;
 	sb->checksum = d.checksum;
 	sb->feature_compat = d.feature_compat;
@@ -98,30 +98,30 @@ static int sb_validate(struct imgfs_image *img, struct imgfs_error *err)
 	struct imgfs_sb_info *sb = &img->sb;
 
 	if (sb->magic != IMGFS_SUPER_MAGIC)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "not an EROFS image: magic 0x%08x at offset 1024",
 				       sb->magic);
 	if (sb->blkszbits < IMGFS_MIN_BLKSZBITS ||
 	    sb->blkszbits > IMGFS_MAX_BLKSZBITS)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "superblock: blkszbits %u not supported (9..12)",
 				       sb->blkszbits);
 	if (sb->dirblkbits)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "superblock: dirblkbits %u not supported (must be 0)",
 				       sb->dirblkbits);
 	if (sb->sb_size > SB_SIZE_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "superblock: invalid sb_extslots %u (size %u > %u)",
 				       sb->sb_extslots, sb->sb_size,
 				       SB_SIZE_MAX);
 	if (sb->unknown_incompat && !(img->flags & IMGFS_OPEN_IGNORE_FEATURES))
-		return imgfs_error_set(err, -EOPNOTSUPP,
+		return error_set(err, -EOPNOTSUPP,
 				       "superblock: unknown incompatible features 0x%x",
 				       sb->unknown_incompat);
 	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_METABOX) &&
 	    sb->sb_size <= IMGFS_SUPER_BASE_SIZE)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "superblock: METABOX set but sb_extslots is 0");
 	return 0;
 }
@@ -143,22 +143,22 @@ static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
 
 	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) ||
 	    !sb->extra_devices ||
-	    !imgfs_img_range_ok(img, pos,
+	    !img_range_ok(img, pos,
 				(uint64_t)sb->extra_devices *
 					IMGFS_DEVICE_SLOT_SIZE))
 		return 0;
 	img->dev_base = calloc(sb->extra_devices, sizeof(uint64_t));
 	img->dev_blocks = calloc(sb->extra_devices, sizeof(uint64_t));
 	if (!img->dev_base || !img->dev_blocks)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < sb->extra_devices; i++) {
-		if (imgfs_img_read(img, slot, sizeof(slot),
+		if (img_read(img, slot, sizeof(slot),
 				   pos + (uint64_t)i * sizeof(slot),
 				   "device slot", 0, &e))
 			return 0;
-		imgfs_device_slot_decode(slot, &d);
-		img->dev_blocks[i] = imgfs_device_slot_blocks(&d, is48);
-		img->dev_base[i] = imgfs_device_slot_uniaddr(&d, is48);
+		device_slot_decode(slot, &d);
+		img->dev_blocks[i] = device_slot_blocks(&d, is48);
+		img->dev_base[i] = device_slot_uniaddr(&d, is48);
 	}
 	return 0;
 }
@@ -174,19 +174,19 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 	int ret;
 
 	*pos = (*pos + 3) & ~(uint64_t)3;
-	ret = imgfs_img_read(img, hdr, sizeof(hdr), *pos, "long xattr prefix",
+	ret = img_read(img, hdr, sizeof(hdr), *pos, "long xattr prefix",
 			     0, err);
 	if (ret)
 		return ret;
-	imgfs_xattr_long_prefix_decode(hdr, &rec);
+	xattr_long_prefix_decode(hdr, &rec);
 	len = rec.len;
 	if (len < 1 || len > 256)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "long xattr prefix %u at offset %llu: bad length %u",
 				       n, (unsigned long long)*pos, len);
 	p->base_index = rec.base_index;
 	p->infix_len = (uint8_t)(len - 1);
-	ret = imgfs_img_read(img, p->infix, p->infix_len,
+	ret = img_read(img, p->infix, p->infix_len,
 			     *pos + IMGFS_XATTR_LONG_PREFIX_HDR_SIZE,
 			     "long xattr prefix", 0, err);
 	if (ret)
@@ -194,7 +194,7 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 	p->infix[p->infix_len] = '\0';
 	if (!imgfs_xattr_prefix(p->base_index) || p->base_index == 5 ||
 	    memchr(p->infix, '\0', p->infix_len))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "long xattr prefix %u: bad base index %u or NUL in infix",
 				       n, p->base_index);
 	*pos += 2 + len;
@@ -224,7 +224,7 @@ static int load_prefixes(struct imgfs_image *img, struct imgfs_error *err)
 		return 0; /* entries using them are reported as unknown */
 	img->prefixes = calloc(sb->xattr_prefix_count, sizeof(*img->prefixes));
 	if (!img->prefixes)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (i = 0; i < sb->xattr_prefix_count; i++) {
 		ret = load_one_prefix(img, i, &pos, err);
 		if (ret)
@@ -240,11 +240,11 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 	struct imgfs_sb_info *sb = &img->sb;
 	int ret;
 
-	if (!imgfs_img_range_ok(img, IMGFS_SUPER_OFFSET, sizeof(raw)))
-		return imgfs_error_set(err, -EINVAL,
+	if (!img_range_ok(img, IMGFS_SUPER_OFFSET, sizeof(raw)))
+		return error_set(err, -EINVAL,
 				       "not an EROFS image: only %llu bytes, no superblock",
 				       (unsigned long long)img->size);
-	ret = imgfs_img_read(img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
+	ret = img_read(img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
 			     "superblock", 0, err);
 	if (ret)
 		return ret;
@@ -266,7 +266,7 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 		sb->checksum_ok = sb->checksum_calc == sb->checksum;
 		if (!sb->checksum_ok &&
 		    !(img->flags & IMGFS_OPEN_IGNORE_CHECKSUM))
-			return imgfs_error_set(err, -EBADMSG,
+			return error_set(err, -EBADMSG,
 					       "superblock: bad checksum 0x%08x (expected 0x%08x)",
 					       sb->checksum, sb->checksum_calc);
 	}
@@ -275,7 +275,7 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 		ret = load_devices(img, err);
 	if (ret)
 		return ret;
-	return imgfs_z_image_init(img, err);
+	return z_image_init(img, err);
 }
 
 static int image_new(unsigned int flags, struct imgfs_image **out,
@@ -285,7 +285,7 @@ static int image_new(unsigned int flags, struct imgfs_image **out,
 
 	*out = NULL;
 	if (!img)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	img->fd = -1;
 	img->flags = flags;
 	*out = img;
@@ -311,16 +311,16 @@ static int fd_size(int fd, uint64_t *size, struct imgfs_error *err)
 	off_t end;
 
 	if (fstat(fd, &st))
-		return imgfs_error_set(err, -errno, "fstat: %s", strerror(errno));
+		return error_set(err, -errno, "fstat: %s", strerror(errno));
 	if (S_ISREG(st.st_mode)) {
 		*size = (uint64_t)st.st_size;
 		return 0;
 	}
 	if (S_ISDIR(st.st_mode))
-		return imgfs_error_set(err, -EISDIR, "image is a directory");
+		return error_set(err, -EISDIR, "image is a directory");
 	end = lseek(fd, 0, SEEK_END);
 	if (end < 0)
-		return imgfs_error_set(err, -errno, "cannot size the image: %s",
+		return error_set(err, -errno, "cannot size the image: %s",
 				       strerror(errno));
 	*size = (uint64_t)end;
 	return 0;
@@ -352,7 +352,7 @@ int imgfs_image_open(const char *path, unsigned int flags,
 
 	*out = NULL;
 	if (fd < 0)
-		return imgfs_error_set(err, -errno, "%s: %s", path,
+		return error_set(err, -errno, "%s: %s", path,
 				       strerror(errno));
 	ret = imgfs_image_open_fd(fd, flags, out, err);
 	if (ret) {
@@ -382,7 +382,7 @@ void imgfs_image_close(struct imgfs_image *img)
 {
 	if (!img)
 		return;
-	imgfs_z_image_free(img);
+	z_image_free(img);
 	if (img->own_fd && img->fd >= 0)
 		close(img->fd);
 	free(img->prefixes);

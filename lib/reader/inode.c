@@ -56,7 +56,7 @@ static int decode_layout(const struct imgfs_image *img,
 	uint64_t mask = is48 ? (1ull << 48) - 1 : (1ull << 32) - 1;
 
 	if (inode->layout >= IMGFS_LAYOUT_MAX)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: unsupported data layout %u",
 				       (unsigned long long)inode->nid,
 				       inode->layout);
@@ -67,7 +67,7 @@ static int decode_layout(const struct imgfs_image *img,
 	inode->chunk_format = (uint16_t)inode->raw_u;
 	if ((inode->chunk_format & ~IMGFS_CHUNK_FORMAT_ALL) ||
 	    (inode->raw_u >> 16))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: unsupported chunk format 0x%x",
 				       (unsigned long long)inode->nid,
 				       inode->raw_u);
@@ -81,13 +81,13 @@ static int check_nid(const struct imgfs_image *img, uint64_t nid,
 		     struct imgfs_error *err)
 {
 	if (nid & NID_METABOX_BIT)
-		return imgfs_error_set(err, -EOPNOTSUPP,
+		return error_set(err, -EOPNOTSUPP,
 				       "nid %llu: inodes inside a metabox are not supported",
 				       (unsigned long long)nid);
 	if (nid > (UINT64_MAX - img->meta_base) >> IMGFS_ISLOTBITS ||
-	    !imgfs_img_range_ok(img, imgfs_nid_pos(img, nid),
+	    !img_range_ok(img, nid_pos(img, nid),
 				IMGFS_INODE_COMPACT_SIZE))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: inode is beyond the end of the image",
 				       (unsigned long long)nid);
 	return 0;
@@ -105,16 +105,16 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	if (ret)
 		return ret;
 	inode->nid = nid;
-	inode->pos = imgfs_nid_pos(img, nid);
-	ret = imgfs_img_read(img, b, IMGFS_INODE_COMPACT_SIZE, inode->pos,
+	inode->pos = nid_pos(img, nid);
+	ret = img_read(img, b, IMGFS_INODE_COMPACT_SIZE, inode->pos,
 			     "inode", nid, err);
 	if (ret)
 		return ret;
 	/* the fields read here sit at the same offsets in both forms */
-	imgfs_inode_compact_decode(b, &dc);
+	inode_compact_decode(b, &dc);
 	inode->i_format = dc.i_format;
 	if (inode->i_format & ~IMGFS_I_ALL_BITS)
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: unsupported i_format 0x%04x",
 				       (unsigned long long)nid, inode->i_format);
 	inode->version = imgfs_i_version(inode->i_format);
@@ -126,7 +126,7 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	inode->raw_u = dc.i_u;
 	inode->ino = dc.i_ino;
 	if (!mode_type_ok(inode->mode))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: bogus i_mode 0%o",
 				       (unsigned long long)nid, inode->mode);
 	if ((inode->mode & 0170000) == 0040000)
@@ -138,14 +138,14 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		struct imgfs_inode_extended de;
 
 		inode->inode_size = IMGFS_INODE_EXTENDED_SIZE;
-		ret = imgfs_img_read(img, b, IMGFS_INODE_EXTENDED_SIZE,
+		ret = img_read(img, b, IMGFS_INODE_EXTENDED_SIZE,
 				     inode->pos, "extended inode", nid, err);
 		if (ret)
 			return ret;
-		imgfs_inode_extended_decode(b, &de);
+		inode_extended_decode(b, &de);
 		decode_extended(inode, &de);
 		if (inode->size >> 63)
-			return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+			return error_set(err, -IMGFS_EFSCORRUPTED,
 					       "nid %llu: negative i_size",
 					       (unsigned long long)nid);
 	} else {
@@ -157,9 +157,9 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	if (ret)
 		return ret;
 	inode->data_pos = inode->pos + inode->inode_size + inode->xattr_isize;
-	if (!imgfs_img_range_ok(img, inode->pos,
+	if (!img_range_ok(img, inode->pos,
 				inode->data_pos - inode->pos))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: inline xattr area (%u bytes) is beyond the end of the image",
 				       (unsigned long long)nid,
 				       inode->xattr_isize);
@@ -174,7 +174,7 @@ int imgfs_inode_read_root(struct imgfs_image *img, struct imgfs_inode *inode,
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_dir(inode))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "root nid %llu is not a directory (mode 0%o)",
 				       (unsigned long long)inode->nid,
 				       inode->mode);

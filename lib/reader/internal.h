@@ -40,45 +40,45 @@ struct imgfs_image {
 };
 
 /* Bounds-checked read that reports errors in terms of @what (for messages). */
-int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
+int img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
 		   const char *what, uint64_t nid, struct imgfs_error *err);
 
 /* True if [off, off + len) lies inside the image (overflow-safe). */
-static inline bool imgfs_img_range_ok(const struct imgfs_image *img,
+static inline bool img_range_ok(const struct imgfs_image *img,
 				      uint64_t off, uint64_t len)
 {
 	return off <= img->size && len <= img->size - off;
 }
 
 /* Byte offset of inode @nid (primary metadata area NIDs only). */
-static inline uint64_t imgfs_nid_pos(const struct imgfs_image *img,
+static inline uint64_t nid_pos(const struct imgfs_image *img,
 				     uint64_t nid)
 {
 	return img->meta_base + (nid << IMGFS_ISLOTBITS);
 }
 
 /* Byte offset of shared xattr @id. */
-static inline uint64_t imgfs_shared_xattr_pos(const struct imgfs_image *img,
+static inline uint64_t shared_xattr_pos(const struct imgfs_image *img,
 					      uint32_t id)
 {
 	return img->xattr_base + ((uint64_t)id << 2);
 }
 
 /*
- * Hooks of the compressed-layout code. imgfs_z_image_init() runs at the end
+ * Hooks of the compressed-layout code. z_image_init() runs at the end
  * of image open (parse compression configs, set up img->zpriv);
- * imgfs_z_image_free() at close. imgfs_z_map() maps @offset of a compressed
- * inode like imgfs_map(). imgfs_z_read() copies the file bytes
- * [@offset, @offset + @len) that lie inside @ext (returned by imgfs_z_map())
+ * z_image_free() at close. z_map() maps @offset of a compressed
+ * inode like imgfs_map(). z_read() copies the file bytes
+ * [@offset, @offset + @len) that lie inside @ext (returned by z_map())
  * into @buf and returns how many it copied, or a negative errno; with
- * @verify, see imgfs_read_verify().
+ * @verify, see read_verify().
  */
-int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err);
-void imgfs_z_image_free(struct imgfs_image *img);
-int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
+int z_image_init(struct imgfs_image *img, struct imgfs_error *err);
+void z_image_free(struct imgfs_image *img);
+int z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		uint64_t offset, struct imgfs_extent *ext,
 		struct imgfs_error *err);
-ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
+ssize_t z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
 		     size_t len, bool verify, struct imgfs_error *err);
 
@@ -91,7 +91,7 @@ ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
  * whatever the order the files are read in. Memory: one small record per
  * pcluster verified.
  */
-ssize_t imgfs_read_verify(struct imgfs_image *img,
+ssize_t read_verify(struct imgfs_image *img,
 			  const struct imgfs_inode *inode, uint64_t offset,
 			  void *buf, size_t len, struct imgfs_error *err);
 

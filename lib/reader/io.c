@@ -20,26 +20,26 @@ static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
 		memcpy(buf, img->mem + off, len);
 		return 0;
 	}
-	n = imgfs_pread_full(img->fd, buf, len, off);
+	n = pread_full(img->fd, buf, len, off);
 	if (n < 0)
 		return (int)n;
 	return (size_t)n < len ? -EIO : 0; /* file shrank under us */
 }
 
-int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
+int img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
 		   const char *what, uint64_t nid, struct imgfs_error *err)
 {
 	int ret;
 
-	if (!imgfs_img_range_ok(img, off, len))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+	if (!img_range_ok(img, off, len))
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
 				       (unsigned long long)nid, what,
 				       (unsigned long long)off, len,
 				       (unsigned long long)img->size);
 	ret = raw_pread(img, buf, len, off);
 	if (ret)
-		return imgfs_error_set(err, ret,
+		return error_set(err, ret,
 				       "nid %llu: reading %s at offset %llu: %s",
 				       (unsigned long long)nid, what,
 				       (unsigned long long)off, strerror(-ret));
@@ -49,10 +49,10 @@ int imgfs_img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
 int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
 		      uint64_t off, struct imgfs_error *err)
 {
-	if (!imgfs_img_range_ok(img, off, len))
-		return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+	if (!img_range_ok(img, off, len))
+		return error_set(err, -IMGFS_EFSCORRUPTED,
 				       "range %llu+%zu is beyond the end of the image (%llu bytes)",
 				       (unsigned long long)off, len,
 				       (unsigned long long)img->size);
-	return imgfs_img_read(img, buf, len, off, "data", 0, err);
+	return img_read(img, buf, len, off, "data", 0, err);
 }

@@ -181,11 +181,11 @@ static int walk_dirent(void *arg, const struct imgfs_dirent_info *de)
 		e.error = e.inode ? NULL : &ierr;
 	}
 	if (path_set(&w->path, dir_len, de->name, de->name_len))
-		return imgfs_error_set(w->err, -ENOMEM, "out of memory");
+		return error_set(w->err, -ENOMEM, "out of memory");
 	if (!dot)
-		added = imgfs_u64map_add(&w->seen, de->nid, 0);
+		added = u64map_add(&w->seen, de->nid, 0);
 	if (added < 0) {
-		ret = imgfs_error_set(w->err, added, "out of memory");
+		ret = error_set(w->err, added, "out of memory");
 		goto out;
 	}
 	if (!dot)
@@ -210,7 +210,7 @@ static int walk_dirent(void *arg, const struct imgfs_dirent_info *de)
 	if (e.serial != IMGFS_WALK_NO_SERIAL) {
 		sd = frame_push(w->cur, de->nid, de->name, de->name_len);
 		if (!sd) {
-			ret = imgfs_error_set(w->err, -ENOMEM, "out of memory");
+			ret = error_set(w->err, -ENOMEM, "out of memory");
 			goto out;
 		}
 		sd->serial = e.serial;
@@ -236,7 +236,7 @@ static int walk_entries(struct walk *w, const struct imgfs_inode *dir)
 	struct imgfs_error e = { 0 };
 	int ret;
 
-	ret = imgfs_dir_walk(w->img, dir, walk_dirent, w,
+	ret = dir_walk(w->img, dir, walk_dirent, w,
 			     w->o.bad_block ? walk_bad_block : NULL, w, &e);
 	if (ret >= 0 || !e.code)
 		return ret; /* done, stopped, or failed in a callback */
@@ -260,7 +260,7 @@ static int walk_list(struct walk *w, uint64_t nid, uint64_t serial,
 	if (ret)
 		return ret;
 	if (!imgfs_inode_is_dir(&dir))
-		return imgfs_error_set(w->err, -ENOTDIR,
+		return error_set(w->err, -ENOTDIR,
 				       "%s (nid %llu): not a directory", path,
 				       (unsigned long long)nid);
 	if (o->dir_begin) {
@@ -292,7 +292,7 @@ static int walk_depth_first(struct walk *w, uint64_t start_nid)
 	int ret;
 
 	if (IMGFS_VEC_RESERVE(stack, cap, 1, 16))
-		return imgfs_error_set(w->err, -ENOMEM, "out of memory");
+		return error_set(w->err, -ENOMEM, "out of memory");
 	memset(stack, 0, cap * sizeof(*stack));
 	frame_reset(&stack[0], w->path.len);
 	ret = walk_list(w, start_nid, 0, 0, &stack[0]);
@@ -308,7 +308,7 @@ static int walk_depth_first(struct walk *w, uint64_t start_nid)
 			size_t old = cap;
 
 			if (IMGFS_VEC_RESERVE(stack, cap, depth + 1, 16)) {
-				ret = imgfs_error_set(w->err, -ENOMEM,
+				ret = error_set(w->err, -ENOMEM,
 						      "out of memory");
 				break;
 			}
@@ -318,7 +318,7 @@ static int walk_depth_first(struct walk *w, uint64_t start_nid)
 		d = &f->dirs[f->next++];
 		if (path_set(&w->path, f->path_len, f->names + d->name,
 			     d->len)) {
-			ret = imgfs_error_set(w->err, -ENOMEM, "out of memory");
+			ret = error_set(w->err, -ENOMEM, "out of memory");
 			break;
 		}
 		frame_reset(&stack[depth], w->path.len);
@@ -399,13 +399,13 @@ static int walk_breadth_first(struct walk *w, uint64_t start_nid)
 	if (start_len == 1 && w->path.s[0] == '/')
 		start_len = 0;
 	if (!frame_push(&b.all, start_nid, "", 0))
-		return imgfs_error_set(w->err, -ENOMEM, "out of memory");
+		return error_set(w->err, -ENOMEM, "out of memory");
 	ret = walk_list(w, start_nid, 0, 0, &b.all);
 	for (i = 1; !ret && i < b.all.nr; i++) {
 		struct subdir d = b.all.dirs[i];
 
 		if (bfs_path(w, &b, i, start_len)) {
-			ret = imgfs_error_set(w->err, -ENOMEM, "out of memory");
+			ret = error_set(w->err, -ENOMEM, "out of memory");
 			break;
 		}
 		/* new records go to the end of the same frame */
@@ -425,15 +425,15 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	int ret;
 
 	if (!opts)
-		return imgfs_error_set(err, -EINVAL, "no walk options");
+		return error_set(err, -EINVAL, "no walk options");
 	/* the first published struct ended with arg */
 	ret = SIZED_IN(&w.o, opts, SIZED_UP_TO(struct imgfs_walk_options, arg),
 		       "walk options", err);
 	if (ret)
 		return ret;
-	if (imgfs_u64map_add(&w.seen, start_nid, 0) < 0 ||
+	if (u64map_add(&w.seen, start_nid, 0) < 0 ||
 	    IMGFS_VEC_RESERVE(w.path.s, w.path.cap, len + 1, 256)) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	memcpy(w.path.s, start, len + 1);
@@ -443,7 +443,7 @@ int imgfs_walk(struct imgfs_image *img, uint64_t start_nid,
 	else
 		ret = walk_depth_first(&w, start_nid);
 out:
-	imgfs_u64map_free(&w.seen);
+	u64map_free(&w.seen);
 	free(w.path.s);
 	return ret;
 }

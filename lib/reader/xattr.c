@@ -37,7 +37,7 @@ static int emit_entry(struct xattr_walk *w, const uint8_t *e,
 	size_t plen = 0, ilen = 0;
 	unsigned int base;
 
-	imgfs_xattr_entry_decode(e, &ent);
+	xattr_entry_decode(e, &ent);
 	nlen = ent.e_name_len;
 	index = ent.e_name_index;
 	if (index & IMGFS_XATTR_LONG_PREFIX) {
@@ -81,7 +81,7 @@ static int walk_inline(struct xattr_walk *w, const uint8_t *area,
 
 		if (isize - off < IMGFS_XATTR_ENTRY_SIZE)
 			goto bad;
-		imgfs_xattr_entry_decode(area + off, &e);
+		xattr_entry_decode(area + off, &e);
 		sz = imgfs_xattr_entry_size(e.e_name_len, e.e_value_size);
 		if (sz > isize - off)
 			goto bad;
@@ -93,7 +93,7 @@ static int walk_inline(struct xattr_walk *w, const uint8_t *area,
 	}
 	return 0;
 bad:
-	return imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+	return error_set(err, -IMGFS_EFSCORRUPTED,
 			       "nid %llu: inline xattr entry at area offset %u extends past the xattr area (%u bytes)",
 			       (unsigned long long)w->inode->nid, off, isize);
 }
@@ -106,21 +106,21 @@ static int walk_shared(struct xattr_walk *w, const uint8_t *area,
 	int ret = 0;
 
 	if (!e)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (i = 0; i < count && !ret; i++) {
 		struct imgfs_xattr_info x = { .shared = true };
-		uint32_t id = imgfs_xattr_shared_id_decode(area, i);
-		uint64_t pos = imgfs_shared_xattr_pos(w->img, id);
+		uint32_t id = xattr_shared_id_decode(area, i);
+		uint64_t pos = shared_xattr_pos(w->img, id);
 		struct imgfs_xattr_entry hdr;
 		unsigned int sz;
 
-		ret = imgfs_img_read(w->img, e, IMGFS_XATTR_ENTRY_SIZE, pos,
+		ret = img_read(w->img, e, IMGFS_XATTR_ENTRY_SIZE, pos,
 				     "shared xattr", w->inode->nid, err);
 		if (ret)
 			break;
-		imgfs_xattr_entry_decode(e, &hdr);
+		xattr_entry_decode(e, &hdr);
 		sz = imgfs_xattr_entry_size(hdr.e_name_len, hdr.e_value_size);
-		ret = imgfs_img_read(w->img, e, sz, pos, "shared xattr",
+		ret = img_read(w->img, e, sz, pos, "shared xattr",
 				     w->inode->nid, err);
 		if (ret)
 			break;
@@ -145,23 +145,23 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 	if (!isize)
 		return 0;
 	if (isize == IMGFS_XATTR_IBODY_HEADER_SIZE)
-		return imgfs_error_set(err, -EOPNOTSUPP,
+		return error_set(err, -EOPNOTSUPP,
 				       "nid %llu: xattr area of 12 bytes (header only) is not supported",
 				       (unsigned long long)inode->nid);
 	area = malloc(isize);
 	w = malloc(sizeof(*w));
 	if (!area || !w) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = imgfs_img_read(img, area, isize, inode->pos + inode->inode_size,
+	ret = img_read(img, area, isize, inode->pos + inode->inode_size,
 			     "inline xattr area", inode->nid, err);
 	if (ret)
 		goto out;
-	imgfs_xattr_ibody_header_decode(area, &h);
+	xattr_ibody_header_decode(area, &h);
 	count = h.h_shared_count;
 	if (IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count > isize) {
-		ret = imgfs_error_set(err, -IMGFS_EFSCORRUPTED,
+		ret = error_set(err, -IMGFS_EFSCORRUPTED,
 				      "nid %llu: %u shared xattr ids do not fit the %u-byte xattr area",
 				      (unsigned long long)inode->nid, count,
 				      isize);

@@ -2,7 +2,7 @@
 /*
  * zconfig.c - per-image compression state: the configuration
  * records after the superblock (docs/format.md §3.5) and the packed inode
- * (docs/format.md §9.11), set up at open through imgfs_z_image_init().
+ * (docs/format.md §9.11), set up at open through z_image_init().
  *
  * A bad configuration does not fail the open (the checker must be able to
  * go on and report it): it is remembered, and every compressed access
@@ -43,25 +43,25 @@ static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
 	uint32_t len;
 
 	*pos = (*pos + 3) & ~3ull;
-	if (imgfs_img_read(img, p, IMGFS_COMPR_CFG_HDR_SIZE, *pos,
+	if (img_read(img, p, IMGFS_COMPR_CFG_HDR_SIZE, *pos,
 			   "compression config", 0, &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
-			       imgfs_zalg_name(alg), e.msg);
-	len = imgfs_compr_cfg_len_decode(p);
-	if (!imgfs_img_range_ok(img, *pos + IMGFS_COMPR_CFG_HDR_SIZE, len))
+			       zalg_name(alg), e.msg);
+	len = compr_cfg_len_decode(p);
+	if (!img_range_ok(img, *pos + IMGFS_COMPR_CFG_HDR_SIZE, len))
 		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
 			       "%s config record (%u bytes at %llu) is beyond the end of the image",
-			       imgfs_zalg_name(alg), len,
+			       zalg_name(alg), len,
 			       (unsigned long long)*pos);
 	memset(p, 0, sizeof(p));
-	if (imgfs_img_read(img, p, len < sizeof(p) ? len : sizeof(p),
+	if (img_read(img, p, len < sizeof(p) ? len : sizeof(p),
 			   *pos + IMGFS_COMPR_CFG_HDR_SIZE, "compression config",
 			   0, &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
-			       imgfs_zalg_name(alg), e.msg);
+			       zalg_name(alg), e.msg);
 	*pos += IMGFS_COMPR_CFG_HDR_SIZE + len;
 	/* alg < IMGFS_COMPR_MAX: every id has a table */
-	if (imgfs_zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits,
+	if (zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits,
 					     why, sizeof(why)))
 		return cfg_bad(zs, -IMGFS_EFSCORRUPTED, "%s", why);
 	return 0;
@@ -120,20 +120,20 @@ static void load_packed(struct imgfs_image *img, struct imgfs_zstate *zs)
 	zs->have_packed = true;
 }
 
-int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err)
+int z_image_init(struct imgfs_image *img, struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = calloc(1, sizeof(*zs));
 
 	if (!zs)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (pthread_mutex_init(&zs->lock, NULL)) {
 		free(zs);
-		return imgfs_error_set(err, -ENOMEM, "cannot create a mutex");
+		return error_set(err, -ENOMEM, "cannot create a mutex");
 	}
 	if (pthread_cond_init(&zs->busy_done, NULL)) {
 		pthread_mutex_destroy(&zs->lock);
 		free(zs);
-		return imgfs_error_set(err, -ENOMEM,
+		return error_set(err, -ENOMEM,
 				       "cannot create a condition variable");
 	}
 	img->zpriv = zs;
@@ -142,21 +142,21 @@ int imgfs_z_image_init(struct imgfs_image *img, struct imgfs_error *err)
 	return 0;
 }
 
-void imgfs_z_image_free(struct imgfs_image *img)
+void z_image_free(struct imgfs_image *img)
 {
 	struct imgfs_zstate *zs = img->zpriv;
 
 	if (!zs)
 		return;
 	for (unsigned int i = 0; i < IMGFS_ZCACHE_SLOTS; i++)
-		imgfs_zcache_free(&zs->cache[i]);
+		zcache_free(&zs->cache[i]);
 	while (zs->idle) {
 		struct imgfs_zwork *w = zs->idle;
 
 		zs->idle = w->next;
-		imgfs_zwork_free(w);
+		zwork_free(w);
 	}
-	imgfs_u64map_free(&zs->verified_at);
+	u64map_free(&zs->verified_at);
 	free(zs->verified);
 	pthread_cond_destroy(&zs->busy_done);
 	pthread_mutex_destroy(&zs->lock);

@@ -56,7 +56,7 @@ struct imgfs_zbusy {
 	uint64_t plen;
 };
 
-/* A pcluster decoded without error (imgfs_read_verify()), keyed by pos. */
+/* A pcluster decoded without error (read_verify()), keyed by pos. */
 struct imgfs_zverified {
 	uint64_t plen;
 	uint64_t outlen;
@@ -112,18 +112,18 @@ struct imgfs_zstate {
  * compressed @inode (the inline tail pcluster, if any, follows it; see
  * IMGFS_EXTENT_F_INLINE). For the checker's overlap accounting.
  */
-int imgfs_z_index_range(struct imgfs_image *img,
+int z_index_range(struct imgfs_image *img,
 			const struct imgfs_inode *inode, uint64_t *start,
 			uint64_t *end, struct imgfs_error *err);
 
 /* Decode and free helpers of lib/reader/zread.c. */
-void imgfs_zwork_free(struct imgfs_zwork *w);
-void imgfs_zcache_free(struct imgfs_zcache *c);
+void zwork_free(struct imgfs_zwork *w);
+void zcache_free(struct imgfs_zcache *c);
 
 /*
  * Number of pclusters @img has decoded since it was opened (cache misses).
  * For tests: reading a file sequentially must decode each pcluster once.
  */
-uint64_t imgfs_z_decoded_count(struct imgfs_image *img);
+uint64_t z_decoded_count(struct imgfs_image *img);
 
 #endif /* IMGFS_READER_ZDATA_H */

@@ -84,7 +84,7 @@ static int zcorrupt(struct zmap *zm, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return imgfs_error_set(zm->err, -IMGFS_EFSCORRUPTED,
+	return error_set(zm->err, -IMGFS_EFSCORRUPTED,
 			       "nid %llu: compressed index: %s",
 			       (unsigned long long)zm->inode->nid, msg);
 }
@@ -102,14 +102,14 @@ static int zfetch(struct zmap *zm, uint64_t pos, size_t len,
 		*p = zm->win + (pos - zm->win_pos);
 		return 0;
 	}
-	if (!imgfs_img_range_ok(zm->img, pos, len))
+	if (!img_range_ok(zm->img, pos, len))
 		return zcorrupt(zm, "index bytes at %llu are beyond the end of the image",
 				(unsigned long long)pos);
 	start = pos & ~63ull;
 	n = zm->img->size - start < WIN_SIZE ? (size_t)(zm->img->size - start) :
 						   WIN_SIZE;
 	zm->win_len = 0;
-	ret = imgfs_img_read(zm->img, zm->win, n, start, "compressed index",
+	ret = img_read(zm->img, zm->win, n, start, "compressed index",
 			     zm->inode->nid, zm->err);
 	if (ret)
 		return ret;
@@ -132,7 +132,7 @@ static int load_full(struct zmap *zm, uint64_t lcn, struct zrec *r)
 	ret = zfetch(zm, pos, IMGFS_LCLUSTER_INDEX_SIZE, &p);
 	if (ret)
 		return ret;
-	imgfs_lcluster_index_decode(p, &li);
+	lcluster_index_decode(p, &li);
 	adv = li.di_advise;
 	r->type = adv & IMGFS_LI_TYPE_MASK;
 	r->end = pos + IMGFS_LCLUSTER_INDEX_SIZE;
@@ -163,7 +163,7 @@ static unsigned int pack_entry(const uint8_t *pack, unsigned int ebits,
 			       unsigned int lobits, unsigned int i,
 			       unsigned int *type)
 {
-	return imgfs_compact_entry_decode(pack, ebits, lobits, i, type);
+	return compact_entry_decode(pack, ebits, lobits, i, type);
 }
 
 /* Block of head entry @i: the pack's base plus what precedes it. */
@@ -193,7 +193,7 @@ static int pack_pblk(struct zmap *zm, const uint8_t *pack, unsigned int psz,
 					lo);
 		}
 	}
-	*pblk = imgfs_compact_blkaddr_decode(pack, psz) + nblk;
+	*pblk = compact_blkaddr_decode(pack, psz) + nblk;
 	return 0;
 }
 
@@ -237,7 +237,7 @@ static int load_compact(struct zmap *zm, uint64_t lcn, struct zrec *r)
 	pos += n << shift;
 	vcnt = shift == 2 ? 2 : 16;
 	if (shift == 1 && zm->lbits > 12)
-		return imgfs_error_set(zm->err, -EOPNOTSUPP,
+		return error_set(zm->err, -EOPNOTSUPP,
 				       "nid %llu: 2-byte compact indexes with lclusterbits %u",
 				       (unsigned long long)zm->inode->nid,
 				       zm->lbits);
@@ -306,7 +306,7 @@ static int load_rec(struct zmap *zm, uint64_t lcn, struct zrec *r)
 static int setup_compact(struct zmap *zm)
 {
 	if (zm->lbits > 14)
-		return imgfs_error_set(zm->err, -EOPNOTSUPP,
+		return error_set(zm->err, -EOPNOTSUPP,
 				       "nid %llu: compact indexes with lclusterbits %u",
 				       (unsigned long long)zm->inode->nid,
 				       zm->lbits);
@@ -333,7 +333,7 @@ static int setup_header(struct zmap *zm, const struct imgfs_map_header *h)
 	zm->lbits = zm->img->blkszbits + (h->h_clusterbits & 15);
 	if (zm->inode->layout == IMGFS_LAYOUT_COMPRESSED_FULL &&
 	    (zm->advise & IMGFS_ADVISE_EXTENTS))
-		return imgfs_error_set(zm->err, -EOPNOTSUPP,
+		return error_set(zm->err, -EOPNOTSUPP,
 				       "nid %llu: 48-bit encoded extents are not supported",
 				       (unsigned long long)zm->inode->nid);
 	if (zm->advise & IMGFS_ADVISE_FRAGMENT_PCLUSTER) {
@@ -368,18 +368,18 @@ static int zmap_setup(struct zmap *zm, struct imgfs_image *img,
 	zm->err = err;
 	zm->win_len = 0;
 	if (!zs)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "nid %llu: compression state missing",
 				       (unsigned long long)inode->nid);
 	if (zs->cfg_err)
-		return imgfs_error_set(err, zs->cfg_err, "nid %llu: %s",
+		return error_set(err, zs->cfg_err, "nid %llu: %s",
 				       (unsigned long long)inode->nid,
 				       zs->cfg_msg);
 	zm->hpos = (inode->data_pos + 7) & ~7ull;
 	ret = zfetch(zm, zm->hpos, IMGFS_MAP_HEADER_SIZE, &h);
 	if (ret)
 		return ret;
-	imgfs_map_header_decode(h, &mh);
+	map_header_decode(h, &mh);
 	if (mh.fragment_inode) {
 		zm->whole_fragment = true;
 		zm->fragoff = mh.fragment_off;
@@ -503,7 +503,7 @@ static int fragment_extent(struct zmap *zm, struct imgfs_extent *ext)
 				(unsigned long long)ext->logical,
 				(unsigned long long)(ext->logical + ext->length));
 	if (!zs->have_packed)
-		return imgfs_error_set(zm->err,
+		return error_set(zm->err,
 				       zs->packed_err ? zs->packed_err :
 							-IMGFS_EFSCORRUPTED,
 				       "nid %llu: fragment in packed inode %llu: %s",
@@ -535,7 +535,7 @@ static int inline_extent(struct zmap *zm, struct imgfs_extent *ext)
 	if ((ext->pos & (bs - 1)) + ext->plen > bs)
 		return zcorrupt(zm, "inline pcluster (%u bytes at %llu) crosses a block boundary",
 				zm->idata_size, (unsigned long long)ext->pos);
-	if (!imgfs_img_range_ok(zm->img, ext->pos, ext->plen))
+	if (!img_range_ok(zm->img, ext->pos, ext->plen))
 		return zcorrupt(zm, "inline pcluster at %llu is beyond the end of the image",
 				(unsigned long long)ext->pos);
 	return 0;
@@ -589,7 +589,7 @@ static int block_extent(struct zmap *zm, uint64_t head, const struct zrec *hr,
 				(unsigned long long)hr->pblk,
 				(unsigned long long)nblk,
 				cfg->lz4_max_pclusterblks);
-	if (!imgfs_img_range_ok(zm->img, ext->pos, ext->plen))
+	if (!img_range_ok(zm->img, ext->pos, ext->plen))
 		return zcorrupt(zm, "pcluster at block %llu (%llu blocks) is beyond the end of the image",
 				(unsigned long long)hr->pblk,
 				(unsigned long long)nblk);
@@ -613,12 +613,12 @@ static int head_algorithm(struct zmap *zm, const struct zrec *hr,
 	if (hr->partial)
 		ext->flags |= IMGFS_EXTENT_F_PARTIAL;
 	if (alg >= IMGFS_COMPR_MAX)
-		return imgfs_error_set(zm->err, -EOPNOTSUPP,
+		return error_set(zm->err, -EOPNOTSUPP,
 				       "nid %llu: unknown compression algorithm %u",
 				       (unsigned long long)zm->inode->nid, alg);
 	if (!(zm->zs->cfg.algs & (1u << alg)))
 		return zcorrupt(zm, "algorithm %s is not enabled in the superblock",
-				imgfs_zalg_name(alg));
+				zalg_name(alg));
 	if (zm->kend - ext->logical > IMGFS_MAX_EXTENT_SIZE)
 		return zcorrupt(zm, "extent at byte %llu spans %llu bytes (over 12 MiB)",
 				(unsigned long long)ext->logical,
@@ -720,7 +720,7 @@ static void map_remember(struct imgfs_zstate *zs,
 	pthread_mutex_unlock(&zs->lock);
 }
 
-int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
+int z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		uint64_t offset, struct imgfs_extent *ext,
 		struct imgfs_error *err)
 {
@@ -733,7 +733,7 @@ int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		return 0;
 	zm = calloc(1, sizeof(*zm));
 	if (!zm)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = zmap_setup(zm, img, inode, err);
 	if (!ret)
 		ret = map_offset(zm, offset, ext);
@@ -743,7 +743,7 @@ int imgfs_z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 	return ret;
 }
 
-int imgfs_z_index_range(struct imgfs_image *img,
+int z_index_range(struct imgfs_image *img,
 			const struct imgfs_inode *inode, uint64_t *start,
 			uint64_t *end, struct imgfs_error *err)
 {
@@ -752,7 +752,7 @@ int imgfs_z_index_range(struct imgfs_image *img,
 	int ret;
 
 	if (!zm)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = zmap_setup(zm, img, inode, err);
 	if (ret)
 		goto out;

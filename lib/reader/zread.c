@@ -23,23 +23,23 @@
  * size. */
 #define BUF_STEP (64u * 1024u)
 
-void imgfs_zwork_free(struct imgfs_zwork *w)
+void zwork_free(struct imgfs_zwork *w)
 {
 	if (!w)
 		return;
 	free(w->in);
 	free(w->out);
-	imgfs_zdecoder_free(w->dec);
+	zdecoder_free(w->dec);
 	free(w);
 }
 
-void imgfs_zcache_free(struct imgfs_zcache *c)
+void zcache_free(struct imgfs_zcache *c)
 {
 	free(c->buf);
 	memset(c, 0, sizeof(*c));
 }
 
-uint64_t imgfs_z_decoded_count(struct imgfs_image *img)
+uint64_t z_decoded_count(struct imgfs_image *img)
 {
 	struct imgfs_zstate *zs = img->zpriv;
 	uint64_t n;
@@ -101,7 +101,7 @@ static struct imgfs_zcache *cache_victim(struct imgfs_zstate *zs, size_t len)
 		if (!old)
 			break;
 		total -= old->cap;
-		imgfs_zcache_free(old);
+		zcache_free(old);
 	}
 	return v;
 }
@@ -121,7 +121,7 @@ static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
 	if (w)
 		return w;
 	w = calloc(1, sizeof(*w));
-	if (w && !(w->dec = imgfs_zdecoder_new())) {
+	if (w && !(w->dec = zdecoder_new())) {
 		free(w);
 		w = NULL;
 	}
@@ -132,7 +132,7 @@ static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
 static void work_put_locked(struct imgfs_zstate *zs, struct imgfs_zwork *w)
 {
 	if (zs->nr_idle >= IMGFS_ZWORK_IDLE_MAX) {
-		imgfs_zwork_free(w);
+		zwork_free(w);
 		return;
 	}
 	w->next = zs->idle;
@@ -151,14 +151,14 @@ static int zerr(struct imgfs_error *err, int code,
 		const struct imgfs_inode *inode, const struct imgfs_extent *ext,
 		const char *why)
 {
-	return imgfs_error_set(err, code,
+	return error_set(err, code,
 			       "nid %llu: file bytes %llu..%llu: %s%s pcluster at byte %llu (%llu bytes): %s",
 			       (unsigned long long)inode->nid,
 			       (unsigned long long)ext->logical,
 			       (unsigned long long)(ext->logical + ext->length),
 			       (ext->flags & IMGFS_EXTENT_F_INLINE) ? "inline " :
 								      "",
-			       imgfs_zalg_name(ext->algorithm),
+			       zalg_name(ext->algorithm),
 			       (unsigned long long)ext->pos,
 			       (unsigned long long)ext->plen, why);
 }
@@ -202,21 +202,21 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	if (IMGFS_VEC_RESERVE(w->in, w->in_cap, (size_t)ext->plen, BUF_STEP) ||
 	    IMGFS_VEC_RESERVE(w->out, w->out_cap, (size_t)ext->length,
 			      BUF_STEP))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = imgfs_img_read(img, w->in, (size_t)ext->plen, ext->pos,
+		return error_set(err, -ENOMEM, "out of memory");
+	ret = img_read(img, w->in, (size_t)ext->plen, ext->pos,
 			     "compressed data", inode->nid, err);
 	if (ret)
 		return ret;
 	if (stream_start(img, zs, ext, w->in, &skip, &exact))
 		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
 			    "compressed data start not found (the first block is all zeros)");
-	ret = imgfs_zdecode(w->dec, &zs->cfg, ext->algorithm, w->in + skip,
+	ret = zdecode(w->dec, &zs->cfg, ext->algorithm, w->in + skip,
 			    (size_t)ext->plen - skip, w->out,
 			    (size_t)ext->length,
 			    ext->flags & IMGFS_EXTENT_F_PARTIAL, exact, why,
 			    sizeof(why));
 	if (ret == -ENOMEM)
-		return imgfs_error_set(err, ret, "out of memory");
+		return error_set(err, ret, "out of memory");
 	if (ret)
 		return zerr(err, ret, inode, ext, why);
 	return 0;
@@ -229,7 +229,7 @@ static bool verified_has(const struct imgfs_zstate *zs,
 	const struct imgfs_zverified *v;
 	uint64_t i;
 
-	if (!imgfs_u64map_get(&zs->verified_at, ext->pos, &i))
+	if (!u64map_get(&zs->verified_at, ext->pos, &i))
 		return false;
 	v = &zs->verified[i];
 	return v->plen == ext->plen && v->outlen == ext->length &&
@@ -244,10 +244,10 @@ static void verified_add(struct imgfs_zstate *zs,
 {
 	struct imgfs_zverified *v;
 
-	if (imgfs_u64map_get(&zs->verified_at, ext->pos, NULL) ||
+	if (u64map_get(&zs->verified_at, ext->pos, NULL) ||
 	    IMGFS_VEC_RESERVE(zs->verified, zs->verified_cap,
 			      zs->nr_verified + 1, 256) ||
-	    imgfs_u64map_add(&zs->verified_at, ext->pos, zs->nr_verified) != 1)
+	    u64map_add(&zs->verified_at, ext->pos, zs->nr_verified) != 1)
 		return;
 	v = &zs->verified[zs->nr_verified++];
 	v->plen = ext->plen;
@@ -338,7 +338,7 @@ static ssize_t read_decoded(struct imgfs_image *img,
 
 	w = work_get(zs);
 	if (!w) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	ret = decode(img, zs, w, inode, ext, err);
@@ -396,7 +396,7 @@ static ssize_t read_raw(struct imgfs_image *img,
 	int ret;
 
 	if (!(ext->flags & IMGFS_EXTENT_F_INTERLACED)) {
-		ret = imgfs_img_read(img, buf, n, ext->pos + j, "file data",
+		ret = img_read(img, buf, n, ext->pos + j, "file data",
 				     inode->nid, err);
 		return ret ? ret : (ssize_t)n;
 	}
@@ -406,15 +406,15 @@ static ssize_t read_raw(struct imgfs_image *img,
 			    "interlaced pcluster smaller than its extent");
 	start = (c + j) % ext->plen;
 	first = ext->plen - start < n ? (size_t)(ext->plen - start) : n;
-	ret = imgfs_img_read(img, buf, first, ext->pos + start, "file data",
+	ret = img_read(img, buf, first, ext->pos + start, "file data",
 			     inode->nid, err);
 	if (!ret && first < n)
-		ret = imgfs_img_read(img, (uint8_t *)buf + first, n - first,
+		ret = img_read(img, (uint8_t *)buf + first, n - first,
 				     ext->pos, "file data", inode->nid, err);
 	return ret ? ret : (ssize_t)n;
 }
 
-ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
+ssize_t z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
 		     size_t len, bool verify, struct imgfs_error *err)
 {
@@ -423,14 +423,14 @@ ssize_t imgfs_z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 
 	if (!img->zpriv || offset < ext->logical ||
 	    offset - ext->logical >= ext->length)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "nid %llu: offset %llu is outside the extent given",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)offset);
 	avail = ext->logical + ext->length - offset;
 	n = avail < len ? (size_t)avail : len;
 	if (ext->kind != IMGFS_EXTENT_COMPRESSED)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "nid %llu: extent kind %u is not compressed data",
 				       (unsigned long long)inode->nid, ext->kind);
 	if (ext->flags & IMGFS_EXTENT_F_RAW)

@@ -38,7 +38,7 @@ int la_iter_read(struct entry_iter *it, struct iter_block *b,
 		return 0;
 	if (r != ARCHIVE_OK) {
 		msg = archive_error_string(l->a);
-		return imgfs_error_set(err, -EIO, "%s: reading data: %s",
+		return error_set(err, -EIO, "%s: reading data: %s",
 				       l->path, msg ? msg : "unknown error");
 	}
 	b->off = off;
@@ -54,7 +54,7 @@ static int archive_iter_next(struct entry_iter *it, const struct iter_entry **e,
 {
 	(void)it;
 	*e = NULL;
-	return imgfs_error_set(err, -EINVAL,
+	return error_set(err, -EINVAL,
 			       "entries of this source are set by its caller");
 }
 
@@ -72,7 +72,7 @@ struct entry_iter *archive_iter_new(imgfs_warn_fn warn, void *warn_arg,
 	struct la_iter *l = calloc(1, sizeof(*l));
 
 	if (!l) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	l->it.next = archive_iter_next;

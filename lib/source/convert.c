@@ -152,14 +152,14 @@ static int convert_xattrs(struct entry_conv *c, struct archive_entry *e,
 	c->xattrs = calloc((size_t)(count > 0 ? count : 0) + 2,
 			   sizeof(*c->xattrs));
 	if (!c->xattrs)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	while (n < (size_t)count &&
 	       archive_entry_xattr_next(e, &c->xattrs[n].name,
 					&c->xattrs[n].value,
 					&c->xattrs[n].size) == ARCHIVE_OK)
 		n++;
 	for (int i = 0; i < 2; i++) {
-		long len = imgfs_acl_encode(e, acl_types[i], &c->acl[i], path,
+		long len = acl_encode(e, acl_types[i], &c->acl[i], path,
 					    err);
 
 		if (len < 0)
@@ -172,7 +172,7 @@ static int convert_xattrs(struct entry_conv *c, struct archive_entry *e,
 	}
 	ie->xattrs = c->xattrs;
 	ie->nr_xattrs = n;
-	mask = imgfs_acl_mask_perm(e);
+	mask = acl_mask_perm(e);
 	if (mask >= 0)
 		ie->mode = (ie->mode & ~070u) | ((unsigned int)mask << 3);
 	return 0;
@@ -189,7 +189,7 @@ static int convert_sparse(struct entry_conv *c, struct archive_entry *e,
 		return 0;
 	c->sparse = calloc((size_t)count, sizeof(*c->sparse));
 	if (!c->sparse)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	/* negative values stay out of range as huge ones, and are refused */
 	while (n < (size_t)count &&
 	       archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
@@ -230,7 +230,7 @@ static int convert(struct entry_conv *c, struct archive *a,
 	if (ret || archive_entry_filetype(e) != AE_IFREG)
 		return ret;
 	if (archive_entry_size(e) < 0)
-		return imgfs_error_set(err, -EINVAL, "%s: negative size", path);
+		return error_set(err, -EINVAL, "%s: negative size", path);
 	ie->size = (uint64_t)archive_entry_size(e);
 	return convert_sparse(c, e, err);
 }

@@ -98,7 +98,7 @@ static int check_unchanged(struct archive_entry *e, uint64_t read,
 	struct stat st;
 
 	if (read != want)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: changed while being read: %llu bytes of data read, %llu when it was listed",
 				       path, (unsigned long long)read,
 				       (unsigned long long)want);
@@ -107,14 +107,14 @@ static int check_unchanged(struct archive_entry *e, uint64_t read,
 	    (uint64_t)st.st_ino != (uint64_t)archive_entry_ino64(e))
 		return 0;
 	if ((uint64_t)st.st_size != (uint64_t)archive_entry_size(e))
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: changed while being read: %llu bytes when it was listed, %llu now",
 				       path,
 				       (unsigned long long)archive_entry_size(e),
 				       (unsigned long long)st.st_size);
 	if (st.st_ctim.tv_sec != archive_entry_ctime(e) ||
 	    st.st_ctim.tv_nsec != archive_entry_ctime_nsec(e))
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: changed while being read (its ctime moved)",
 				       path);
 	return 0;
@@ -148,14 +148,14 @@ static int dir_read_next(struct dir_iter *d, struct archive_entry **out,
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r < ARCHIVE_WARN)
-			return imgfs_error_set(err, -EIO, "%s: %s", d->path,
+			return error_set(err, -EIO, "%s: %s", d->path,
 					       archive_error_string(d->disk));
 		if (archive_entry_filetype(e) == AE_IFDIR)
 			archive_read_disk_descend(d->disk);
 		else if (is_skipped(d, e))
 			continue;
 		if (strip_root(e, d->root, strlen(d->root)))
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: unexpected path",
 					       archive_entry_pathname(e));
 		if (archive_entry_filetype(e) != AE_IFDIR)
@@ -212,7 +212,7 @@ static int dir_open(struct dir_iter *d, struct imgfs_error *err)
 	/* default behaviour: xattrs, ACLs and holes are all reported */
 	archive_read_disk_set_behavior(d->disk, 0);
 	if (archive_read_disk_open(d->disk, d->root) != ARCHIVE_OK)
-		return imgfs_error_set(err, -EIO, "%s: %s", d->path,
+		return error_set(err, -EIO, "%s: %s", d->path,
 				       archive_error_string(d->disk));
 	return 0;
 }
@@ -227,7 +227,7 @@ struct entry_iter *dir_iter_new(const char *path,
 	if (!d || !(d->disk = archive_read_disk_new()) ||
 	    !(d->lr = archive_entry_linkresolver_new()) ||
 	    !(d->e = archive_entry_new()) || !(d->root = strdup(path))) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	n = strlen(d->root);

@@ -141,7 +141,7 @@ static bool user_flag(const char *s, size_t len)
 	return true;
 }
 
-size_t imgfs_fflags_user(const char *text, char *buf, size_t size)
+size_t fflags_user(const char *text, char *buf, size_t size)
 {
 	static const char sep[] = ", \t";
 	size_t n = 0, used = 0;
@@ -173,7 +173,7 @@ size_t imgfs_fflags_user(const char *text, char *buf, size_t size)
 	return n;
 }
 
-void imgfs_fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
+void fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
 			    const char *flags)
 {
 	size_t need;
@@ -191,7 +191,7 @@ void imgfs_fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
 				   t->len ? ", " : "", path, flags);
 }
 
-void imgfs_fflags_tally_warn(const struct imgfs_fflags_tally *t,
+void fflags_tally_warn(const struct imgfs_fflags_tally *t,
 			     const char *what, imgfs_warn_fn warn, void *arg)
 {
 	const char *more = t->entries > IMGFS_FFLAGS_SHOWN ? ", ..." : "";
@@ -212,7 +212,7 @@ void imgfs_fflags_tally_warn(const struct imgfs_fflags_tally *t,
 	free(msg);
 }
 
-void imgfs_fflags_tally_free(struct imgfs_fflags_tally *t)
+void fflags_tally_free(struct imgfs_fflags_tally *t)
 {
 	free(t->first);
 	t->first = NULL;

@@ -20,7 +20,7 @@
  * names that say a flag is clear ("noschg", "dump") are left out; unknown
  * names count as a user's. Returns how many flags were kept.
  */
-size_t imgfs_fflags_user(const char *text, char *buf, size_t size);
+size_t fflags_user(const char *text, char *buf, size_t size);
 
 /* Entries carrying user flags: how many, and the first few by name. */
 struct imgfs_fflags_tally {
@@ -33,14 +33,14 @@ struct imgfs_fflags_tally {
 
 /* Count the entry at @path with user flags @flags. Memory stays bounded:
  * only the first few are named. */
-void imgfs_fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
+void fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
 			    const char *flags);
 
 /* The one warning "@what N entries: first ones..." through @warn (may be
  * NULL), when any entry was counted. */
-void imgfs_fflags_tally_warn(const struct imgfs_fflags_tally *t,
+void fflags_tally_warn(const struct imgfs_fflags_tally *t,
 			     const char *what, imgfs_warn_fn warn, void *arg);
 
-void imgfs_fflags_tally_free(struct imgfs_fflags_tally *t);
+void fflags_tally_free(struct imgfs_fflags_tally *t);
 
 #endif /* IMGFS_SOURCE_FFLAGS_H */

@@ -63,7 +63,7 @@ struct entry_iter {
 };
 
 /*
- * tar_iter.c: the entries of @t with imgfs_tar_next()'s rules (@o is
+ * tar_iter.c: the entries of @t with tar_next()'s rules (@o is
  * copied); @t is not closed by destroy.
  */
 struct entry_iter *tar_iter_new(struct imgfs_tar *t,

@@ -23,14 +23,14 @@ static int comps_reserve(struct imgfs_path_comps *c, size_t text_len,
 	return 0;
 }
 
-int imgfs_path_comps_parse(struct imgfs_path_comps *c, const char *path,
+int path_comps_parse(struct imgfs_path_comps *c, const char *path,
 			   struct imgfs_error *err)
 {
 	size_t plen = strlen(path), i = 0, used = 0;
 
 	c->n = 0;
 	if (comps_reserve(c, plen, plen / 2 + 1))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	while (i < plen) {
 		size_t start, n;
 
@@ -50,7 +50,7 @@ int imgfs_path_comps_parse(struct imgfs_path_comps *c, const char *path,
 			continue;
 		}
 		if (n > IMGFS_NAME_MAX)
-			return imgfs_error_set(err, -ENAMETOOLONG,
+			return error_set(err, -ENAMETOOLONG,
 					       "%s: path component of %zu bytes exceeds the 255-byte limit",
 					       path, n);
 		if (c->n)
@@ -64,7 +64,7 @@ int imgfs_path_comps_parse(struct imgfs_path_comps *c, const char *path,
 	return 0;
 }
 
-void imgfs_path_comps_free(struct imgfs_path_comps *c)
+void path_comps_free(struct imgfs_path_comps *c)
 {
 	free(c->text);
 	free(c->off);
@@ -72,16 +72,16 @@ void imgfs_path_comps_free(struct imgfs_path_comps *c)
 	memset(c, 0, sizeof(*c));
 }
 
-bool imgfs_path_is_dot_name(const char *name, size_t len)
+bool path_is_dot_name(const char *name, size_t len)
 {
 	return (len == 1 && name[0] == '.') ||
 	       (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
-bool imgfs_path_ends_in_dir_form(const char *path)
+bool path_ends_in_dir_form(const char *path)
 {
 	const char *last = strrchr(path, '/');
 
 	last = last ? last + 1 : path;
-	return !*last || imgfs_path_is_dot_name(last, strlen(last));
+	return !*last || path_is_dot_name(last, strlen(last));
 }

@@ -25,20 +25,20 @@ struct imgfs_path_comps {
 /*
  * Split @path into @c, reusing its memory. Returns 0, -ENOMEM, or
  * -ENAMETOOLONG with @err naming @path when a component is longer than
- * 255 bytes. @c is freed by imgfs_path_comps_free() in every case.
+ * 255 bytes. @c is freed by path_comps_free() in every case.
  */
-int imgfs_path_comps_parse(struct imgfs_path_comps *c, const char *path,
+int path_comps_parse(struct imgfs_path_comps *c, const char *path,
 			   struct imgfs_error *err);
-void imgfs_path_comps_free(struct imgfs_path_comps *c);
+void path_comps_free(struct imgfs_path_comps *c);
 
 /* Is @name (@len bytes) "." or ".."? */
-bool imgfs_path_is_dot_name(const char *name, size_t len);
+bool path_is_dot_name(const char *name, size_t len);
 
 /*
  * Does @path, as the entry spells it, end in "/", "." or ".." (or is it
  * empty)? Such a path designates a directory through the path rules
  * ("a/." is "a", "a/b/.." is "a"), never a file of that name.
  */
-bool imgfs_path_ends_in_dir_form(const char *path);
+bool path_ends_in_dir_form(const char *path);
 
 #endif

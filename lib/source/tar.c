@@ -121,7 +121,7 @@ static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
 			  const void **buf)
 {
 	char msg[160] = "";
-	long n = imgfs_gunzip_read(&g->gs, g->out, sizeof(g->out), msg,
+	long n = gunzip_read(&g->gs, g->out, sizeof(g->out), msg,
 				   sizeof(msg));
 
 	*buf = g->out;
@@ -156,7 +156,7 @@ static int src_close(struct archive *a, void *arg)
 	struct stream_source *g = arg;
 
 	(void)a;
-	imgfs_gunzip_stream_end(&g->gs);
+	gunzip_stream_end(&g->gs);
 	if (g->own_fd)
 		close(g->fd);
 	free(g);
@@ -172,7 +172,7 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	if (!g) {
 		if (own_fd)
 			close(fd);
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	g->fd = fd;
@@ -180,14 +180,14 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	/* peek at the first bytes: gzip or not */
 	ret = src_fill_raw(g);
 	if (ret) {
-		imgfs_error_set(err, ret, "%s: %s", path, strerror(-ret));
+		error_set(err, ret, "%s: %s", path, strerror(-ret));
 		src_close(NULL, g);
 		return NULL;
 	}
-	g->gzip = imgfs_gunzip_magic(g->in, g->avail_in);
-	if (g->gzip && imgfs_gunzip_stream_init(&g->gs, src_raw, g)) {
+	g->gzip = gunzip_magic(g->in, g->avail_in);
+	if (g->gzip && gunzip_stream_init(&g->gs, src_raw, g)) {
 		src_close(NULL, g);
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	return g;
@@ -292,7 +292,7 @@ static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
 		      uint64_t off)
 {
 	if (t->copy_fd >= 0 && !t->copy_err && n)
-		t->copy_err = imgfs_pwrite_full(t->copy_fd, p, n, off);
+		t->copy_err = pwrite_full(t->copy_fd, p, n, off);
 	return t->copy_err;
 }
 
@@ -402,7 +402,7 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 
 	t->outer = archive_read_new();
 	if (!t->outer)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	archive_read_support_filter_all(t->outer);
 	archive_read_support_format_raw(t->outer);
 	/* compressed empty input then reads as no bytes */
@@ -425,11 +425,11 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 	if (t->compressed && !t->plain_end) {
 		t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS);
 		if (!t->ra)
-			return imgfs_error_set(err, -errno, "%s: %s", t->path,
+			return error_set(err, -errno, "%s: %s", t->path,
 					       strerror(errno));
 	} else if (!(t->own[0] = malloc(FEED_SIZE)) ||
 		   !(t->own[1] = malloc(FEED_SIZE))) {
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	if (feed_fill(t, 0))
 		goto fail;
@@ -437,7 +437,7 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 	return 0;
 fail:
 	msg = archive_error_string(t->outer);
-	return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+	return error_set(err, -EIO, "%s: %s", t->path,
 			       msg ? msg : "cannot open");
 }
 
@@ -447,14 +447,14 @@ static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
 
 	t->a = archive_read_new();
 	if (!t->a)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	/* tar only: a stray zip or cpio file must not pass as a layer */
 	archive_read_support_format_tar(t->a);
 	archive_read_support_format_gnutar(t->a);
 	if (archive_read_open(t->a, t, NULL, feed_read, NULL) == ARCHIVE_OK)
 		return 0;
 	msg = archive_error_string(t->a);
-	return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+	return error_set(err, -EIO, "%s: %s", t->path,
 			       msg ? msg : "cannot open");
 }
 
@@ -469,16 +469,16 @@ static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
 	if (!t || !(t->path = strdup(path))) {
 		if (own_fd)
 			close(fd);
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	/* pax names are UTF-8: read in the "C" locale, libarchive reports
-	 * every non-ASCII one as unconvertible (see imgfs_tar_next) */
+	 * every non-ASCII one as unconvertible (see tar_next) */
 	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	t->src = src_new(fd, own_fd, path, err);
 	if (!t->src || open_outer(t, err))
 		goto fail;
-	/* an empty plain stream is not tar at all: imgfs_tar_next decides */
+	/* an empty plain stream is not tar at all: tar_next decides */
 	if (t->len[0] && open_inner(t, err))
 		goto fail;
 	return t;
@@ -495,7 +495,7 @@ struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err)
 	if (strcmp(path, "-")) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			imgfs_error_set(err, -errno, "%s: %s", path,
+			error_set(err, -errno, "%s: %s", path,
 					strerror(errno));
 			return NULL;
 		}
@@ -509,33 +509,33 @@ struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
 	return tar_open(fd, false, name ? name : "-", err);
 }
 
-struct archive *imgfs_tar_archive(struct imgfs_tar *t)
+struct archive *tar_archive(struct imgfs_tar *t)
 {
 	return t->a;
 }
 
-int imgfs_tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err)
+int tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err)
 {
 	/* only the opening read may have happened: it is in buf[0] */
 	if (t->copy_fd >= 0 || t->delivered != t->len[0] || t->start[0] ||
 	    t->entries || t->state != TAR_READING)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: the tar stream is already being read: it cannot be copied whole",
 				       t->path);
 	t->copy_fd = fd;
 	if (copy_plain(t, t->buf[0], t->len[0], 0))
-		return imgfs_error_set(err, t->copy_err,
+		return error_set(err, t->copy_err,
 				       "%s: keeping a copy of the tar: %s",
 				       t->path, strerror(-t->copy_err));
 	return 0;
 }
 
-uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t)
+uint64_t tar_plain_bytes(const struct imgfs_tar *t)
 {
 	return t->delivered;
 }
 
-uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size)
+uint64_t tar_input_bytes(const struct imgfs_tar *t, uint64_t *size)
 {
 	struct stat st;
 
@@ -611,7 +611,7 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 	} else {
 		ret = src_fill_raw(g);
 		if (ret)
-			return imgfs_error_set(err, ret, "%s: %s", t->path,
+			return error_set(err, ret, "%s: %s", t->path,
 					       strerror(-ret));
 		if (!g->avail_in)
 			return 0;
@@ -620,8 +620,8 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 	}
 	hex[0] = '\0';
 	if (p)
-		imgfs_hex_bytes(hex, sizeof(hex), p, avail);
-	return imgfs_error_set(err, -EINVAL,
+		hex_bytes(hex, sizeof(hex), p, avail);
+	return error_set(err, -EINVAL,
 			       "%s: trailing garbage after the %s data at byte %lld of the input%s%s",
 			       t->path, archive_filter_name(t->outer, 0),
 			       (long long)used, p ? ": " : "", hex);
@@ -646,11 +646,11 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 
 		if (plain_take(t, i)) {
 			msg = archive_error_string(t->outer);
-			return imgfs_error_set(err, -EIO, "%s: %s", t->path,
+			return error_set(err, -EIO, "%s: %s", t->path,
 					       msg ? msg : "read error");
 		}
 		if (copy_plain(t, t->buf[i], t->len[i], t->start[i]))
-			return imgfs_error_set(err, t->copy_err,
+			return error_set(err, t->copy_err,
 					       "%s: keeping a copy of the tar: %s",
 					       t->path, strerror(-t->copy_err));
 		for (size_t k = 0; k < t->len[i] && nonzero == UINT64_MAX; k++)
@@ -678,7 +678,7 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		const char *how = t->compressed ? " once decompressed" : "";
 
 		if (!o->allow_missing_end)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: empty input (0 bytes%s) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
 					       t->path, how);
 		warnf(o, "%s: empty input (0 bytes%s) read as an empty layer",
@@ -688,7 +688,7 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	/* some producers end there: GNU tar, bsdtar and Go read it */
 	where(t, at, sizeof(at));
 	if (o->require_end && !o->allow_missing_end)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: the input ends %s without an end-of-archive marker: truncated? (refused: --require-end)",
 				       t->path, at);
 	warnf(o, "%s: the input ends %s without an end-of-archive marker: truncated?",
@@ -708,7 +708,7 @@ static int tar_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	int ret = 0;
 
 	if (end < 0 || (uint64_t)end < before)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: lost track of the tar stream",
 				       t->path);
 	if ((uint64_t)end == before)
@@ -716,7 +716,7 @@ static int tar_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	else if ((uint64_t)end - before < TAR_BLOCK ||
 		 plain_is_zero(t, (uint64_t)end - TAR_BLOCK, TAR_BLOCK) != 1)
 		/* headers (pax, long name) and then the end of the input */
-		ret = imgfs_error_set(err, -EIO,
+		ret = error_set(err, -EIO,
 				      "%s: the input ends inside the headers of the entry %s: truncated",
 				      t->path, where(t, at, sizeof(at)));
 	return ret ? ret : drain(t, o, (uint64_t)end, err);
@@ -736,18 +736,18 @@ static int header_error(struct imgfs_tar *t, int r, struct archive_entry *e,
 	/* a warning means libarchive dropped or could not convert part of
 	 * the entry: taking it as it is would store something else */
 	if (r == ARCHIVE_WARN && name)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: entry %llu cannot be read as archived: %s",
 				       name, t->entries + 1, msg);
 	if (r == ARCHIVE_WARN)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "entry %llu (%s) cannot be read as archived: %s",
 				       t->entries + 1, at, msg);
 	if (r == ARCHIVE_RETRY)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "damaged tar header at byte %llu of the tar stream, %s: %s",
 				       (unsigned long long)before, at, msg);
-	return imgfs_error_set(err, -EIO, "reading the archive %s: %s", at,
+	return error_set(err, -EIO, "reading the archive %s: %s", at,
 			       msg);
 }
 
@@ -760,7 +760,7 @@ static int remember(struct imgfs_tar *t, struct archive_entry *e,
 	t->last = strdup(p ? p : "?");
 	if (!t->last) {
 		t->state = TAR_FAILED;
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	t->entries++;
 	return 1;
@@ -800,12 +800,12 @@ static int raw_names(struct imgfs_tar *t, uint64_t before,
 
 	if (t->hdr_lost || end < 0 || (uint64_t)end < before ||
 	    (uint64_t)end - before > t->hdr_len)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: entry %llu: its header blocks cannot be read again for its names",
 				       t->path, t->entries + 1);
 	t->hdr_len = (size_t)((uint64_t)end - before);
 	ret = tar_raw_pax_names(t->hdr, t->hdr_len, e);
-	return ret ? imgfs_error_set(err, -ENOMEM, "out of memory") : 0;
+	return ret ? error_set(err, -ENOMEM, "out of memory") : 0;
 }
 
 const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len)
@@ -814,7 +814,7 @@ const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len)
 	return t->hdr_lost || !t->hdr_len ? NULL : t->hdr;
 }
 
-int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		   struct archive_entry **e, struct imgfs_error *err)
 {
 	uint64_t before;
@@ -824,7 +824,7 @@ int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	if (t->state == TAR_DONE)
 		return 0;
 	if (t->state == TAR_FAILED)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: reading already failed", t->path);
 	if (!t->a) {
 		r = missing_end(t, o, err);
@@ -833,7 +833,7 @@ int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	} else if (t->entries && archive_read_data_skip(t->a) != ARCHIVE_OK) {
 		/* the rest of the previous entry, padding included: the
 		 * position below is then where the next header starts */
-		r = imgfs_error_set(err, -EIO, "%s: reading data: %s", t->last,
+		r = error_set(err, -EIO, "%s: reading data: %s", t->last,
 				    archive_error_string(t->a));
 	} else {
 		before = (uint64_t)archive_filter_bytes(t->a, 0);

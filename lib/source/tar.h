@@ -20,7 +20,7 @@ struct archive_entry;
  * Advance to the next entry. Whatever the caller left unread of the
  * previous entry's data is skipped. Returns 1 with *@e set (owned by the
  * reader, valid until the next call; read its data with
- * archive_read_data_block() on imgfs_tar_archive()), 0 at the end of the
+ * archive_read_data_block() on tar_archive()), 0 at the end of the
  * archive, or a negative errno with @err naming the entry and the cause.
  *
  * The archive ends at its end-of-archive marker (zero blocks); nothing
@@ -36,31 +36,31 @@ struct archive_entry;
  * ARCHIVE_RETRY) and anything libarchive could not decode in an entry
  * (ARCHIVE_WARN).
  */
-int imgfs_tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
+int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		   struct archive_entry **e, struct imgfs_error *err);
 
 /* The libarchive handle @t's entries and their data are read from. */
-struct archive *imgfs_tar_archive(struct imgfs_tar *t);
+struct archive *tar_archive(struct imgfs_tar *t);
 
 /*
  * From now on write every uncompressed byte of @t's stream to @fd (left
  * open) at its own offset, up to the end of the input (bytes after the
  * end-of-archive marker included). Only before the first entry is read.
  */
-int imgfs_tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err);
+int tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err);
 
 /* Uncompressed bytes read so far: once the stream is done, its length. */
-uint64_t imgfs_tar_plain_bytes(const struct imgfs_tar *t);
+uint64_t tar_plain_bytes(const struct imgfs_tar *t);
 
 /*
  * Bytes of the input read so far, as stored (compressed or not): a
  * progress measure; *@size is the input's size when it is a regular
  * file, else 0.
  */
-uint64_t imgfs_tar_input_bytes(const struct imgfs_tar *t, uint64_t *size);
+uint64_t tar_input_bytes(const struct imgfs_tar *t, uint64_t *size);
 
 /*
- * The header blocks of the entry imgfs_tar_next() returned last (pax, long
+ * The header blocks of the entry tar_next() returned last (pax, long
  * name and its own header), as archived; NULL when none are kept.
  */
 const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len);

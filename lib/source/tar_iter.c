@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * A tar stream as a source of entries (source/iter.h): imgfs_tar_next()
+ * A tar stream as a source of entries (source/iter.h): tar_next()
  * with its end-of-archive rules, each entry converted, its data and the
  * stream offsets tar-index images name.
  */
@@ -30,22 +30,22 @@ static int tar_iter_next(struct entry_iter *it, const struct iter_entry **e,
 
 	*e = NULL;
 	entry_conv_release(&ti->l.conv);
-	r = imgfs_tar_next(ti->t, &ti->o, &ae, err);
+	r = tar_next(ti->t, &ti->o, &ae, err);
 	if (r <= 0)
 		return r;
-	*e = la_iter_take(&ti->l, imgfs_tar_archive(ti->t), ae, err);
+	*e = la_iter_take(&ti->l, tar_archive(ti->t), ae, err);
 	return 1;
 }
 
 static int tar_iter_copy_to(struct entry_iter *it, int fd,
 			    struct imgfs_error *err)
 {
-	return imgfs_tar_copy_to(((struct tar_iter *)it)->t, fd, err);
+	return tar_copy_to(((struct tar_iter *)it)->t, fd, err);
 }
 
 static uint64_t tar_iter_stream_bytes(const struct entry_iter *it)
 {
-	return imgfs_tar_plain_bytes(((const struct tar_iter *)it)->t);
+	return tar_plain_bytes(((const struct tar_iter *)it)->t);
 }
 
 static void tar_iter_destroy(struct entry_iter *it)
@@ -63,7 +63,7 @@ struct entry_iter *tar_iter_new(struct imgfs_tar *t,
 	struct tar_iter *ti = calloc(1, sizeof(*ti));
 
 	if (!ti) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	ti->t = t;

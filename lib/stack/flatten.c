@@ -73,21 +73,21 @@ static int take_whiteout(struct flatten *f, const char *path,
 	const char *name = c->text + c->off[c->n - 1];
 	size_t len = c->len[c->n - 1], plen = strlen(WH_PREFIX);
 
-	if (imgfs_path_ends_in_dir_form(path))
-		return imgfs_error_set(err, -EINVAL,
+	if (path_ends_in_dir_form(path))
+		return error_set(err, -EINVAL,
 				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
 				       path);
 	if (len == strlen(WH_OPAQUE) && !memcmp(name, WH_OPAQUE, len))
 		return stack_paths_record(&f->paths, c, c->n - 1, f->layer,
 					  STACK_OPAQUE, err);
 	if (len >= strlen(WH_META) && !memcmp(name, WH_META, strlen(WH_META)))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: unknown whiteout meta-entry", path);
 	if (len == plen)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: whiteout without a name", path);
-	if (imgfs_path_is_dot_name(name + plen, len - plen))
-		return imgfs_error_set(err, -EINVAL,
+	if (path_is_dot_name(name + plen, len - plen))
+		return error_set(err, -EINVAL,
 				       "%s: whiteout for \"%.*s\", which is not a file name",
 				       path, (int)(len - plen), name + plen);
 	/* the path it deletes: the name without its prefix */
@@ -101,7 +101,7 @@ static int take_whiteout(struct flatten *f, const char *path,
 static int give(struct flatten *f, struct imgfs_writer *w, struct archive *a,
 		struct archive_entry *e, struct imgfs_error *err)
 {
-	return imgfs_writer_take(w, f->it, archive_iter_set(f->it, a, e, err),
+	return writer_take(w, f->it, archive_iter_set(f->it, a, e, err),
 				 err);
 }
 
@@ -139,7 +139,7 @@ static int show_saved(struct flatten *f, struct imgfs_writer *w,
 	if (!s)
 		return err->code;
 	if (!(s->shown = strdup(path)))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = stack_links_load(&f->links, off, &a, &e, err);
 	if (ret)
 		return ret;
@@ -155,14 +155,14 @@ static int remember_check(struct flatten *f, const char *path,
 	struct link_check *c;
 
 	if (IMGFS_VEC_RESERVE(f->checks, f->cap_checks, f->nr_checks + 1, 16))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	c = &f->checks[f->nr_checks];
 	c->path = strdup(path);
 	c->target = strdup(target);
 	if (!c->path || !c->target) {
 		free(c->path);
 		free(c->target);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	f->nr_checks++;
 	return 0;
@@ -184,7 +184,7 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 	int ret;
 
 	for (int hops = 0; hops < LINK_HOPS; hops++) {
-		ret = imgfs_path_comps_parse(&f->tcomps, target, err);
+		ret = path_comps_parse(&f->tcomps, target, err);
 		if (ret)
 			return ret;
 		if (!stack_paths_hidden(&f->paths, &f->tcomps, f->tcomps.n,
@@ -202,7 +202,7 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 		node = stack_paths_find(&f->paths, &f->tcomps);
 		if (node && node->saved_layer == f->layer &&
 		    node->saved_off == STACK_UNSAVED)
-			return imgfs_error_set(err, -EOPNOTSUPP,
+			return error_set(err, -EOPNOTSUPP,
 					       "%s: hard link target \"%s\" is deleted by a layer above, and its entry could not be kept for the link",
 					       path, target);
 		if (node && node->saved_layer == f->layer)
@@ -211,7 +211,7 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 		s = stack_links_get(&f->links, f->tcomps.text, err);
 		return s ? stack_links_wait(s, path, err) : err->code;
 	}
-	return imgfs_error_set(err, -ELOOP,
+	return error_set(err, -ELOOP,
 			       "%s: more than %d hard links in a chain", path,
 			       LINK_HOPS);
 }
@@ -257,7 +257,7 @@ static int take_link(struct flatten *f, struct imgfs_writer *w,
 		return ret;
 	target = strdup(s->alias);
 	if (!target)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = release_waiting(f, w, s, target, err);
 	free(target);
 	return ret;
@@ -289,7 +289,7 @@ static int take_hidden(struct flatten *f, struct imgfs_writer *w,
 		stack_links_forget(s);
 	node = stack_paths_find(&f->paths, &f->comps);
 	if (!node)
-		return imgfs_error_set(err, -EINVAL, "%s: not recorded", path);
+		return error_set(err, -EINVAL, "%s: not recorded", path);
 	node->saved_layer = f->layer;
 	return stack_links_save(&f->links, f->a, e, path, &node->saved_off,
 				err);
@@ -304,10 +304,10 @@ static int take_entry(struct flatten *f, struct imgfs_writer *w,
 	int ret;
 
 	if (!path)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "entry %llu: path name cannot be decoded",
 				       f->entries);
-	ret = imgfs_path_comps_parse(c, path, err);
+	ret = path_comps_parse(c, path, err);
 	if (ret)
 		return ret;
 	if (c->n && c->len[c->n - 1] >= strlen(WH_PREFIX) &&
@@ -337,14 +337,14 @@ static int check_links(struct flatten *f, struct imgfs_error *err)
 
 	for (struct stack_saved *s = f->links.all; s && !ret; s = s->next_all)
 		if (s->nr_pending)
-			ret = imgfs_error_set(err, -ENOENT,
+			ret = error_set(err, -ENOENT,
 					      "%s: hard link target \"%s\" is not a file of the same layer",
 					      s->pending[0], s->path);
 	for (size_t i = 0; i < f->nr_checks && !ret; i++) {
-		ret = imgfs_path_comps_parse(&f->tcomps, f->checks[i].target, err);
+		ret = path_comps_parse(&f->tcomps, f->checks[i].target, err);
 		if (!ret &&
 		    stack_paths_entry_layer(&f->paths, &f->tcomps) != f->layer)
-			ret = imgfs_error_set(err, -ENOENT,
+			ret = error_set(err, -ENOENT,
 					      "%s: hard link target \"%s\" is not in the same layer",
 					      f->checks[i].path,
 					      f->checks[i].target);
@@ -367,7 +367,7 @@ static int next_entry(struct flatten *f, struct archive_entry **e,
 		.warn = f->opts->warn,
 		.warn_arg = f->opts->warn_arg,
 	};
-	int r = imgfs_tar_next(f->t, &o, e, err);
+	int r = tar_next(f->t, &o, e, err);
 
 	if (r > 0)
 		f->entries++;
@@ -384,15 +384,15 @@ static int open_layer(struct flatten *f, unsigned int layer,
 		int ret = f->opener->open(f->opener->arg, layer, &f->t, err);
 
 		if (!ret && !f->t)
-			ret = imgfs_error_set(err, -EINVAL,
+			ret = error_set(err, -EINVAL,
 					      "the opener gave no tar reader");
-		f->a = ret ? NULL : imgfs_tar_archive(f->t);
+		f->a = ret ? NULL : tar_archive(f->t);
 		return ret;
 	}
 	f->t = imgfs_tar_open(f->tars[layer], err);
 	if (!f->t)
 		return err->code;
-	f->a = imgfs_tar_archive(f->t);
+	f->a = tar_archive(f->t);
 	return 0;
 }
 
@@ -420,8 +420,8 @@ static int layer_error(const struct flatten *f, unsigned int layer,
 	int code = err->code ? err->code : -EIO;
 
 	if (f->tars)
-		return imgfs_error_prefix(err, code, "%s", f->tars[layer]);
-	return imgfs_error_prefix(err, code, "layer %u", layer);
+		return error_prefix(err, code, "%s", f->tars[layer]);
+	return error_prefix(err, code, "layer %u", layer);
 }
 
 static int read_layer(struct flatten *f, struct imgfs_writer *w,
@@ -470,13 +470,13 @@ static int check_args(struct imgfs_mkfs_options *opts,
 	if (ret)
 		return ret;
 	if (!nlayers || nlayers > INT32_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "flattening needs at least one layer");
 	if (opts->whiteouts != IMGFS_WHITEOUT_OVERLAY)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "flattening applies whiteouts: they cannot be kept");
 	if (opts->tar_index != IMGFS_TAR_INDEX_NONE)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "a flattened image cannot be a tar index: its data comes from several layers");
 	return 0;
 }
@@ -490,15 +490,15 @@ static int flatten(struct flatten *f, const char *image_path,
 	f->it = archive_iter_new(f->opts->warn, f->opts->warn_arg, err);
 	ret = f->it ? stack_paths_init(&f->paths, err) : err->code;
 	if (!ret)
-		ret = imgfs_convert_feed(image_path, f->opts, NULL, feed, f,
+		ret = convert_feed(image_path, f->opts, NULL, feed, f,
 					 stats, err);
 	for (size_t i = 0; i < f->nr_checks; i++) {
 		free(f->checks[i].path);
 		free(f->checks[i].target);
 	}
 	free(f->checks);
-	imgfs_path_comps_free(&f->comps);
-	imgfs_path_comps_free(&f->tcomps);
+	path_comps_free(&f->comps);
+	path_comps_free(&f->tcomps);
 	stack_links_free(&f->links);
 	stack_paths_free(&f->paths);
 	if (f->it)
@@ -519,7 +519,7 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 	imgfs_error_clear(err);
 	ret = check_args(&full, opts, nlayers, err);
 	if (!ret && (!opener || !opener->open || !opener->close))
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "a layer opener needs open and close");
 	return ret ? ret : flatten(&f, image_path, stats, err);
 }
@@ -535,7 +535,7 @@ static int check_target(unsigned int nlayers, const char *const *tars,
 	for (unsigned int i = 0; i < nlayers; i++)
 		if (!stat(tars[i], &lt) && lt.st_dev == st.st_dev &&
 		    lt.st_ino == st.st_ino)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: refusing to overwrite layer %s",
 					       image_path, tars[i]);
 	return 0;

@@ -24,7 +24,7 @@
 
 static uint64_t path_hash(const char *path)
 {
-	return imgfs_hash_bytes(0, path, strlen(path));
+	return hash_bytes(0, path, strlen(path));
 }
 
 static bool saved_eq(const struct imgfs_hnode *n, const void *key)
@@ -36,7 +36,7 @@ static bool saved_eq(const struct imgfs_hnode *n, const void *key)
 void stack_links_init(struct stack_links *l)
 {
 	memset(l, 0, sizeof(*l));
-	imgfs_spill_init(&l->spill_file, "imgfs-flatten",
+	spillfile_init(&l->spill_file, "imgfs-flatten",
 			 "the temporary file for hidden entries");
 }
 
@@ -72,19 +72,19 @@ void stack_links_reset(struct stack_links *l)
 		saved_free(l->all);
 		l->all = next;
 	}
-	imgfs_hashtab_free(&l->tab);
+	hashtab_free(&l->tab);
 	memset(&l->tab, 0, sizeof(l->tab));
 	stack_links_done(l);
 	spill_writer_free(l);
 	/* the next layer starts from an empty file (or, should truncating
 	 * fail, after what is there) */
-	imgfs_spill_empty(&l->spill_file);
+	spillfile_empty(&l->spill_file);
 }
 
 void stack_links_free(struct stack_links *l)
 {
 	stack_links_reset(l);
-	imgfs_spill_close(&l->spill_file);
+	spillfile_close(&l->spill_file);
 	free(l->buf);
 	stack_links_init(l);
 }
@@ -93,7 +93,7 @@ struct stack_saved *stack_links_find(const struct stack_links *l,
 				     const char *path)
 {
 	struct imgfs_hnode *n =
-		imgfs_hashtab_find(&l->tab, path_hash(path), saved_eq, path);
+		hashtab_find(&l->tab, path_hash(path), saved_eq, path);
 
 	return n ? imgfs_container_of(n, struct stack_saved, hnode) : NULL;
 }
@@ -107,9 +107,9 @@ struct stack_saved *stack_links_get(struct stack_links *l, const char *path,
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s) + len + 1);
-	if (!s || imgfs_hashtab_insert(&l->tab, &s->hnode, path_hash(path))) {
+	if (!s || hashtab_insert(&l->tab, &s->hnode, path_hash(path))) {
 		free(s);
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	memcpy(s->path, path, len + 1);
@@ -125,7 +125,7 @@ static la_ssize_t spill_write(struct archive *a, void *arg, const void *buf,
 	struct imgfs_error err = { 0 };
 
 	/* libarchive's writer hands its errors back through the handle */
-	if (imgfs_spill_append(&l->spill_file, buf, len, NULL, &err)) {
+	if (spillfile_append(&l->spill_file, buf, len, NULL, &err)) {
 		archive_set_error(a, -err.code, "%s", err.msg);
 		return -1;
 	}
@@ -135,7 +135,7 @@ static la_ssize_t spill_write(struct archive *a, void *arg, const void *buf,
 /* The spill file and its tar writer, made when first needed. */
 static int spill_open(struct stack_links *l, struct imgfs_error *err)
 {
-	int ret = imgfs_spill_open(&l->spill_file, err);
+	int ret = spillfile_open(&l->spill_file, err);
 
 	if (ret)
 		return ret;
@@ -147,7 +147,7 @@ static int spill_open(struct stack_links *l, struct imgfs_error *err)
 	    archive_write_set_bytes_per_block(l->spill, 0) ||
 	    archive_write_open(l->spill, l, NULL, spill_write, NULL)) {
 		spill_writer_free(l);
-		return imgfs_error_set(err, -ENOMEM,
+		return error_set(err, -ENOMEM,
 				       "temporary file for hidden entries: cannot start its tar writer");
 	}
 	return 0;
@@ -167,7 +167,7 @@ static int write_zeros(struct stack_links *l, uint64_t len, const char *name,
 		size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
 
 		if (archive_write_data(l->spill, zeros, n) < 0)
-			return imgfs_error_set(err, -EIO, "%s: keeping it: %s",
+			return error_set(err, -EIO, "%s: keeping it: %s",
 					       name,
 					       archive_error_string(l->spill));
 		len -= n;
@@ -189,7 +189,7 @@ static int copy_data(struct stack_links *l, struct archive *a,
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
 		if (off < 0 || (uint64_t)off < pos)
-			return imgfs_error_set(err, -EIO,
+			return error_set(err, -EIO,
 					       "%s: data block at offset %lld out of order",
 					       name, (long long)off);
 		ret = write_zeros(l, (uint64_t)off - pos, name, err);
@@ -197,14 +197,14 @@ static int copy_data(struct stack_links *l, struct archive *a,
 			return ret;
 		if (archive_write_data(l->spill, buf, len) < 0) {
 			msg = archive_error_string(l->spill);
-			return imgfs_error_set(err, -EIO, "%s: keeping it: %s",
+			return error_set(err, -EIO, "%s: keeping it: %s",
 					       name, msg ? msg : "write error");
 		}
 		pos = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF) {
 		msg = archive_error_string(a);
-		return imgfs_error_set(err, -EIO, "%s: reading data: %s",
+		return error_set(err, -EIO, "%s: reading data: %s",
 				       name, msg ? msg : "unknown error");
 	}
 	return pos < size ? write_zeros(l, size - pos, name, err) : 0;
@@ -250,7 +250,7 @@ int stack_links_save(struct stack_links *l, struct archive *a,
 	}
 	ret = copy_data(l, a, e, name, err);
 	if (!ret && archive_write_finish_entry(l->spill) < ARCHIVE_WARN)
-		ret = imgfs_error_set(err, -EIO, "%s: keeping it: %s", name,
+		ret = error_set(err, -EIO, "%s: keeping it: %s", name,
 				      archive_error_string(l->spill));
 	return ret;
 }
@@ -258,7 +258,7 @@ int stack_links_save(struct stack_links *l, struct archive *a,
 static la_ssize_t spill_read(struct archive *a, void *arg, const void **buf)
 {
 	struct stack_links *l = arg;
-	ssize_t n = imgfs_pread_full(l->spill_file.fd, l->buf, SPILL_CHUNK,
+	ssize_t n = pread_full(l->spill_file.fd, l->buf, SPILL_CHUNK,
 				     l->back_pos);
 
 	if (n < 0) {
@@ -278,14 +278,14 @@ int stack_links_load(struct stack_links *l, uint64_t off, struct archive **a,
 
 	stack_links_done(l);
 	if (!l->buf && !(l->buf = malloc(SPILL_CHUNK)))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	l->back = archive_read_new();
 	l->back_pos = off;
 	if (!l->back || archive_read_support_format_tar(l->back) ||
 	    archive_read_open(l->back, l, NULL, spill_read, NULL) ||
 	    archive_read_next_header(l->back, e) != ARCHIVE_OK) {
 		msg = l->back ? archive_error_string(l->back) : NULL;
-		imgfs_error_set(err, -EIO,
+		error_set(err, -EIO,
 				"reading back a hidden entry from the temporary file: %s",
 				msg ? msg : "out of memory");
 		stack_links_done(l);
@@ -308,7 +308,7 @@ int stack_links_alias(struct stack_saved *s, const char *target,
 	char *copy = strdup(target);
 
 	if (!copy)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	stack_links_forget(s);
 	s->alias = copy;
 	return 0;
@@ -322,7 +322,7 @@ int stack_links_wait(struct stack_saved *s, const char *path,
 	if (!copy || IMGFS_VEC_RESERVE(s->pending, s->cap_pending,
 				       s->nr_pending + 1, 2)) {
 		free(copy);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	s->pending[s->nr_pending++] = copy;
 	return 0;

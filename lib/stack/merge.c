@@ -121,7 +121,7 @@ static int put_chunk(void *arg, const struct imgfs_extent *ext)
 	if (ext->kind == IMGFS_EXTENT_HOLE)
 		return 0;
 	if (ext->kind != IMGFS_EXTENT_PLAIN || ext->device)
-		return imgfs_error_set(m->err, -EOPNOTSUPP,
+		return error_set(m->err, -EOPNOTSUPP,
 				       "%s: data %s: only uncompressed data in whole blocks of the layer image can be referred to",
 				       cc->path,
 				       ext->kind == IMGFS_EXTENT_INLINE ?
@@ -131,11 +131,11 @@ static int put_chunk(void *arg, const struct imgfs_extent *ext)
 	/* a chunk is contiguous from a block boundary */
 	if ((start & ((1ull << bits) - 1)) ||
 	    (m->chunks[c].device && m->chunks[c].blkaddr != blk))
-		return imgfs_error_set(m->err, -EOPNOTSUPP,
+		return error_set(m->err, -EOPNOTSUPP,
 				       "%s: data not contiguous from a block boundary in the layer image",
 				       cc->path);
 	if (blk >= IMGFS_NULL_ADDR)
-		return imgfs_error_set(m->err, -EFBIG,
+		return error_set(m->err, -EFBIG,
 				       "%s: data beyond 32-bit block addresses",
 				       cc->path);
 	m->chunks[c].device = (uint16_t)(m->layer + 1);
@@ -162,12 +162,12 @@ static int add_file(struct merge *m, struct imgfs_entry *e,
 	}
 	nr = (e->size + (1ull << cc.chunkbits) - 1) >> cc.chunkbits;
 	if (IMGFS_VEC_RESERVE(m->chunks, m->cap_chunks, nr, 16))
-		return imgfs_error_set(m->err, -ENOMEM, "out of memory");
+		return error_set(m->err, -ENOMEM, "out of memory");
 	memset(m->chunks, 0, nr * sizeof(*m->chunks));
 	ret = imgfs_extent_iterate(m->img, inode, put_chunk, &cc, m->err);
 	if (ret)
 		return ret < 0 ? ret : -EIO;
-	return imgfs_writer_add_external(m->w, e, cc.chunkbits, m->chunks,
+	return writer_add_external(m->w, e, cc.chunkbits, m->chunks,
 					 (size_t)nr, m->err);
 }
 
@@ -177,9 +177,9 @@ static int remember_shown(struct merge *m, uint64_t nid, const char *path)
 
 	if (!copy ||
 	    IMGFS_VEC_RESERVE(m->shown, m->cap_shown, m->nr_shown + 1, 16) ||
-	    imgfs_u64map_add(&m->links, nid, m->nr_shown) < 0) {
+	    u64map_add(&m->links, nid, m->nr_shown) < 0) {
 		free(copy);
-		return imgfs_error_set(m->err, -ENOMEM, "out of memory");
+		return error_set(m->err, -ENOMEM, "out of memory");
 	}
 	m->shown[m->nr_shown++] = copy;
 	return 0;
@@ -201,14 +201,14 @@ static int add_visible(struct merge *m, const char *path,
 
 	/* a hard link of its layer whose inode is written already */
 	if ((inode->mode & S_IFMT) != S_IFDIR && inode->nlink > 1 &&
-	    imgfs_u64map_get(&m->links, inode->nid, &idx)) {
+	    u64map_get(&m->links, inode->nid, &idx)) {
 		e.hardlink = m->shown[idx];
 		return imgfs_writer_add_entry(m->w, &e, m->err);
 	}
 	free_xattrs(m);
 	ret = imgfs_xattr_iterate(m->img, inode, false, copy_xattr, m, m->err);
 	if (ret)
-		return ret < 0 ? imgfs_error_set(m->err, ret,
+		return ret < 0 ? error_set(m->err, ret,
 						 "%s: xattrs: out of memory",
 						 path) :
 				 0;
@@ -246,7 +246,7 @@ static int take(void *arg, const struct imgfs_walk_entry *we)
 
 	if (!inode)
 		return 0;
-	ret = imgfs_path_comps_parse(c, path, m->err);
+	ret = path_comps_parse(c, path, m->err);
 	if (ret)
 		return ret;
 	/* an overlayfs whiteout */
@@ -271,7 +271,7 @@ static void reset_links(struct merge *m)
 	for (size_t i = 0; i < m->nr_shown; i++)
 		free(m->shown[i]);
 	m->nr_shown = 0;
-	imgfs_u64map_free(&m->links);
+	u64map_free(&m->links);
 	memset(&m->links, 0, sizeof(m->links));
 }
 
@@ -280,7 +280,7 @@ static int layer_error(struct merge *m, unsigned int layer, int ret)
 {
 	int code = m->err->code ? m->err->code : ret;
 
-	return imgfs_error_prefix(m->err, code, "%s", m->paths[layer]);
+	return error_prefix(m->err, code, "%s", m->paths[layer]);
 }
 
 static int walk_layer(struct merge *m, unsigned int layer)
@@ -322,7 +322,7 @@ static int merge_feed(struct imgfs_writer *w, void *arg,
 	if (!blocks || !tags) {
 		free(blocks);
 		free(tags);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	for (unsigned int i = 0; i < m->nlayers; i++) {
 		const char *slash = strrchr(m->paths[i], '/');
@@ -330,7 +330,7 @@ static int merge_feed(struct imgfs_writer *w, void *arg,
 		blocks[i] = imgfs_image_sb(m->imgs[i])->blocks;
 		tags[i] = slash ? slash + 1 : m->paths[i];
 	}
-	ret = imgfs_writer_set_devices(w, m->nlayers, blocks, tags, err);
+	ret = writer_set_devices(w, m->nlayers, blocks, tags, err);
 	free(blocks);
 	free(tags);
 	m->comps.n = 0;
@@ -343,7 +343,7 @@ static int open_layers(struct merge *m, struct imgfs_error *err)
 {
 	m->imgs = calloc(m->nlayers, sizeof(*m->imgs));
 	if (!m->imgs)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < m->nlayers; i++) {
 		const struct imgfs_sb_info *sb;
 		int ret = imgfs_image_open(m->paths[i], 0, &m->imgs[i], err);
@@ -352,7 +352,7 @@ static int open_layers(struct merge *m, struct imgfs_error *err)
 			return layer_error(m, i, ret);
 		sb = imgfs_image_sb(m->imgs[i]);
 		if (sb->blkszbits != m->opts->blkszbits || sb->extra_devices)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: layer images must have the merged image's %u-byte blocks and no devices of their own",
 					       m->paths[i],
 					       1u << m->opts->blkszbits);
@@ -375,17 +375,17 @@ int imgfs_merge_images(const struct imgfs_mkfs_options *in,
 	if (ret)
 		return ret;
 	if (!nlayers || nlayers > UINT16_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "merging needs at least one layer image");
 	if (opts->compress != IMGFS_COMPRESS_NONE || opts->tar_index ||
 	    opts->whiteouts != IMGFS_WHITEOUT_OVERLAY)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "a merged image holds metadata only: no compression, tar index or kept whiteouts");
 	ret = stack_paths_init(&m.tree, err);
 	if (!ret)
 		ret = open_layers(&m, err);
 	if (!ret)
-		ret = imgfs_convert_feed(image_path, opts, NULL, merge_feed,
+		ret = convert_feed(image_path, opts, NULL, merge_feed,
 					 &m, stats, err);
 	for (unsigned int i = 0; m.imgs && i < nlayers; i++)
 		imgfs_image_close(m.imgs[i]);
@@ -395,7 +395,7 @@ int imgfs_merge_images(const struct imgfs_mkfs_options *in,
 	free(m.chunks);
 	reset_links(&m);
 	free(m.shown);
-	imgfs_path_comps_free(&m.comps);
+	path_comps_free(&m.comps);
 	stack_paths_free(&m.tree);
 	return ret;
 }

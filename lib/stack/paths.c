@@ -19,9 +19,9 @@
 static uint64_t node_hash(const struct stack_node *parent, const char *name,
 			  size_t len)
 {
-	uint64_t h = imgfs_hash_u64((uint64_t)(uintptr_t)parent);
+	uint64_t h = hash_u64((uint64_t)(uintptr_t)parent);
 
-	return imgfs_hash_bytes(h, name, len);
+	return hash_bytes(h, name, len);
 }
 
 struct node_key {
@@ -64,7 +64,7 @@ int stack_paths_init(struct stack_paths *p, struct imgfs_error *err)
 	memset(p, 0, sizeof(*p));
 	p->root = node_new(p, NULL, "", 0);
 	if (!p->root)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -76,7 +76,7 @@ void stack_paths_free(struct stack_paths *p)
 		free(p->all);
 		p->all = next;
 	}
-	imgfs_hashtab_free(&p->tab);
+	hashtab_free(&p->tab);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -85,7 +85,7 @@ static struct stack_node *child(const struct stack_paths *p,
 				const char *name, size_t len)
 {
 	struct node_key k = { parent, name, len };
-	struct imgfs_hnode *h = imgfs_hashtab_find(
+	struct imgfs_hnode *h = hashtab_find(
 		&p->tab, node_hash(parent, name, len), node_eq, &k);
 
 	return h ? imgfs_container_of(h, struct stack_node, hnode) : NULL;
@@ -136,10 +136,10 @@ int stack_paths_record(struct stack_paths *p, const struct imgfs_path_comps *c,
 		if (!next) {
 			next = node_new(p, node, name, c->len[i]);
 			if (!next ||
-			    imgfs_hashtab_insert(&p->tab, &next->hnode,
+			    hashtab_insert(&p->tab, &next->hnode,
 						 node_hash(node, name,
 							   c->len[i])))
-				return imgfs_error_set(err, -ENOMEM,
+				return error_set(err, -ENOMEM,
 						       "out of memory");
 		}
 		node = next;

@@ -16,7 +16,7 @@ void imgfs_error_clear(struct imgfs_error *err)
 	err->msg[0] = '\0';
 }
 
-int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
+int error_set(struct imgfs_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -29,7 +29,7 @@ int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-int imgfs_error_prefix(struct imgfs_error *err, int code, const char *fmt, ...)
+int error_prefix(struct imgfs_error *err, int code, const char *fmt, ...)
 {
 	char msg[IMGFS_ERROR_MSG_MAX], ctx[IMGFS_ERROR_MSG_MAX];
 	va_list ap;
@@ -42,5 +42,5 @@ int imgfs_error_prefix(struct imgfs_error *err, int code, const char *fmt, ...)
 	vsnprintf(ctx, sizeof(ctx), fmt, ap);
 	va_end(ap);
 	imgfs_error_clear(err);
-	return imgfs_error_set(err, code, "%s: %s", ctx, msg);
+	return error_set(err, code, "%s: %s", ctx, msg);
 }

@@ -17,15 +17,15 @@
  * make @code its code: a caller names what the callee could not know (the
  * layer, the file) without losing the cause. Returns @code.
  */
-int imgfs_error_prefix(struct imgfs_error *err, int code, const char *fmt,
+int error_prefix(struct imgfs_error *err, int code, const char *fmt,
 		       ...) __attribute__((format(printf, 3, 4)));
 
 /*
  * Record a failure: @code is a negative errno. The message is kept only if
  * @err holds no earlier failure (the first cause is the useful one).
- * @err may be NULL. Returns @code so callers can "return imgfs_error_set()".
+ * @err may be NULL. Returns @code so callers can "return error_set()".
  */
-int imgfs_error_set(struct imgfs_error *err, int code, const char *fmt, ...)
+int error_set(struct imgfs_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif /* IMGFS_UTIL_ERROR_H */

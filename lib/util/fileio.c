@@ -8,7 +8,7 @@
 
 #include "util/fileio.h"
 
-ssize_t imgfs_pread_full(int fd, void *buf, size_t len, uint64_t off)
+ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t got = 0;
 
@@ -27,7 +27,7 @@ ssize_t imgfs_pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
-int imgfs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 

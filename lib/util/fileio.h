@@ -15,12 +15,12 @@
  * Read up to @len bytes of @fd at @off; fewer only at the end of the file.
  * Returns how many, or a negative errno.
  */
-ssize_t imgfs_pread_full(int fd, void *buf, size_t len, uint64_t off);
+ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off);
 
 /*
  * Write all @len bytes at @off. Returns 0, or a negative errno (-EIO for a
  * write that makes no progress).
  */
-int imgfs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+int pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif /* IMGFS_FILEIO_H */

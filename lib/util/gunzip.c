@@ -20,13 +20,13 @@ struct imgfs_gunzip {
 	uint8_t tail[8]; /* the last bytes consumed: the trailer at its end */
 };
 
-void imgfs_gunzip_member(struct imgfs_gunzip *g)
+void gunzip_member(struct imgfs_gunzip *g)
 {
 	isal_inflate_reset(&g->st);
 	g->st.crc_flag = ISAL_GZIP;
 }
 
-struct imgfs_gunzip *imgfs_gunzip_new(void)
+struct imgfs_gunzip *gunzip_new(void)
 {
 	struct imgfs_gunzip *g = calloc(1, sizeof(*g));
 
@@ -37,7 +37,7 @@ struct imgfs_gunzip *imgfs_gunzip_new(void)
 	return g;
 }
 
-void imgfs_gunzip_free(struct imgfs_gunzip *g)
+void gunzip_free(struct imgfs_gunzip *g)
 {
 	free(g);
 }
@@ -88,7 +88,7 @@ static const char *isal_why(const struct imgfs_gunzip *g, int r)
 	}
 }
 
-int imgfs_gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
 		      size_t *in_len, uint8_t *out, size_t *out_len,
 		      const char **why)
 {
@@ -119,7 +119,7 @@ struct imgfs_gunzip {
 	z_stream zs;
 };
 
-struct imgfs_gunzip *imgfs_gunzip_new(void)
+struct imgfs_gunzip *gunzip_new(void)
 {
 	struct imgfs_gunzip *g = calloc(1, sizeof(*g));
 
@@ -131,7 +131,7 @@ struct imgfs_gunzip *imgfs_gunzip_new(void)
 	return g;
 }
 
-void imgfs_gunzip_free(struct imgfs_gunzip *g)
+void gunzip_free(struct imgfs_gunzip *g)
 {
 	if (!g)
 		return;
@@ -139,12 +139,12 @@ void imgfs_gunzip_free(struct imgfs_gunzip *g)
 	free(g);
 }
 
-void imgfs_gunzip_member(struct imgfs_gunzip *g)
+void gunzip_member(struct imgfs_gunzip *g)
 {
 	inflateReset(&g->zs);
 }
 
-int imgfs_gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
 		      size_t *in_len, uint8_t *out, size_t *out_len,
 		      const char **why)
 {
@@ -169,12 +169,12 @@ int imgfs_gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
 }
 #endif
 
-bool imgfs_gunzip_magic(const uint8_t *p, size_t n)
+bool gunzip_magic(const uint8_t *p, size_t n)
 {
 	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
 
-void imgfs_hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
+void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
 {
 	size_t used = 0;
 
@@ -184,20 +184,20 @@ void imgfs_hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
 					 i ? " " : "", p[i]);
 }
 
-int imgfs_gunzip_stream_init(struct imgfs_gunzip_stream *s,
+int gunzip_stream_init(struct imgfs_gunzip_stream *s,
 			     imgfs_gunzip_in_fn in, void *arg)
 {
 	memset(s, 0, sizeof(*s));
 	s->in = in;
 	s->arg = arg;
 	s->in_member = true;
-	s->gz = imgfs_gunzip_new();
+	s->gz = gunzip_new();
 	return s->gz ? 0 : -ENOMEM;
 }
 
-void imgfs_gunzip_stream_end(struct imgfs_gunzip_stream *s)
+void gunzip_stream_end(struct imgfs_gunzip_stream *s)
 {
-	imgfs_gunzip_free(s->gz);
+	gunzip_free(s->gz);
 	s->gz = NULL;
 }
 
@@ -230,18 +230,18 @@ static int stream_next_member(struct imgfs_gunzip_stream *s, char *msg,
 		return 0;
 	}
 	if (s->next[0] != 0x1f) {
-		imgfs_hex_bytes(hex, sizeof(hex), s->next, s->avail);
+		hex_bytes(hex, sizeof(hex), s->next, s->avail);
 		snprintf(msg, msglen,
 			 "trailing garbage after the gzip data at byte %llu of the input: %s",
 			 (unsigned long long)s->pos, hex);
 		return -EINVAL;
 	}
-	imgfs_gunzip_member(s->gz);
+	gunzip_member(s->gz);
 	s->in_member = true;
 	return 0;
 }
 
-long imgfs_gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
+long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
 		       size_t size, char *msg, size_t msglen)
 {
 	while (!s->done) {
@@ -256,7 +256,7 @@ long imgfs_gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
 		if (!s->in_member)
 			continue;
 		before = s->avail;
-		r = imgfs_gunzip_step(s->gz, &s->next, &s->avail, out, &len,
+		r = gunzip_step(s->gz, &s->next, &s->avail, out, &len,
 				      &why);
 		s->pos += before - s->avail;
 		if (r < 0) {

@@ -13,17 +13,17 @@
 
 struct imgfs_gunzip;
 
-struct imgfs_gunzip *imgfs_gunzip_new(void);
-void imgfs_gunzip_free(struct imgfs_gunzip *g);
+struct imgfs_gunzip *gunzip_new(void);
+void gunzip_free(struct imgfs_gunzip *g);
 /* Expect the start of a new member (its header) next. */
-void imgfs_gunzip_member(struct imgfs_gunzip *g);
+void gunzip_member(struct imgfs_gunzip *g);
 /*
  * Decode from *@in (*@in_len bytes; both advanced past what was used)
  * into @out, whose room *@out_len becomes the bytes written. Returns 1
  * when the member (trailer included) has ended, 0 when more input or
  * output room is needed, or -EINVAL with *@why naming the damage.
  */
-int imgfs_gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
 		      size_t *in_len, uint8_t *out, size_t *out_len,
 		      const char **why);
 
@@ -44,18 +44,18 @@ struct imgfs_gunzip_stream {
 	bool eof, in_member, done;
 };
 
-int imgfs_gunzip_stream_init(struct imgfs_gunzip_stream *s,
+int gunzip_stream_init(struct imgfs_gunzip_stream *s,
 			     imgfs_gunzip_in_fn in, void *arg);
-void imgfs_gunzip_stream_end(struct imgfs_gunzip_stream *s);
+void gunzip_stream_end(struct imgfs_gunzip_stream *s);
 /*
  * Up to @size decoded bytes into @out: their count, 0 at the end of the
  * last member, -errno from the input callback, or -EINVAL with @msg set.
  */
-long imgfs_gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
+long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
 		       size_t size, char *msg, size_t msglen);
 /* Whether @p (@n bytes) starts like a gzip member. */
-bool imgfs_gunzip_magic(const uint8_t *p, size_t n);
+bool gunzip_magic(const uint8_t *p, size_t n);
 /* "1f 8b 00 ..." of up to 8 bytes, for messages naming unexpected data. */
-void imgfs_hex_bytes(char *out, size_t size, const uint8_t *p, size_t n);
+void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n);
 
 #endif /* IMGFS_GUNZIP_H */

@@ -48,7 +48,7 @@ static int hashtab_grow(struct imgfs_hashtab *t)
 	return 0;
 }
 
-int imgfs_hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
+int hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
 			 uint64_t hash)
 {
 	struct imgfs_hnode **b;
@@ -70,7 +70,7 @@ static struct imgfs_hnode *same_hash(struct imgfs_hnode *n, uint64_t hash)
 	return n;
 }
 
-struct imgfs_hnode *imgfs_hashtab_first(const struct imgfs_hashtab *t,
+struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t,
 					uint64_t hash)
 {
 	if (!t->nr_buckets)
@@ -78,30 +78,30 @@ struct imgfs_hnode *imgfs_hashtab_first(const struct imgfs_hashtab *t,
 	return same_hash(t->buckets[hash & (t->nr_buckets - 1)], hash);
 }
 
-struct imgfs_hnode *imgfs_hashtab_next(const struct imgfs_hnode *n)
+struct imgfs_hnode *hashtab_next(const struct imgfs_hnode *n)
 {
 	return same_hash(n->next, n->hash);
 }
 
-struct imgfs_hnode *imgfs_hashtab_find(const struct imgfs_hashtab *t,
+struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t,
 				       uint64_t hash, imgfs_hash_eq_fn eq,
 				       const void *key)
 {
 	struct imgfs_hnode *n;
 
-	for (n = imgfs_hashtab_first(t, hash); n; n = imgfs_hashtab_next(n))
+	for (n = hashtab_first(t, hash); n; n = hashtab_next(n))
 		if (eq(n, key))
 			return n;
 	return NULL;
 }
 
-void imgfs_hashtab_free(struct imgfs_hashtab *t)
+void hashtab_free(struct imgfs_hashtab *t)
 {
 	free(t->buckets);
 	memset(t, 0, sizeof(*t));
 }
 
-uint64_t imgfs_hash_bytes(uint64_t seed, const void *p, size_t len)
+uint64_t hash_bytes(uint64_t seed, const void *p, size_t len)
 {
 	const uint8_t *s = p;
 	uint64_t h = 0xcbf29ce484222325ull ^ seed;
@@ -114,7 +114,7 @@ uint64_t imgfs_hash_bytes(uint64_t seed, const void *p, size_t len)
 	return h ^ (h >> 29);
 }
 
-uint64_t imgfs_hash_u64(uint64_t x)
+uint64_t hash_u64(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -127,7 +127,7 @@ uint64_t imgfs_hash_u64(uint64_t x)
 /* The slot of @key, or the empty slot where it would go. */
 static size_t u64map_slot(const struct imgfs_u64map *m, uint64_t key)
 {
-	size_t i = (size_t)imgfs_hash_u64(key) & (m->cap - 1);
+	size_t i = (size_t)hash_u64(key) & (m->cap - 1);
 
 	while (m->used[i] && m->slots[i].key != key)
 		i = (i + 1) & (m->cap - 1);
@@ -157,12 +157,12 @@ static int u64map_grow(struct imgfs_u64map *m)
 		n.slots[j] = m->slots[i];
 	}
 	n.count = m->count;
-	imgfs_u64map_free(m);
+	u64map_free(m);
 	*m = n;
 	return 0;
 }
 
-uint64_t *imgfs_u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
+uint64_t *u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
 				   uint64_t value, bool *added)
 {
 	size_t i;
@@ -181,16 +181,16 @@ uint64_t *imgfs_u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
 	return &m->slots[i].value;
 }
 
-int imgfs_u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value)
+int u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value)
 {
 	bool added;
 
-	if (!imgfs_u64map_find_or_add(m, key, value, &added))
+	if (!u64map_find_or_add(m, key, value, &added))
 		return -ENOMEM;
 	return added;
 }
 
-bool imgfs_u64map_get(const struct imgfs_u64map *m, uint64_t key,
+bool u64map_get(const struct imgfs_u64map *m, uint64_t key,
 		      uint64_t *value)
 {
 	size_t i;
@@ -205,7 +205,7 @@ bool imgfs_u64map_get(const struct imgfs_u64map *m, uint64_t key,
 	return true;
 }
 
-bool imgfs_u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value)
+bool u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value)
 {
 	size_t i;
 
@@ -218,7 +218,7 @@ bool imgfs_u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value)
 	return true;
 }
 
-void imgfs_u64map_free(struct imgfs_u64map *m)
+void u64map_free(struct imgfs_u64map *m)
 {
 	free(m->slots);
 	free(m->used);

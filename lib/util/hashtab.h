@@ -35,36 +35,36 @@ struct imgfs_hashtab {
 	size_t count;
 };
 
-/* Key comparison for imgfs_hashtab_find(): true when @n holds @key. */
+/* Key comparison for hashtab_find(): true when @n holds @key. */
 typedef bool (*imgfs_hash_eq_fn)(const struct imgfs_hnode *n, const void *key);
 
 /*
  * Add @n with @hash (duplicates are allowed: the caller decides). Grows
  * the table when it is 3/4 full. Returns 0, or -ENOMEM with nothing added.
  */
-int imgfs_hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
+int hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
 			 uint64_t hash);
 
 /* The most recently inserted node with @hash, or NULL. */
-struct imgfs_hnode *imgfs_hashtab_first(const struct imgfs_hashtab *t,
+struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t,
 					uint64_t hash);
 
 /* The next older node with the same hash as @n, or NULL. */
-struct imgfs_hnode *imgfs_hashtab_next(const struct imgfs_hnode *n);
+struct imgfs_hnode *hashtab_next(const struct imgfs_hnode *n);
 
 /* The most recent node with @hash for which @eq(node, @key) holds. */
-struct imgfs_hnode *imgfs_hashtab_find(const struct imgfs_hashtab *t,
+struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t,
 				       uint64_t hash, imgfs_hash_eq_fn eq,
 				       const void *key);
 
 /* Free the bucket array; the nodes belong to the caller. */
-void imgfs_hashtab_free(struct imgfs_hashtab *t);
+void hashtab_free(struct imgfs_hashtab *t);
 
 /* FNV-1a of @len bytes, started from @seed (0: the standard basis). */
-uint64_t imgfs_hash_bytes(uint64_t seed, const void *p, size_t len);
+uint64_t hash_bytes(uint64_t seed, const void *p, size_t len);
 
 /* A 64-bit mix of @x whose low bits depend on all of its bits. */
-uint64_t imgfs_hash_u64(uint64_t x);
+uint64_t hash_u64(uint64_t x);
 
 struct imgfs_u64map_slot {
 	uint64_t key;
@@ -82,23 +82,23 @@ struct imgfs_u64map {
  * Add @key with @value. Returns 1 when added, 0 when @key was there
  * already (its value is left as it was), or -ENOMEM.
  */
-int imgfs_u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value);
+int u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value);
 
 /*
  * The value of @key, added with @value when it was not there (*@added
  * says which): one probe for "find or insert". NULL on no memory. The
  * pointer is valid until the next addition.
  */
-uint64_t *imgfs_u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
+uint64_t *u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
 				   uint64_t value, bool *added);
 
 /* Whether @key is there; its value goes to *@value (may be NULL). */
-bool imgfs_u64map_get(const struct imgfs_u64map *m, uint64_t key,
+bool u64map_get(const struct imgfs_u64map *m, uint64_t key,
 		      uint64_t *value);
 
 /* Change the value of @key, which must be there; false if it is not. */
-bool imgfs_u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value);
+bool u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value);
 
-void imgfs_u64map_free(struct imgfs_u64map *m);
+void u64map_free(struct imgfs_u64map *m);
 
 #endif /* IMGFS_HASHTAB_H */

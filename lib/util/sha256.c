@@ -7,7 +7,7 @@
 
 #include "util/sha256.h"
 
-EVP_MD_CTX *imgfs_sha256_new(void)
+EVP_MD_CTX *sha256_new(void)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
@@ -18,10 +18,10 @@ EVP_MD_CTX *imgfs_sha256_new(void)
 	return c;
 }
 
-int imgfs_sha256_join(const void *a, size_t alen, const void *b, size_t blen,
+int sha256_join(const void *a, size_t alen, const void *b, size_t blen,
 		      uint8_t *out)
 {
-	EVP_MD_CTX *c = imgfs_sha256_new();
+	EVP_MD_CTX *c = sha256_new();
 	int ok = c && EVP_DigestUpdate(c, a, alen) &&
 		 EVP_DigestUpdate(c, b, blen) &&
 		 EVP_DigestFinal_ex(c, out, NULL);

@@ -12,10 +12,10 @@
 #include <openssl/evp.h>
 
 /* A context ready for updates, or NULL (out of memory, no SHA-256). */
-EVP_MD_CTX *imgfs_sha256_new(void);
+EVP_MD_CTX *sha256_new(void);
 
 /* @out (32 bytes) = SHA-256(@a || @b); either part may be empty. 0 or -EIO. */
-int imgfs_sha256_join(const void *a, size_t alen, const void *b, size_t blen,
+int sha256_join(const void *a, size_t alen, const void *b, size_t blen,
 		      uint8_t *out);
 
 #endif /* IMGFS_SHA256_H */

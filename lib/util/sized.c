@@ -30,19 +30,19 @@ int sized_struct_in(void *dst, size_t dst_size, const void *src,
 	/* struct_size is the first member of each sized struct */
 	memcpy(&n, src, sizeof(n));
 	if (n < min_size)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: struct_size %zu is below the smallest known size %zu",
 			what, n, min_size);
 	/* no later version grows a struct by pages: n is garbage */
 	if (n > dst_size + SIZED_MAX_GROWTH)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"%s: struct_size %zu is not the size of any version",
 			what, n);
 	if (n > dst_size &&
 	    !all_zero((const unsigned char *)src + dst_size, n - dst_size))
-		return imgfs_error_set(
+		return error_set(
 			err, -E2BIG,
 			"%s: fields this library does not know are set (struct_size %zu, known %zu)",
 			what, n, dst_size);

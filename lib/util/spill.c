@@ -13,7 +13,7 @@
 #include "util/spill.h"
 #include "util/tmpfile.h"
 
-void imgfs_spill_init(struct imgfs_spill *s, const char *prefix,
+void spillfile_init(struct imgfs_spill *s, const char *prefix,
 		      const char *what)
 {
 	s->fd = -1;
@@ -23,31 +23,31 @@ void imgfs_spill_init(struct imgfs_spill *s, const char *prefix,
 	s->what = what;
 }
 
-int imgfs_spill_open(struct imgfs_spill *s, struct imgfs_error *err)
+int spillfile_open(struct imgfs_spill *s, struct imgfs_error *err)
 {
-	const char *dir = imgfs_tmpdir(NULL);
+	const char *dir = temp_dir(NULL);
 
 	if (s->open)
 		return 0;
-	s->fd = imgfs_tmpfile_open(dir, s->prefix);
+	s->fd = tmpfile_open(dir, s->prefix);
 	if (s->fd < 0)
-		return imgfs_error_set(err, -errno, "creating %s in %s: %s",
+		return error_set(err, -errno, "creating %s in %s: %s",
 				       s->what, dir, strerror(errno));
 	s->open = true;
 	s->size = 0;
 	return 0;
 }
 
-int imgfs_spill_append(struct imgfs_spill *s, const void *buf, size_t len,
+int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
 		       uint64_t *off, struct imgfs_error *err)
 {
-	int ret = imgfs_spill_open(s, err);
+	int ret = spillfile_open(s, err);
 
 	if (ret)
 		return ret;
-	ret = imgfs_pwrite_full(s->fd, buf, len, s->size);
+	ret = pwrite_full(s->fd, buf, len, s->size);
 	if (ret)
-		return imgfs_error_set(err, ret, "writing %s: %s", s->what,
+		return error_set(err, ret, "writing %s: %s", s->what,
 				       strerror(-ret));
 	if (off)
 		*off = s->size;
@@ -55,26 +55,26 @@ int imgfs_spill_append(struct imgfs_spill *s, const void *buf, size_t len,
 	return 0;
 }
 
-int imgfs_spill_read(const struct imgfs_spill *s, void *buf, size_t len,
+int spillfile_read(const struct imgfs_spill *s, void *buf, size_t len,
 		     uint64_t off, struct imgfs_error *err)
 {
-	ssize_t n = s->open ? imgfs_pread_full(s->fd, buf, len, off) : -EBADF;
+	ssize_t n = s->open ? pread_full(s->fd, buf, len, off) : -EBADF;
 
 	if (n < 0 || (size_t)n < len)
-		return imgfs_error_set(err, n < 0 ? (int)n : -EIO,
+		return error_set(err, n < 0 ? (int)n : -EIO,
 				       "reading %s: %s", s->what,
 				       n < 0 ? strerror((int)-n) :
 					       "unexpected end");
 	return 0;
 }
 
-void imgfs_spill_empty(struct imgfs_spill *s)
+void spillfile_empty(struct imgfs_spill *s)
 {
 	if (s->open && s->size && !ftruncate(s->fd, 0))
 		s->size = 0;
 }
 
-void imgfs_spill_close(struct imgfs_spill *s)
+void spillfile_close(struct imgfs_spill *s)
 {
 	if (s->open)
 		close(s->fd);

@@ -24,24 +24,24 @@ struct imgfs_spill {
 };
 
 /* Name a spill ($TMPDIR or /tmp); @prefix and @what must outlive it. */
-void imgfs_spill_init(struct imgfs_spill *s, const char *prefix,
+void spillfile_init(struct imgfs_spill *s, const char *prefix,
 		      const char *what);
 
 /* Make the file now, if not yet made: to learn early whether it can be. */
-int imgfs_spill_open(struct imgfs_spill *s, struct imgfs_error *err);
+int spillfile_open(struct imgfs_spill *s, struct imgfs_error *err);
 
 /* Append @len bytes; their offset goes to *@off (may be NULL). */
-int imgfs_spill_append(struct imgfs_spill *s, const void *buf, size_t len,
+int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
 		       uint64_t *off, struct imgfs_error *err);
 
 /* Read back @len bytes at @off, all of them. */
-int imgfs_spill_read(const struct imgfs_spill *s, void *buf, size_t len,
+int spillfile_read(const struct imgfs_spill *s, void *buf, size_t len,
 		     uint64_t off, struct imgfs_error *err);
 
 /* Start again empty (the file stays); on failure, after what is there. */
-void imgfs_spill_empty(struct imgfs_spill *s);
+void spillfile_empty(struct imgfs_spill *s);
 
 /* Close the file; the spill is empty again and may be reused. */
-void imgfs_spill_close(struct imgfs_spill *s);
+void spillfile_close(struct imgfs_spill *s);
 
 #endif /* IMGFS_SPILL_H */

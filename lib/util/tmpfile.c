@@ -12,14 +12,14 @@
 
 #include "util/tmpfile.h"
 
-const char *imgfs_tmpdir(const char *dir)
+const char *temp_dir(const char *dir)
 {
 	if (!dir)
 		dir = getenv("TMPDIR");
 	return dir && *dir ? dir : "/tmp";
 }
 
-int imgfs_tmpfile_open(const char *dir, const char *prefix)
+int tmpfile_open(const char *dir, const char *prefix)
 {
 	char path[4096];
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);

@@ -7,7 +7,7 @@
 #define IMGFS_TMPFILE_H
 
 /* @dir (NULL: $TMPDIR), or /tmp when that is unset or empty. */
-const char *imgfs_tmpdir(const char *dir);
+const char *temp_dir(const char *dir);
 
 /*
  * Open a new read-write file in @dir that has no name, so it is gone when
@@ -15,6 +15,6 @@ const char *imgfs_tmpdir(const char *dir);
  * @dir/@prefix.XXXXXX unlinked at once. Returns the descriptor, or -1 with
  * errno set (the caller names the file in its message).
  */
-int imgfs_tmpfile_open(const char *dir, const char *prefix);
+int tmpfile_open(const char *dir, const char *prefix);
 
 #endif /* IMGFS_TMPFILE_H */

@@ -14,12 +14,12 @@
  * until it holds @need. Returns 0 (the array untouched when it was large
  * enough), or -ENOMEM with *@p and *@cap unchanged.
  */
-int imgfs_vec_reserve(void **p, size_t *cap, size_t need, size_t size,
+int vec_reserve(void **p, size_t *cap, size_t need, size_t size,
 		      size_t first);
 
-/* imgfs_vec_reserve() for an array @arr with size_t capacity @cap. */
+/* vec_reserve() for an array @arr with size_t capacity @cap. */
 #define IMGFS_VEC_RESERVE(arr, cap, need, first)                           \
-	imgfs_vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
+	vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
 			  (first))
 
 #endif /* IMGFS_VEC_H */

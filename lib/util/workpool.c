@@ -63,7 +63,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-struct imgfs_workpool *imgfs_workpool_create(unsigned int nthreads,
+struct imgfs_workpool *workpool_create(unsigned int nthreads,
 					     void (*local_free)(void *local),
 					     struct imgfs_error *err)
 {
@@ -74,7 +74,7 @@ struct imgfs_workpool *imgfs_workpool_create(unsigned int nthreads,
 		nthreads = 1;
 	p = calloc(1, sizeof(*p) + nthreads * sizeof(p->workers[0]));
 	if (!p) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&p->lock, NULL);
@@ -87,10 +87,10 @@ struct imgfs_workpool *imgfs_workpool_create(unsigned int nthreads,
 		ret = pthread_create(&p->workers[i].thread, NULL, worker_main,
 				     &p->workers[i]);
 		if (ret) {
-			imgfs_error_set(err, -ret,
+			error_set(err, -ret,
 					"starting compression thread %u: %s",
 					i + 1, strerror(ret));
-			imgfs_workpool_destroy(p);
+			workpool_destroy(p);
 			return NULL;
 		}
 		p->workers[i].started = true;
@@ -98,7 +98,7 @@ struct imgfs_workpool *imgfs_workpool_create(unsigned int nthreads,
 	return p;
 }
 
-void imgfs_workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work)
+void workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work)
 {
 	work->next = NULL;
 	work->done = false;
@@ -112,7 +112,7 @@ void imgfs_workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void imgfs_workpool_wait(struct imgfs_workpool *p, struct imgfs_work *work)
+void workpool_wait(struct imgfs_workpool *p, struct imgfs_work *work)
 {
 	pthread_mutex_lock(&p->lock);
 	while (!work->done)
@@ -120,7 +120,7 @@ void imgfs_workpool_wait(struct imgfs_workpool *p, struct imgfs_work *work)
 	pthread_mutex_unlock(&p->lock);
 }
 
-bool imgfs_workpool_done(struct imgfs_workpool *p, struct imgfs_work *work)
+bool workpool_done(struct imgfs_workpool *p, struct imgfs_work *work)
 {
 	bool done;
 
@@ -130,7 +130,7 @@ bool imgfs_workpool_done(struct imgfs_workpool *p, struct imgfs_work *work)
 	return done;
 }
 
-void imgfs_workpool_destroy(struct imgfs_workpool *p)
+void workpool_destroy(struct imgfs_workpool *p)
 {
 	if (!p)
 		return;

@@ -22,7 +22,7 @@ struct imgfs_work {
 	struct imgfs_work *next; /* queue link, owned by the pool */
 	/* runs in a worker thread; @local is that thread's private slot */
 	void (*run)(struct imgfs_work *work, void **local);
-	bool done; /* read it through imgfs_workpool_wait/done only */
+	bool done; /* read it through workpool_wait/done only */
 };
 
 /*
@@ -30,23 +30,23 @@ struct imgfs_work {
  * called on each non-NULL thread-local pointer at destruction. Returns
  * NULL with @err set when threads cannot be created or memory runs out.
  */
-struct imgfs_workpool *imgfs_workpool_create(unsigned int nthreads,
+struct imgfs_workpool *workpool_create(unsigned int nthreads,
 					     void (*local_free)(void *local),
 					     struct imgfs_error *err);
 
 /* Queue @work (its run function set) behind every earlier item. */
-void imgfs_workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work);
+void workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work);
 
 /* Block until @work has run. */
-void imgfs_workpool_wait(struct imgfs_workpool *p, struct imgfs_work *work);
+void workpool_wait(struct imgfs_workpool *p, struct imgfs_work *work);
 
 /* Has @work run? Never blocks for long. */
-bool imgfs_workpool_done(struct imgfs_workpool *p, struct imgfs_work *work);
+bool workpool_done(struct imgfs_workpool *p, struct imgfs_work *work);
 
 /*
  * Stop the workers: items still queued are dropped without running (their
  * owner frees them), running ones finish first. NULL is allowed.
  */
-void imgfs_workpool_destroy(struct imgfs_workpool *p);
+void workpool_destroy(struct imgfs_workpool *p);
 
 #endif /* IMGFS_WORKPOOL_H */

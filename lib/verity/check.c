@@ -39,7 +39,7 @@ static int check_emit(struct vt *t, unsigned int level, uint64_t index,
 	int ret;
 
 	if (level >= c->v.lay.levels)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "dm-verity: internal error: level %u",
 				       level);
 	ret = vt_pread(c->v.hash_fd, c->cmp, c->v.hbs, off, "hash block",
@@ -96,26 +96,26 @@ static int check_report(struct vcheck *c, const uint8_t *root,
 	/* with one data block, the root is that block's hash */
 	if (!chk->root_ok && !c->v.lay.levels) {
 		chk->bad_data_block = 0;
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: the only data block hashes to %s, not to the root hash %s",
 			chk->info.root_hex, want);
 	}
 	if (chk->bad_data_block != IMGFS_VERITY_NONE)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: data block %" PRIu64
 				       " (offset %" PRIu64
 				       ") does not match its hash",
 				       chk->bad_data_block,
 				       chk->bad_data_block * c->v.dbs);
 	if (chk->bad_level != IMGFS_VERITY_NONE)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: hash block %" PRIu64
 				       " of tree level %" PRIu64
 				       " does not match the level below",
 				       chk->bad_hash_block, chk->bad_level);
 	if (!chk->root_ok)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: root hash %s, expected %s",
 				       chk->info.root_hex, want);
 	return 0;
@@ -129,10 +129,10 @@ static int check_data_size(int fd, const struct imgfs_verity *v,
 	off_t end = lseek(fd, 0, SEEK_END);
 
 	if (end < 0)
-		return imgfs_error_set(err, -errno, "dm-verity: data size: %s",
+		return error_set(err, -errno, "dm-verity: data size: %s",
 				       strerror(errno));
 	if ((uint64_t)end < v->lay.data_blocks * v->dbs)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: the data is %" PRIu64
 				       " bytes, the superblock says %" PRIu64
 				       " blocks of %u",
@@ -154,7 +154,7 @@ int imgfs_verity_verify_fd(int data_fd, int hash_fd, uint64_t hash_offset,
 	chk->bad_data_block = chk->bad_level = chk->bad_hash_block =
 		IMGFS_VERITY_NONE;
 	if (!c)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	c->chk = chk;
 	c->stored_index = IMGFS_VERITY_NONE;
 	c->v.hash_fd = hash_fd;
@@ -166,7 +166,7 @@ int imgfs_verity_verify_fd(int data_fd, int hash_fd, uint64_t hash_offset,
 		c->stored = malloc(c->v.hbs);
 		c->cmp = malloc(c->v.hbs);
 		if (!c->stored || !c->cmp)
-			ret = imgfs_error_set(err, -ENOMEM,
+			ret = error_set(err, -ENOMEM,
 					      "verity: out of memory");
 	}
 	if (!ret)

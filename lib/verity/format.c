@@ -18,10 +18,10 @@
 
 static int open_spill(struct imgfs_verity *v, struct imgfs_error *err)
 {
-	int fd = imgfs_tmpfile_open(v->tmpdir, "imgfs-verity");
+	int fd = tmpfile_open(v->tmpdir, "imgfs-verity");
 
 	if (fd < 0)
-		return imgfs_error_set(err, -errno,
+		return error_set(err, -errno,
 				       "verity: temporary file in %s: %s",
 				       v->tmpdir, strerror(errno));
 	return fd;
@@ -34,7 +34,7 @@ static int dm_emit(struct vt *t, unsigned int level, uint64_t index,
 
 	if (v->announced) {
 		if (level >= v->lay.levels)
-			return imgfs_error_set(
+			return error_set(
 				err, -EIO,
 				"verity: more data than the %" PRIu64
 				" bytes announced",
@@ -44,7 +44,7 @@ static int dm_emit(struct vt *t, unsigned int level, uint64_t index,
 				   err);
 	}
 	if (level >= VT_MAX_LEVELS)
-		return imgfs_error_set(err, -EFBIG, "verity: tree too deep");
+		return error_set(err, -EFBIG, "verity: tree too deep");
 	if (v->spill[level] < 0) {
 		v->spill[level] = open_spill(v, err);
 		if (v->spill[level] < 0)
@@ -66,14 +66,14 @@ void imgfs_verity_derive(const void *seed, size_t seed_size, uint8_t *salt,
 	memcpy(tag, salt_tag, sizeof(salt_tag));
 	for (size_t off = 0; salt && off < salt_size; off += DIGEST) {
 		tag[sizeof(salt_tag) - 1] = (uint8_t)(off / DIGEST);
-		if (imgfs_sha256_join(tag, sizeof(tag), seed, seed_size, d))
+		if (sha256_join(tag, sizeof(tag), seed, seed_size, d))
 			memset(d, 0, sizeof(d));
 		memcpy(salt + off, d,
 		       salt_size - off < DIGEST ? salt_size - off : DIGEST);
 	}
 	if (!uuid)
 		return;
-	if (imgfs_sha256_join(uuid_tag, sizeof(uuid_tag) - 1, seed, seed_size,
+	if (sha256_join(uuid_tag, sizeof(uuid_tag) - 1, seed, seed_size,
 			      d))
 		memset(d, 0, sizeof(d));
 	memcpy(uuid, d, 16);
@@ -85,23 +85,23 @@ static int check_params(const struct imgfs_verity_params *p, uint32_t dbs,
 			uint32_t hbs, struct imgfs_error *err)
 {
 	if (!verity_block_size_ok(dbs) || !verity_block_size_ok(hbs))
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"verity: block sizes must be 512, 1024, 2048 or 4096 (data %u, hash %u)",
 			dbs, hbs);
 	if (p->salt_size > IMGFS_VERITY_SALT_MAX)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"verity: salt of %zu bytes, at most %d fit",
 			p->salt_size, IMGFS_VERITY_SALT_MAX);
 	if (p->hash_offset != IMGFS_VERITY_HASH_OFFSET_AUTO &&
 	    p->hash_offset % 512)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: hash offset %" PRIu64
 				       " is not a multiple of 512",
 				       p->hash_offset);
 	if (p->head_size > IMGFS_VERITY_HEAD_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: head of %" PRIu64
 				       " bytes, at most %d can be given last",
 				       p->head_size, IMGFS_VERITY_HEAD_MAX);
@@ -111,7 +111,7 @@ static int check_params(const struct imgfs_verity_params *p, uint32_t dbs,
 static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 		    struct imgfs_error *err)
 {
-	const char *dir = imgfs_tmpdir(p->tmpdir);
+	const char *dir = temp_dir(p->tmpdir);
 	int ret;
 
 	v->hash_fd = p->hash_fd;
@@ -129,13 +129,13 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 		memcpy(v->uuid, p->uuid, 16);
 	v->tmpdir = strdup(dir);
 	if (!v->tmpdir)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	if (v->announced) {
 		ret = verity_layout(&v->lay,
 				      vt_round_up(v->announced, v->dbs) / v->dbs,
 				      v->dbs, v->hbs, v->hash_offset);
 		if (ret)
-			return imgfs_error_set(
+			return error_set(
 				err, ret,
 				"verity: no hash area for %" PRIu64
 				" bytes at offset %" PRIu64,
@@ -149,7 +149,7 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 		v->t.head_blocks = vt_round_up(p->head_size, v->dbs) / v->dbs;
 		v->t.headbuf = calloc(v->t.head_blocks, v->dbs);
 		if (!v->t.headbuf)
-			ret = imgfs_error_set(err, -ENOMEM,
+			ret = error_set(err, -ENOMEM,
 					      "verity: out of memory");
 		/* updates start after the head */
 		v->t.fed = p->head_size;
@@ -174,7 +174,7 @@ int imgfs_verity_create(struct imgfs_verity **out,
 		return ret;
 	v = calloc(1, sizeof(*v));
 	if (!v)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	for (int i = 0; i < VT_MAX_LEVELS; i++)
 		v->spill[i] = -1;
 	v->dbs = dbs;
@@ -192,10 +192,10 @@ int imgfs_verity_update(struct imgfs_verity *v, const void *buf, size_t len,
 			struct imgfs_error *err)
 {
 	if (v->done)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: update after finish");
 	if (v->announced && len > v->announced - v->t.fed)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: more data than the %" PRIu64
 				       " bytes announced",
 				       v->announced);
@@ -210,7 +210,7 @@ static int write_sb(struct imgfs_verity *v, struct imgfs_error *err)
 	int ret;
 
 	if (!buf)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	verity_sb_encode(v, buf);
 	ret = vt_pwrite(v->hash_fd, buf, len, v->lay.hash_offset, err);
 	free(buf);
@@ -222,7 +222,7 @@ static int place_spilled(struct imgfs_verity *v, struct imgfs_error *err)
 {
 	uint8_t *buf = malloc(IO_CHUNK);
 	int ret = buf ? 0
-		      : imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		      : error_set(err, -ENOMEM, "verity: out of memory");
 
 	for (unsigned int i = 0; !ret && i < v->lay.levels; i++) {
 		uint64_t len = v->t.lvcount[i] * v->hbs;
@@ -248,10 +248,10 @@ int imgfs_verity_set_head(struct imgfs_verity *v, const void *buf, size_t len,
 			  struct imgfs_error *err)
 {
 	if (v->done || !v->head_size || v->t.head_given)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: no head expected here");
 	if (len != v->head_size)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: head of %zu bytes, %" PRIu64
 				       " announced",
 				       len, v->head_size);
@@ -267,15 +267,15 @@ int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 	int ret;
 
 	if (v->done)
-		return imgfs_error_set(err, -EINVAL, "verity: finished twice");
+		return error_set(err, -EINVAL, "verity: finished twice");
 	v->done = 1;
 	if (v->announced && v->t.fed != v->announced)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: %" PRIu64 " bytes fed, %" PRIu64
 				       " announced",
 				       v->t.fed, v->announced);
 	if (!v->t.fed)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"verity: no data: dm-verity needs at least one data block");
 	if (!v->announced) {
@@ -283,7 +283,7 @@ int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 				      vt_round_up(v->t.fed, v->dbs) / v->dbs,
 				      v->dbs, v->hbs, v->hash_offset);
 		if (ret)
-			return imgfs_error_set(
+			return error_set(
 				err, ret,
 				"verity: no hash area for %" PRIu64 " bytes",
 				v->t.fed);
@@ -326,7 +326,7 @@ int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 	int ret;
 
 	if (!data_size)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"verity: no data: dm-verity needs at least one data block");
 	p.data_size = data_size;
@@ -336,7 +336,7 @@ int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 		return ret;
 	if (p.hash_fd == data_fd &&
 	    v->lay.hash_offset < v->lay.data_blocks * v->dbs)
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "verity: hash offset %" PRIu64
 				      " is inside the data (%" PRIu64 " bytes)",
 				      v->lay.hash_offset,

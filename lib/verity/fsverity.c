@@ -26,7 +26,7 @@ int imgfs_fsverity_create(struct imgfs_fsverity **out, struct imgfs_error *err)
 
 	*out = NULL;
 	if (!f)
-		return imgfs_error_set(err, -ENOMEM,
+		return error_set(err, -ENOMEM,
 				       "fs-verity: out of memory");
 	ret = vt_init(&f->t, FSV_BLOCK, FSV_BLOCK, NULL, 0, err);
 	if (ret) {
@@ -41,7 +41,7 @@ int imgfs_fsverity_update(struct imgfs_fsverity *f, const void *buf, size_t len,
 			  struct imgfs_error *err)
 {
 	if (f->done)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "fs-verity: update after finish");
 	return vt_update(&f->t, buf, len, err);
 }
@@ -54,7 +54,7 @@ int imgfs_fsverity_finish(struct imgfs_fsverity *f,
 	int ret = 0;
 
 	if (f->done)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "fs-verity: finished twice");
 	f->done = 1;
 	/* the fsverity_descriptor; an empty file's root hash is all zeros */
@@ -64,8 +64,8 @@ int imgfs_fsverity_finish(struct imgfs_fsverity *f,
 	imgfs_put_le64(desc + 8, f->t.fed);
 	if (f->t.fed)
 		ret = vt_finish(&f->t, desc + 16, err);
-	if (!ret && imgfs_sha256_join(desc, sizeof(desc), NULL, 0, digest))
-		ret = imgfs_error_set(err, -EIO, "fs-verity: SHA-256 failed");
+	if (!ret && sha256_join(desc, sizeof(desc), NULL, 0, digest))
+		ret = error_set(err, -EIO, "fs-verity: SHA-256 failed");
 	return ret;
 }
 

@@ -15,10 +15,10 @@
 int vt_pwrite(int fd, const void *buf, size_t len, uint64_t off,
 	      struct imgfs_error *err)
 {
-	int ret = imgfs_pwrite_full(fd, buf, len, off);
+	int ret = pwrite_full(fd, buf, len, off);
 
 	if (ret)
-		return imgfs_error_set(err, ret,
+		return error_set(err, ret,
 				       "verity: writing at offset %" PRIu64
 				       ": %s",
 				       off, strerror(-ret));
@@ -29,10 +29,10 @@ int vt_pwrite(int fd, const void *buf, size_t len, uint64_t off,
 static ssize_t pread_some(int fd, void *buf, size_t len, uint64_t off,
 			  struct imgfs_error *err)
 {
-	ssize_t n = imgfs_pread_full(fd, buf, len, off);
+	ssize_t n = pread_full(fd, buf, len, off);
 
 	if (n < 0)
-		return imgfs_error_set(err, (int)n,
+		return error_set(err, (int)n,
 				       "verity: reading at offset %" PRIu64
 				       ": %s",
 				       off, strerror((int)-n));
@@ -47,7 +47,7 @@ int vt_pread(int fd, void *buf, size_t len, uint64_t off, const char *what,
 	if (n < 0)
 		return n;
 	if ((size_t)n < len)
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "verity: %s at offset %" PRIu64
 				       " is past the end of the file",
 				       what, off + n);
@@ -60,7 +60,7 @@ int vt_feed_fd(int fd, uint64_t size,
 {
 	uint8_t *buf = malloc(IO_CHUNK);
 	int ret = buf ? 0
-		      : imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		      : error_set(err, -ENOMEM, "verity: out of memory");
 
 	for (uint64_t off = 0; !ret && off < size;) {
 		size_t want = size - off < IO_CHUNK ? size - off : IO_CHUNK;
@@ -69,7 +69,7 @@ int vt_feed_fd(int fd, uint64_t size,
 		if (n < 0)
 			ret = n;
 		else if (n == 0 && size != UINT64_MAX)
-			ret = imgfs_error_set(
+			ret = error_set(
 				err, -EIO,
 				"verity: the data ends at %" PRIu64
 				", before %" PRIu64,

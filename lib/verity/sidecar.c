@@ -96,16 +96,16 @@ int imgfs_verity_sidecar_parse(const char *json, size_t len,
 	int ret = 0;
 
 	if (!tok)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	if (len <= INT_MAX)
 		doc = json_tokener_parse_ex(tok, json, (int)len);
 	if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
 	    !json_object_is_type(doc, json_type_object))
-		ret = imgfs_error_set(err, -EBADMSG,
+		ret = error_set(err, -EBADMSG,
 				      "dm-verity sidecar: not a JSON object");
 	else if (!only_space(json + json_tokener_get_parse_end(tok),
 			     len - json_tokener_get_parse_end(tok)))
-		ret = imgfs_error_set(
+		ret = error_set(
 			err, -EBADMSG,
 			"dm-verity sidecar: bytes after the JSON object (at offset %zu)",
 			json_tokener_get_parse_end(tok));
@@ -113,13 +113,13 @@ int imgfs_verity_sidecar_parse(const char *json, size_t len,
 		 !json_object_is_type(root, json_type_string) ||
 		 imgfs_verity_parse_root(json_object_get_string(root),
 					 root_hash))
-		ret = imgfs_error_set(err, -EBADMSG,
+		ret = error_set(err, -EBADMSG,
 				      "dm-verity sidecar: \"roothash\" is not %d hex digits",
 				      2 * DIGEST);
 	else if (!json_object_object_get_ex(doc, "hashoffset", &off) ||
 		 !json_object_is_type(off, json_type_int) ||
 		 json_object_get_int64(off) < 0)
-		ret = imgfs_error_set(err, -EBADMSG,
+		ret = error_set(err, -EBADMSG,
 				      "dm-verity sidecar: \"hashoffset\" is not a byte offset");
 	else
 		*hash_offset = (uint64_t)json_object_get_int64(off);

@@ -111,24 +111,24 @@ int verity_sb_decode(struct imgfs_verity *v, const uint8_t *sb,
 	size_t salt_size = imgfs_get_le16(sb + SB_SALT_SIZE);
 
 	if (memcmp(sb, SB_MAGIC, 8))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: no verity superblock at offset %" PRIu64,
 			hash_offset);
 	if (version != 1 || type != 1)
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: superblock version %u, hash type %u (only 1 and 1 are known)",
 			version, type);
 	if (!is_sha256(sb + SB_ALGORITHM))
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: hash algorithm is not sha256");
 	v->dbs = imgfs_get_le32(sb + SB_DATA_BLOCK_SIZE);
 	v->hbs = imgfs_get_le32(sb + SB_HASH_BLOCK_SIZE);
 	if (!verity_block_size_ok(v->dbs) || !verity_block_size_ok(v->hbs) ||
 	    salt_size > IMGFS_VERITY_SALT_MAX || !blocks)
-		return imgfs_error_set(
+		return error_set(
 			err, -EBADMSG,
 			"dm-verity: unsupported superblock (data block %u, hash block %u, salt %zu bytes, %" PRIu64
 			" data blocks)",
@@ -137,7 +137,7 @@ int verity_sb_decode(struct imgfs_verity *v, const uint8_t *sb,
 	memcpy(v->salt, sb + SB_SALT, salt_size);
 	v->salt_size = salt_size;
 	if (verity_layout(&v->lay, blocks, v->dbs, v->hbs, hash_offset))
-		return imgfs_error_set(err, -EBADMSG,
+		return error_set(err, -EBADMSG,
 				       "dm-verity: %" PRIu64
 				       " data blocks do not fit a hash area",
 				       blocks);

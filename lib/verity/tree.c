@@ -18,13 +18,13 @@ int vt_init(struct vt *t, uint32_t dbs, uint32_t hbs, const uint8_t *salt,
 	memset(t, 0, sizeof(*t));
 	t->dbs = dbs;
 	t->hbs = hbs;
-	t->salted = imgfs_sha256_new();
+	t->salted = sha256_new();
 	t->work = EVP_MD_CTX_new();
 	t->dbuf = malloc(dbs);
 	if (!t->salted || !t->work || !t->dbuf)
-		return imgfs_error_set(err, -ENOMEM, "verity: out of memory");
+		return error_set(err, -ENOMEM, "verity: out of memory");
 	if (!EVP_DigestUpdate(t->salted, salt, salt_size))
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "verity: SHA-256 unavailable");
 	return 0;
 }
@@ -48,7 +48,7 @@ static int vt_hash(struct vt *t, const uint8_t *block, size_t len, uint8_t *out,
 	if (!EVP_MD_CTX_copy_ex(t->work, t->salted) ||
 	    !EVP_DigestUpdate(t->work, block, len) ||
 	    !EVP_DigestFinal_ex(t->work, out, NULL))
-		return imgfs_error_set(err, -EIO, "verity: SHA-256 failed");
+		return error_set(err, -EIO, "verity: SHA-256 failed");
 	return 0;
 }
 
@@ -68,7 +68,7 @@ static int vt_close_block(struct vt *t, unsigned int level,
 		if (!t->held[level])
 			t->held[level] = malloc(t->hbs);
 		if (!t->held[level])
-			return imgfs_error_set(err, -ENOMEM,
+			return error_set(err, -ENOMEM,
 					       "verity: out of memory");
 		memcpy(t->held[level], t->lv[level], t->hbs);
 	}
@@ -88,11 +88,11 @@ static int vt_push(struct vt *t, unsigned int level, const uint8_t *digest,
 		   struct imgfs_error *err)
 {
 	if (level > VT_MAX_LEVELS)
-		return imgfs_error_set(err, -EFBIG, "verity: tree too deep");
+		return error_set(err, -EFBIG, "verity: tree too deep");
 	if (!t->lv[level]) {
 		t->lv[level] = malloc(t->hbs);
 		if (!t->lv[level])
-			return imgfs_error_set(err, -ENOMEM,
+			return error_set(err, -ENOMEM,
 					       "verity: out of memory");
 	}
 	memcpy(t->lv[level] + t->lvfill[level], digest, DIGEST);
@@ -209,7 +209,7 @@ static int vt_fix_head(struct vt *t, struct imgfs_error *err)
 	}
 	while (t->lvcount[level]) {
 		if (level >= VT_MAX_LEVELS)
-			return imgfs_error_set(err, -EFBIG,
+			return error_set(err, -EFBIG,
 					       "verity: tree too deep");
 		if (t->emit) {
 			ret = t->emit(t, level, 0, t->held[level], err);
@@ -246,7 +246,7 @@ int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 	int ret;
 
 	if (t->head_blocks && !t->head_given)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "verity: the head of the data was never given");
 	if (t->head_blocks && t->fed < t->head_blocks * t->dbs) {
 		ret = vt_short_head(t, err);
@@ -274,7 +274,7 @@ int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 			return ret;
 	}
 	if (t->lvfill[levels] != DIGEST)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "verity: internal error: no root");
 	memcpy(root, t->lv[levels], DIGEST);
 	return 0;

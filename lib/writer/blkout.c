@@ -18,7 +18,7 @@
 /* start writeback of every this many bytes written */
 #define BLKOUT_WRITEBEHIND (8u << 20)
 
-int imgfs_blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
+int blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
 		      uint64_t start, struct imgfs_error *err)
 {
 	memset(o, 0, sizeof(*o));
@@ -30,11 +30,11 @@ int imgfs_blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
 	o->buf_cap = BLKOUT_BUF;
 	o->buf = malloc(o->buf_cap);
 	if (!o->buf)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
-void imgfs_blkout_free(struct imgfs_blkout *o)
+void blkout_free(struct imgfs_blkout *o)
 {
 	free(o->buf);
 	o->buf = NULL;
@@ -43,10 +43,10 @@ void imgfs_blkout_free(struct imgfs_blkout *o)
 static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off,
 		      struct imgfs_error *err)
 {
-	int ret = imgfs_pwrite_full(fd, p, len, off);
+	int ret = pwrite_full(fd, p, len, off);
 
 	if (ret)
-		return imgfs_error_set(err, ret,
+		return error_set(err, ret,
 				       "writing image at offset %llu: %s",
 				       (unsigned long long)off, strerror(-ret));
 	return 0;
@@ -67,7 +67,7 @@ static void write_behind(struct imgfs_blkout *o, uint64_t end)
 	o->wb_start = end;
 }
 
-int imgfs_blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err)
+int blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err)
 {
 	int ret = 0;
 
@@ -81,7 +81,7 @@ int imgfs_blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err)
 	return ret;
 }
 
-int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
+int blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 		       struct imgfs_error *err)
 {
 	int ret;
@@ -92,7 +92,7 @@ int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 			return ret;
 	}
 	if (o->buf_len + len > o->buf_cap) {
-		ret = imgfs_blkout_flush(o, err);
+		ret = blkout_flush(o, err);
 		if (ret)
 			return ret;
 		if (len >= o->buf_cap / 2) {
@@ -111,7 +111,7 @@ int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 	return 0;
 }
 
-int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
+int blkout_zero(struct imgfs_blkout *o, uint64_t len,
 		      struct imgfs_error *err)
 {
 	if (o->tap && len) {
@@ -122,14 +122,14 @@ int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
 	}
 	/* Long runs of zeros become a hole in the image file. */
 	if (len >= o->buf_cap) {
-		int ret = imgfs_blkout_flush(o, err);
+		int ret = blkout_flush(o, err);
 
 		if (ret)
 			return ret;
 		o->pos += len;
 		o->buf_start = o->pos;
 		if (ftruncate(o->fd, (off_t)o->pos) < 0)
-			return imgfs_error_set(err, -errno, "extending image: %s",
+			return error_set(err, -errno, "extending image: %s",
 					       strerror(errno));
 		return 0;
 	}
@@ -138,7 +138,7 @@ int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
 		size_t n = len < room ? (size_t)len : room;
 
 		if (!n) {
-			int ret = imgfs_blkout_flush(o, err);
+			int ret = blkout_flush(o, err);
 
 			if (ret)
 				return ret;
@@ -152,7 +152,7 @@ int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
 	return 0;
 }
 
-int imgfs_blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err)
+int blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err)
 {
 	uint64_t bs = 1ull << o->blkszbits;
 	uint64_t rem = o->pos & (bs - 1);
@@ -160,5 +160,5 @@ int imgfs_blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err)
 	if (!rem)
 		return 0;
 	o->pad_bytes += bs - rem;
-	return imgfs_blkout_zero(o, bs - rem, err);
+	return blkout_zero(o, bs - rem, err);
 }

@@ -20,7 +20,7 @@ struct imgfs_blkout {
 	uint64_t pos; /* logical end of what was written (bytes) */
 	uint64_t buf_start; /* file offset of buf[0] */
 	uint64_t wb_start; /* writeback not yet started from here */
-	uint64_t pad_bytes; /* zeros imgfs_blkout_pad() added */
+	uint64_t pad_bytes; /* zeros blkout_pad() added */
 	uint8_t *buf;
 	size_t buf_len;
 	size_t buf_cap;
@@ -33,22 +33,22 @@ struct imgfs_blkout {
 	void *tap_arg;
 };
 
-int imgfs_blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
+int blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
 		      uint64_t start, struct imgfs_error *err);
-void imgfs_blkout_free(struct imgfs_blkout *o);
+void blkout_free(struct imgfs_blkout *o);
 
 /* Append @len bytes. */
-int imgfs_blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
+int blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 		       struct imgfs_error *err);
 /* Append @len zero bytes (holes inside allocated data). */
-int imgfs_blkout_zero(struct imgfs_blkout *o, uint64_t len,
+int blkout_zero(struct imgfs_blkout *o, uint64_t len,
 		      struct imgfs_error *err);
 /* Zero-fill up to the next block boundary. */
-int imgfs_blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err);
+int blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err);
 /* Write out the buffer. */
-int imgfs_blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err);
+int blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err);
 
-static inline uint64_t imgfs_blkout_blk(const struct imgfs_blkout *o)
+static inline uint64_t blkout_blk(const struct imgfs_blkout *o)
 {
 	return o->pos >> o->blkszbits;
 }

@@ -47,7 +47,7 @@
 #define SEG_PCLUSTERS 32
 #define JOBS_PER_WORKER 1024 /* small files are small jobs */
 
-int imgfs_compress_layout_inode(struct imgfs_compressor *c,
+int compress_layout_inode(struct imgfs_compressor *c,
 				struct imgfs_node *inode,
 				struct imgfs_error *err)
 {
@@ -61,14 +61,14 @@ int imgfs_compress_layout_inode(struct imgfs_compressor *c,
 		return 0;
 	/* inodes are 32-byte aligned and 32 or 64 bytes long (§4.8) */
 	ebase_mod = (((inode->xattr_isize + 7) & ~7u) + 8) % 32;
-	ret = imgfs_zmap_to_compact(inode->extra, inode->extra_len, inode->size,
+	ret = zmap_to_compact(inode->extra, inode->extra_len, inode->size,
 				    c->p.bits, ebase_mod, &map, &len);
 	if (ret == -ENOMEM)
-		return imgfs_error_set(err, ret, "out of memory");
+		return error_set(err, ret, "out of memory");
 	if (ret) {
 		/* the inline tail was sized for a compact map */
 		if (inode->tail_len)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "internal: compact index refused for an inode with an inline tail");
 		return 0;
 	}
@@ -79,7 +79,7 @@ int imgfs_compress_layout_inode(struct imgfs_compressor *c,
 	return 0;
 }
 
-int imgfs_compressor_super(struct imgfs_compressor *c,
+int compressor_super(struct imgfs_compressor *c,
 			   struct imgfs_sb_layout *sbl, struct imgfs_error *err)
 {
 	unsigned int len;
@@ -98,7 +98,7 @@ int imgfs_compressor_super(struct imgfs_compressor *c,
 	sbl->u1 = (uint16_t)(1u << c->p.alg->alg);
 	len = c->p.alg->cfg_record(&c->p.cfg,
 				   c->cfgs + IMGFS_COMPR_CFG_HDR_SIZE);
-	imgfs_compr_cfg_len_encode(c->cfgs, (uint16_t)len);
+	compr_cfg_len_encode(c->cfgs, (uint16_t)len);
 	sbl->compr_cfgs = c->cfgs;
 	sbl->compr_cfgs_len = IMGFS_COMPR_CFG_HDR_SIZE + len;
 	return 0;
@@ -113,13 +113,13 @@ static int setup_params(struct zparams *p,
 	void *ctx;
 	int ret;
 
-	p->alg = imgfs_zalg_by_kind(opts->compress);
+	p->alg = zalg_by_kind(opts->compress);
 	if (!p->alg)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "unknown compression algorithm %d",
 				       (int)opts->compress);
 	if (pcl < bs || pcl % bs || pcl > PCLUSTER_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
 				       pcl, bs);
 	/* CBLKCNT has 11 bits: 1 MiB of 512-byte blocks is one too many */
@@ -140,7 +140,7 @@ static int setup_params(struct zparams *p,
 	p->pcluster = p->cfg.pclustersize; /* the algorithm may lower it */
 	ctx = p->alg->ctx_new(&p->cfg);
 	if (!ctx)
-		return imgfs_error_set(err, -ENOMEM,
+		return error_set(err, -ENOMEM,
 				       "cannot set up the %s compressor",
 				       p->alg->name);
 	p->alg->ctx_free(ctx);
@@ -160,7 +160,7 @@ static long usable_cpus(void)
 	return n < 1 ? 1 : n;
 }
 
-int imgfs_compress_check_options(const struct imgfs_mkfs_options *opts,
+int compress_check_options(const struct imgfs_mkfs_options *opts,
 				 unsigned int blkszbits,
 				 struct imgfs_error *err)
 {
@@ -170,14 +170,14 @@ int imgfs_compress_check_options(const struct imgfs_mkfs_options *opts,
 }
 
 struct imgfs_compressor *
-imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
+compressor_create(const struct imgfs_mkfs_options *opts,
 			unsigned int blkszbits, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = calloc(1, sizeof(*c));
 	long cpus;
 
 	if (!c) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	if (setup_params(&c->p, opts, blkszbits, err)) {
@@ -194,7 +194,7 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 		c->workers = cpus < IMGFS_MAX_WORKERS ? (unsigned int)cpus :
 							IMGFS_MAX_WORKERS;
 	if (c->workers > IMGFS_MAX_WORKERS) {
-		imgfs_error_set(err, -EINVAL,
+		error_set(err, -EINVAL,
 				"%u compression workers: the range is 1 to %u",
 				c->workers, IMGFS_MAX_WORKERS);
 		free(c);
@@ -215,7 +215,7 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 		free(c);
 		return NULL;
 	}
-	c->pool = imgfs_workpool_create(c->workers, NULL, err);
+	c->pool = workpool_create(c->workers, NULL, err);
 	if (!c->pool) {
 		zctxs_destroy(&c->ctxs);
 		free(c);
@@ -224,11 +224,11 @@ imgfs_compressor_create(const struct imgfs_mkfs_options *opts,
 	return c;
 }
 
-void imgfs_compressor_destroy(struct imgfs_compressor *c)
+void compressor_destroy(struct imgfs_compressor *c)
 {
 	if (!c)
 		return;
-	imgfs_workpool_destroy(c->pool);
+	workpool_destroy(c->pool);
 	zctxs_destroy(&c->ctxs);
 	zq_drop(c);
 	zseen_free_all(c);

@@ -42,22 +42,22 @@ int zjob_commit(struct imgfs_writer *w, struct imgfs_compressor *c,
 		struct zjob *j, struct imgfs_error *err)
 {
 	struct zfile *f = j->file;
-	uint64_t blk = imgfs_blkout_blk(&w->out);
+	uint64_t blk = blkout_blk(&w->out);
 	uint64_t nblk;
 	int ret;
 
 	if (zseg_raw_tail_fixup(f, j))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	nblk = j->out_len >> j->p->bits;
 	if (blk + nblk >= IMGFS_NULL_ADDR)
-		return imgfs_error_set(err, -EFBIG,
+		return error_set(err, -EFBIG,
 				       "%s: image exceeds 2^32 blocks", f->path);
 	for (size_t i = 0; i < j->n_ext; i++)
 		f->any_z |= !j->ext[i].plain;
 	if (file_add_exts(f, j, blk))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (j->out_len) {
-		ret = imgfs_blkout_write(&w->out, j->out, j->out_len, err);
+		ret = blkout_write(&w->out, j->out, j->out_len, err);
 		if (ret)
 			return ret;
 	}
@@ -68,7 +68,7 @@ int zjob_commit(struct imgfs_writer *w, struct imgfs_compressor *c,
 		f->frag_used = true;
 		f->frag_off = (uint32_t)c->packed_len;
 		if (zpacked_append(c, j->in + j->frag_at, j->len - j->frag_at))
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		c->frag_reserved += j->len - j->frag_at;
 	}
 	if (j->tail) {
@@ -125,12 +125,12 @@ int zfile_finish(struct imgfs_compressor *c, struct zfile *f,
 
 	if (!store_flat(&c->p, f)) {
 		if (f->frag_used && f->n_ext == 1)
-			ret = imgfs_zmap_whole_fragment(f->frag_off, &map, &len);
+			ret = zmap_whole_fragment(f->frag_off, &map, &len);
 		else
-			ret = imgfs_zmap_build_full(&mi, f->ext, f->n_ext, &map,
+			ret = zmap_build_full(&mi, f->ext, f->n_ext, &map,
 						    &len);
 		if (ret)
-			return imgfs_error_set(err, ret,
+			return error_set(err, ret,
 					       "%s: internal: compressed extents cannot be indexed",
 					       f->path);
 		inode->layout = IMGFS_LAYOUT_COMPRESSED_FULL;

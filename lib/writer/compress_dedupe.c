@@ -22,10 +22,10 @@ static uint64_t seen_hash(uint64_t size, const uint8_t *digest)
 struct zseen *zseen_find(const struct imgfs_compressor *c, uint64_t size,
 			 const uint8_t *digest)
 {
-	struct imgfs_hnode *n = imgfs_hashtab_first(&c->seen,
+	struct imgfs_hnode *n = hashtab_first(&c->seen,
 						    seen_hash(size, digest));
 
-	for (; n; n = imgfs_hashtab_next(n)) {
+	for (; n; n = hashtab_next(n)) {
 		struct zseen *e = imgfs_container_of(n, struct zseen, hnode);
 
 		if (e->size == size && !memcmp(e->digest, digest, 32))
@@ -44,7 +44,7 @@ int zseen_add(struct imgfs_compressor *c, struct imgfs_node *inode,
 	e->size = inode->size;
 	memcpy(e->digest, digest, 32);
 	e->inode = inode;
-	if (imgfs_hashtab_insert(&c->seen, &e->hnode,
+	if (hashtab_insert(&c->seen, &e->hnode,
 				 seen_hash(inode->size, digest))) {
 		free(e);
 		return -ENOMEM;
@@ -104,5 +104,5 @@ void zseen_free_all(struct imgfs_compressor *c)
 		c->all_seen = e->next_all;
 		free(e);
 	}
-	imgfs_hashtab_free(&c->seen);
+	hashtab_free(&c->seen);
 }

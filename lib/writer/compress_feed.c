@@ -33,7 +33,7 @@ static int start_job(struct feeder *fd, struct imgfs_error *err)
 		return ret;
 	fd->cur = zjob_new(c, fd->f, fd->pos, len);
 	if (!fd->cur)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -113,11 +113,11 @@ static uint32_t tail_room(const struct imgfs_compressor *c,
 	for (uint32_t i = 0; i < x->count; i++)
 		need += imgfs_xattr_entry_size(x->items[i]->name_len,
 					       x->items[i]->value_len);
-	need += imgfs_zmap_compact_size_max(nlc);
+	need += zmap_compact_size_max(nlc);
 	return need < c->p.bs ? (uint32_t)(c->p.bs - need) : 0;
 }
 
-/* A file being fed to the compressors (see imgfs_compress_begin()). */
+/* A file being fed to the compressors (see compress_begin()). */
 struct imgfs_compress_stream {
 	struct feeder fd;
 	/* once its last job is queued, the file belongs to the jobs and
@@ -125,7 +125,7 @@ struct imgfs_compress_stream {
 	uint64_t size;
 };
 
-int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+int compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 			 const char *path, uint32_t inline_room,
 			 struct imgfs_compress_stream **out,
 			 struct imgfs_error *err)
@@ -141,7 +141,7 @@ int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		if (s)
 			free(s->fd.f);
 		free(s);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	s->fd.w = w;
 	s->fd.c = c;
@@ -157,18 +157,18 @@ int imgfs_compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	return 0;
 }
 
-int imgfs_compress_put(struct imgfs_compress_stream *s, const void *buf,
+int compress_put(struct imgfs_compress_stream *s, const void *buf,
 		       uint64_t len, struct imgfs_error *err)
 {
 	return feed(&s->fd, buf, len, err);
 }
 
-int imgfs_compress_end(struct imgfs_compress_stream *s, struct imgfs_error *err)
+int compress_end(struct imgfs_compress_stream *s, struct imgfs_error *err)
 {
 	int ret = feed(&s->fd, NULL, s->size - s->fd.pos, err);
 
 	if (ret) {
-		imgfs_compress_abort(s);
+		compress_abort(s);
 		return ret;
 	}
 	/* the file now belongs to its jobs */
@@ -176,7 +176,7 @@ int imgfs_compress_end(struct imgfs_compress_stream *s, struct imgfs_error *err)
 	return 0;
 }
 
-void imgfs_compress_abort(struct imgfs_compress_stream *s)
+void compress_abort(struct imgfs_compress_stream *s)
 {
 	if (!s)
 		return;

@@ -37,10 +37,10 @@ int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 			return ret;
 		if (!c->packed) {
 			c->packed = calloc(1, sizeof(*c->packed));
-			c->packed_inode = imgfs_node_new(&w->tree);
+			c->packed_inode = tree_node_new(&w->tree);
 			if (!c->packed || !c->packed_inode ||
 			    !(c->packed->path = strdup("(packed inode)")))
-				return imgfs_error_set(err, -ENOMEM,
+				return error_set(err, -ENOMEM,
 						       "out of memory");
 			c->packed->inode = c->packed_inode;
 			c->packed_inode->mode = 0100644;
@@ -49,7 +49,7 @@ int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 		}
 		j = zjob_new(c, c->packed, c->packed_queued, n);
 		if (!j)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		memcpy(j->in, c->pbuf, n);
 		memmove(c->pbuf, c->pbuf + n, c->plen - n);
 		c->plen -= n;
@@ -65,20 +65,20 @@ int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 	return 0;
 }
 
-int imgfs_compressor_finish(struct imgfs_writer *w, struct imgfs_error *err)
+int compressor_finish(struct imgfs_writer *w, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
-	int ret = imgfs_compressor_flush(w, err);
+	int ret = compressor_flush(w, err);
 
 	/* every file is written: the fragments are all there */
 	if (!ret && c && c->plen)
 		ret = zpacked_queue(w, c, true, err);
 	if (!ret)
-		ret = imgfs_compressor_flush(w, err);
+		ret = compressor_flush(w, err);
 	return ret;
 }
 
-struct imgfs_node *imgfs_compressor_packed_inode(struct imgfs_compressor *c)
+struct imgfs_node *compressor_packed_inode(struct imgfs_compressor *c)
 {
 	return c ? c->packed_inode : NULL;
 }

@@ -36,7 +36,7 @@ static void put_header(uint8_t *h, const struct imgfs_zmap_info *mi,
 		mh.h_advise |= IMGFS_ADVISE_INLINE_PCLUSTER;
 		mh.h_idata_size = mi->idata_size;
 	}
-	imgfs_map_header_encode(&mh, h);
+	map_header_encode(&mh, h);
 }
 
 static void put_head(uint8_t *rec, unsigned int type, uint32_t ofs,
@@ -48,7 +48,7 @@ static void put_head(uint8_t *rec, unsigned int type, uint32_t ofs,
 		.di_blkaddr = blkaddr,
 	};
 
-	imgfs_lcluster_index_encode(&li, rec);
+	lcluster_index_encode(&li, rec);
 }
 
 static void put_nonhead(uint8_t *rec, uint32_t d0, uint32_t d1)
@@ -58,7 +58,7 @@ static void put_nonhead(uint8_t *rec, uint32_t d0, uint32_t d1)
 		.di_delta = { (uint16_t)d0, (uint16_t)d1 },
 	};
 
-	imgfs_lcluster_index_encode(&li, rec);
+	lcluster_index_encode(&li, rec);
 }
 
 static uint32_t min_u32(uint64_t a, uint32_t b)
@@ -102,7 +102,7 @@ static int put_extent(const struct imgfs_zmap_info *mi, uint8_t *recs,
 	return 0;
 }
 
-int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
+int zmap_build_full(const struct imgfs_zmap_info *mi,
 			  const struct imgfs_zext *ext, size_t n,
 			  uint8_t **map, uint32_t *len)
 {
@@ -142,7 +142,7 @@ bad:
 	return ret;
 }
 
-int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len)
+int zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len)
 {
 	struct imgfs_map_header mh = { .fragment_inode = true,
 				       .fragment_off = off };
@@ -150,7 +150,7 @@ int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len)
 
 	if (!buf)
 		return -ENOMEM;
-	imgfs_map_header_encode(&mh, buf);
+	map_header_encode(&mh, buf);
 	*map = buf;
 	*len = FULL_INDEX_START;
 	return 0;
@@ -180,7 +180,7 @@ static struct regions split(uint64_t nlc, unsigned int ebase_mod)
 	return r;
 }
 
-uint32_t imgfs_zmap_compact_size(uint64_t nlc, unsigned int ebase_mod)
+uint32_t zmap_compact_size(uint64_t nlc, unsigned int ebase_mod)
 {
 	struct regions r = split(nlc, ebase_mod);
 
@@ -188,12 +188,12 @@ uint32_t imgfs_zmap_compact_size(uint64_t nlc, unsigned int ebase_mod)
 			  8 * ((r.c4tail + 1) / 2));
 }
 
-uint32_t imgfs_zmap_compact_size_max(uint64_t nlc)
+uint32_t zmap_compact_size_max(uint64_t nlc)
 {
 	uint32_t max = 0;
 
 	for (unsigned int m = 0; m < 32; m += 8) {
-		uint32_t s = imgfs_zmap_compact_size(nlc, m);
+		uint32_t s = zmap_compact_size(nlc, m);
 
 		if (s > max)
 			max = s;
@@ -303,7 +303,7 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 		if (lo[i] < 0)
 			return -EINVAL;
 		type[i] = p->e[i].type;
-		imgfs_compact_entry_encode(out, ebits, COMPACT_LOBITS, i,
+		compact_entry_encode(out, ebits, COMPACT_LOBITS, i,
 					   (unsigned int)lo[i], type[i]);
 	}
 	for (unsigned int i = 0; i < p->avail; i++) {
@@ -321,7 +321,7 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 			return -EINVAL; /* not consecutive inside the pack */
 		}
 	}
-	imgfs_compact_blkaddr_encode(out, bytes, *base);
+	compact_blkaddr_encode(out, bytes, *base);
 	return 0;
 }
 
@@ -338,7 +338,7 @@ static struct centry *parse_full(const uint8_t *full, uint64_t nlc,
 	for (uint64_t k = 0; k < nlc; k++) {
 		struct imgfs_lcluster_index li;
 
-		imgfs_lcluster_index_decode(full + FULL_INDEX_START + 8 * k,
+		lcluster_index_decode(full + FULL_INDEX_START + 8 * k,
 					    &li);
 		e[k].type = li.di_advise & IMGFS_LI_TYPE_MASK;
 		if (e[k].type == IMGFS_LCLUSTER_NONHEAD) {
@@ -382,7 +382,7 @@ static int encode_region(const struct centry *e, uint64_t first,
 	return 0;
 }
 
-int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
+int zmap_to_compact(const uint8_t *full, uint32_t full_len,
 			  uint64_t size, unsigned int blkszbits,
 			  unsigned int ebase_mod, uint8_t **map,
 			  uint32_t *len)
@@ -397,7 +397,7 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 	uint8_t *buf, *p;
 	int ret;
 
-	imgfs_map_header_decode(full, &mh);
+	map_header_decode(full, &mh);
 	advise = mh.h_advise;
 	big = advise & IMGFS_ADVISE_BIG_PCLUSTER_1;
 	if (blkszbits > 12 || !nlc || mh.fragment_inode ||
@@ -406,7 +406,7 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 	e = parse_full(full, nlc, size, blkszbits,
 		       advise & (IMGFS_ADVISE_INLINE_PCLUSTER |
 				 IMGFS_ADVISE_FRAGMENT_PCLUSTER));
-	total = imgfs_zmap_compact_size(nlc, ebase_mod);
+	total = zmap_compact_size(nlc, ebase_mod);
 	buf = calloc(1, total + 4);
 	if (!e || !buf) {
 		free(e);
@@ -414,7 +414,7 @@ int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
 		return -ENOMEM;
 	}
 	mh.h_advise = advise | IMGFS_ADVISE_COMPACTED_2B;
-	imgfs_map_header_encode(&mh, buf);
+	map_header_encode(&mh, buf);
 	p = buf + 8;
 	ret = encode_region(e, 0, r.c4i, nlc, 2, big, &base, &p);
 	if (!ret)

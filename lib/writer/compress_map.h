@@ -46,7 +46,7 @@ struct imgfs_zmap_info {
  * fragment when mi->fragment. Returns 0, -EINVAL when the extents break
  * those rules, or -ENOMEM.
  */
-int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
+int zmap_build_full(const struct imgfs_zmap_info *mi,
 			  const struct imgfs_zext *ext, size_t n,
 			  uint8_t **map, uint32_t *len);
 
@@ -55,22 +55,22 @@ int imgfs_zmap_build_full(const struct imgfs_zmap_info *mi,
  * (docs/format.md §9.2, bit 63 of the header), for layout COMPRESSED_FULL.
  * Returns 0 or -ENOMEM.
  */
-int imgfs_zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len);
+int zmap_whole_fragment(uint64_t off, uint8_t **map, uint32_t *len);
 
 /* Bytes of a compact map (header included) for @nlc lclusters whose
  * index area starts at an offset with @ebase_mod = ebase % 32. */
-uint32_t imgfs_zmap_compact_size(uint64_t nlc, unsigned int ebase_mod);
+uint32_t zmap_compact_size(uint64_t nlc, unsigned int ebase_mod);
 
 /* The largest compact map size for @nlc lclusters over all placements. */
-uint32_t imgfs_zmap_compact_size_max(uint64_t nlc);
+uint32_t zmap_compact_size_max(uint64_t nlc);
 
 /*
- * Convert a full map made by imgfs_zmap_build_full() for a file of @size
+ * Convert a full map made by zmap_build_full() for a file of @size
  * bytes into the compact form for an index area at ebase % 32 ==
  * @ebase_mod. Returns 0 with a malloc'd map, -EINVAL when compact
  * indexes cannot express this map, or -ENOMEM.
  */
-int imgfs_zmap_to_compact(const uint8_t *full, uint32_t full_len,
+int zmap_to_compact(const uint8_t *full, uint32_t full_len,
 			  uint64_t size, unsigned int blkszbits,
 			  unsigned int ebase_mod, uint8_t **map,
 			  uint32_t *len);

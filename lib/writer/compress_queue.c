@@ -41,7 +41,7 @@ static int retire_whole(struct imgfs_writer *w, struct imgfs_compressor *c,
 	int ret;
 
 	if (e && zseen_share(c, f, e->inode, &shared))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (shared) {
 		if (j->frag)
 			c->frag_reserved -= j->len;
@@ -51,7 +51,7 @@ static int retire_whole(struct imgfs_writer *w, struct imgfs_compressor *c,
 	if (!ret)
 		ret = zfile_finish(c, f, err);
 	if (!ret && !e && zseen_add(c, f->inode, j->digest))
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 	return ret;
 }
 
@@ -63,7 +63,7 @@ int zq_retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 	bool last = j->last;
 	int ret;
 
-	imgfs_workpool_wait(c->pool, &j->work);
+	workpool_wait(c->pool, &j->work);
 	c->head = j->next;
 	if (!c->head)
 		c->tail = NULL;
@@ -71,7 +71,7 @@ int zq_retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 	c->queued_jobs--;
 	f->pending--;
 	if (j->err)
-		ret = imgfs_error_set(err, j->err,
+		ret = error_set(err, j->err,
 				      "%s: compressing data at offset %llu: %s",
 				      f->path, (unsigned long long)j->off,
 				      j->why ? j->why : "failed");
@@ -98,7 +98,7 @@ int zq_retire_done(struct imgfs_writer *w, struct imgfs_compressor *c,
 {
 	int ret = 0;
 
-	while (!ret && c->head && imgfs_workpool_done(c->pool, &c->head->work))
+	while (!ret && c->head && workpool_done(c->pool, &c->head->work))
 		ret = zq_retire_head(w, c, err);
 	return ret;
 }
@@ -148,7 +148,7 @@ void zjob_queue(struct imgfs_compressor *c, struct zjob *j)
 	c->queued_bytes += j->len;
 	c->queued_jobs++;
 	j->file->pending++;
-	imgfs_workpool_submit(c->pool, &j->work);
+	workpool_submit(c->pool, &j->work);
 }
 
 /* Queue @j after @after, or first when NULL; returns @j. */
@@ -164,11 +164,11 @@ struct zjob *zjob_queue_front(struct imgfs_compressor *c, struct zjob *j,
 	c->queued_bytes += j->len;
 	c->queued_jobs++;
 	j->file->pending++;
-	imgfs_workpool_submit(c->pool, &j->work);
+	workpool_submit(c->pool, &j->work);
 	return j;
 }
 
-int imgfs_compressor_flush(struct imgfs_writer *w, struct imgfs_error *err)
+int compressor_flush(struct imgfs_writer *w, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
 	int ret = 0;

@@ -271,7 +271,7 @@ int zseg_compress(struct zjob *j, struct zworker *wk)
 	if (any) {
 		cost = j->out_len + j->tail_len;
 		if (!j->off && j->last)
-			cost += imgfs_zmap_compact_size_max(
+			cost += zmap_compact_size_max(
 				zdiv_up(j->len, j->p->bs));
 		if (cost < raw_cost(j))
 			return 0;

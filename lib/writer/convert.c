@@ -78,7 +78,7 @@ static const char *image_kind(int fd)
 	/* the magic is enough: a shorter superblock reads as zeros */
 	memset(magic, 0, sizeof(magic));
 	if (pread(fd, magic, sizeof(magic), IMGFS_SUPER_OFFSET) >= 4) {
-		imgfs_super_block_decode(magic, &sb);
+		super_block_decode(magic, &sb);
 		if (sb.magic == IMGFS_SUPER_MAGIC)
 			return "an EROFS image";
 	}
@@ -103,7 +103,7 @@ static int check_source(const struct convert_source *src,
 	if (src->path && !strcmp(src->path, "-"))
 		fd = STDIN_FILENO;
 	else if (src->path && stat(src->path, &st))
-		return imgfs_error_set(err, -errno, "SOURCE %s: %s", src->path,
+		return error_set(err, -errno, "SOURCE %s: %s", src->path,
 				       strerror(errno));
 	if (src->path && fd < 0) {
 		if (!S_ISREG(st.st_mode))
@@ -117,7 +117,7 @@ static int check_source(const struct convert_source *src,
 		kind = image_kind(fd);
 	}
 	if (kind)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "SOURCE %s is %s, not a tar layer or a directory: the arguments are SOURCE (the layer to read) then IMAGE (the image to write)",
 				       src->path ? src->path : "(descriptor)",
 				       kind);
@@ -173,7 +173,7 @@ static int open_sidecar(const char *target, struct imgfs_output **side,
 
 	*side = NULL;
 	if (!path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	snprintf(path, len, "%s.dmverity", target);
 	*side = imgfs_output_open(path, err);
 	free(path);
@@ -188,10 +188,10 @@ static int write_sidecar(struct imgfs_output *side,
 	int n = imgfs_verity_sidecar_json(res, json, sizeof(json));
 
 	if (n < 0)
-		return imgfs_error_set(err, n, "dm-verity sidecar: too long");
-	n = imgfs_pwrite_full(imgfs_output_fd(side), json, (size_t)n, 0);
+		return error_set(err, n, "dm-verity sidecar: too long");
+	n = pwrite_full(imgfs_output_fd(side), json, (size_t)n, 0);
 	if (n)
-		return imgfs_error_set(err, n, "dm-verity sidecar: %s",
+		return error_set(err, n, "dm-verity sidecar: %s",
 				       strerror(-n));
 	return 0;
 }
@@ -228,7 +228,7 @@ static int convert(const struct convert_source *src, const char *target,
 	if (ret)
 		return ret;
 	if (same_file(src, target))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: refusing to overwrite the source",
 				       target);
 	/* the target is checked before the source is even opened */
@@ -287,7 +287,7 @@ int imgfs_convert_fd(int tar_fd, const char *image_path,
 	return convert(&src, image_path, o, hooks, stats, err);
 }
 
-int imgfs_convert_feed(const char *image_path,
+int convert_feed(const char *image_path,
 		       const struct imgfs_mkfs_options *o,
 		       const struct imgfs_convert_hooks *hooks,
 		       imgfs_writer_feed_fn feed, void *arg,

@@ -62,7 +62,7 @@ static int chunk_close(struct imgfs_writer *w, struct imgfs_node *inode,
 		return 0;
 	len = chunk_len(w, inode, cs, (uint64_t)cs->cur);
 	cs->cur = -1;
-	return imgfs_blkout_zero(&w->out, len - cs->cur_written, err);
+	return blkout_zero(&w->out, len - cs->cur_written, err);
 }
 
 static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
@@ -78,28 +78,28 @@ static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
 		size_t n = len < room ? len : (size_t)room;
 
 		if (c >= cs->nchunks)
-			return imgfs_error_set(err, -EIO,
+			return error_set(err, -EIO,
 					       "%s: sparse data beyond the file size",
 					       path);
 		if ((int64_t)c != cs->cur) {
 			ret = chunk_close(w, inode, cs, err);
 			if (ret)
 				return ret;
-			if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
-				return imgfs_error_set(err, -EFBIG,
+			if (blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+				return error_set(err, -EFBIG,
 						       "%s: image exceeds 2^32 blocks",
 						       path);
-			cs->map[c] = (uint32_t)imgfs_blkout_blk(&w->out);
+			cs->map[c] = (uint32_t)blkout_blk(&w->out);
 			cs->cur = (int64_t)c;
 			cs->cur_written = 0;
 		}
 		if (in < cs->cur_written)
-			return imgfs_error_set(err, -EIO,
+			return error_set(err, -EIO,
 					       "%s: sparse data out of order",
 					       path);
-		ret = imgfs_blkout_zero(&w->out, in - cs->cur_written, err);
+		ret = blkout_zero(&w->out, in - cs->cur_written, err);
 		if (!ret)
-			ret = imgfs_blkout_write(&w->out, p, n, err);
+			ret = blkout_write(&w->out, p, n, err);
 		if (ret)
 			return ret;
 		cs->cur_written = in + n;
@@ -156,7 +156,7 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 	int ret;
 
 	if (off < fs->written || off + len > inode->size)
-		return imgfs_error_set(err, -EIO,
+		return error_set(err, -EIO,
 				       "%s: data block at offset %llu out of order or beyond the file size",
 				       path, (unsigned long long)off);
 	while (len) {
@@ -170,7 +170,7 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 			}
 			if (gap > fs->tail_start - fs->written)
 				gap = fs->tail_start - fs->written;
-			ret = imgfs_blkout_zero(&w->out, gap, err);
+			ret = blkout_zero(&w->out, gap, err);
 			if (ret)
 				return ret;
 			fs->written += gap;
@@ -186,7 +186,7 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 
 		if (n > fs->tail_start - fs->written)
 			n = (size_t)(fs->tail_start - fs->written);
-		ret = imgfs_blkout_write(&w->out, p, n, err);
+		ret = blkout_write(&w->out, p, n, err);
 		if (ret)
 			return ret;
 		fs->written += n;
@@ -212,19 +212,19 @@ static int choose_chunkbits(struct imgfs_writer *w,
 	size_t n = 0;
 
 	if (size > max)
-		return imgfs_error_set(err, -EFBIG,
+		return error_set(err, -EFBIG,
 				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
 				       path, (unsigned long long)size,
 				       (unsigned long long)max);
 	x = calloc(count ? count : 1, sizeof(*x));
 	if (!x)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < count; i++) {
 		uint64_t off = map[i].offset, len = map[i].length;
 
 		if (off > size || len > size - off) {
 			free(x);
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
 					       path, (long long)off,
 					       (long long)len,
@@ -294,7 +294,7 @@ static int begin_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
 			s->cs.shift;
 	s->cs.map = malloc(s->cs.nchunks * CHUNK_REC_SIZE);
 	if (!s->cs.map)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	memset(s->cs.map, 0xFF, s->cs.nchunks * CHUNK_REC_SIZE);
 	s->kind = STREAM_SPARSE;
 	return 0;
@@ -316,7 +316,7 @@ static int end_sparse(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	inode->extra_align = CHUNK_REC_SIZE;
 	/* the host array becomes the on-disk map in place */
 	for (uint64_t i = 0; i < cs->nchunks; i++)
-		imgfs_block_map_encode((uint8_t *)cs->map, i, cs->map[i]);
+		block_map_encode((uint8_t *)cs->map, i, cs->map[i]);
 	inode->extra = (uint8_t *)cs->map;
 	cs->map = NULL;
 	w->has_chunks = true;
@@ -329,18 +329,18 @@ static int begin_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	struct imgfs_node *inode = s->inode;
 	uint32_t tail = (uint32_t)(inode->size & (w->bs - 1));
 
-	if (imgfs_blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
-		return imgfs_error_set(err, -EFBIG,
+	if (blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
+		return error_set(err, -EFBIG,
 				       "%s: image exceeds 2^32 blocks", s->path);
 	s->kind = STREAM_FLAT;
 	s->fs.written = 0;
 	s->fs.tail_start = inode->size;
-	inode->startblk = imgfs_blkout_blk(&w->out);
+	inode->startblk = blkout_blk(&w->out);
 	inode->layout = IMGFS_LAYOUT_FLAT_PLAIN;
 	if (tail && tail <= room) {
 		inode->tail = calloc(1, tail);
 		if (!inode->tail)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		inode->tail_len = tail;
 		inode->layout = IMGFS_LAYOUT_FLAT_INLINE;
 		s->fs.tail_start = inode->size - tail;
@@ -357,20 +357,20 @@ static int end_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	int ret;
 
 	if (fs->written < fs->tail_start) {
-		ret = imgfs_blkout_zero(&w->out, fs->tail_start - fs->written,
+		ret = blkout_zero(&w->out, fs->tail_start - fs->written,
 					err);
 		if (ret)
 			return ret;
 	}
-	return imgfs_blkout_pad(&w->out, err);
+	return blkout_pad(&w->out, err);
 }
 
-void imgfs_data_abort(struct imgfs_data_stream *s)
+void wdata_abort(struct imgfs_data_stream *s)
 {
 	if (!s)
 		return;
-	imgfs_compress_abort(s->zs);
-	imgfs_taridx_abort(s->ts);
+	compress_abort(s->zs);
+	taridx_abort(s->ts);
 	free(s->cs.map);
 	free(s->path);
 	free(s);
@@ -392,7 +392,7 @@ void imgfs_data_abort(struct imgfs_data_stream *s)
 static bool taridx_copies(struct imgfs_writer *w, struct imgfs_data_stream *s,
 			  const struct imgfs_data_range *map, size_t count)
 {
-	uint64_t index = imgfs_taridx_index_bytes(s->inode, map, count);
+	uint64_t index = taridx_index_bytes(s->inode, map, count);
 	uint64_t cost = UINT64_MAX;
 	unsigned int bits;
 	struct imgfs_error e = { 0 };
@@ -423,23 +423,23 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		return begin_sparse(w, s, sparse, nr_sparse, err);
 	if (w->opts.tar_index) {
 		s->kind = STREAM_TARIDX;
-		return imgfs_taridx_begin(w, inode, sparse, nr_sparse, s->path,
+		return taridx_begin(w, inode, sparse, nr_sparse, s->path,
 					  &s->ts, err);
 	}
 	if (nr_sparse) {
 		/* chunks go straight to the image: queued files first */
-		ret = imgfs_compressor_flush(w, err);
+		ret = compressor_flush(w, err);
 		return ret ? ret : begin_sparse(w, s, sparse, nr_sparse, err);
 	}
 	if (w->compressor) {
 		s->kind = STREAM_COMPRESS;
-		return imgfs_compress_begin(w, inode, s->path, inline_room,
+		return compress_begin(w, inode, s->path, inline_room,
 					    &s->zs, err);
 	}
 	return begin_flat(w, s, inline_room, err);
 }
 
-int imgfs_data_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+int wdata_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		     const struct imgfs_data_range *sparse, size_t nr_sparse,
 		     uint32_t inline_room, const char *path,
 		     struct imgfs_data_stream **out, struct imgfs_error *err)
@@ -451,19 +451,19 @@ int imgfs_data_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		s->path = strdup(path);
 	if (!s || !s->path) {
 		free(s);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	s->inode = inode;
 	ret = data_begin(w, s, sparse, nr_sparse, inline_room, err);
 	if (ret) {
-		imgfs_data_abort(s);
+		wdata_abort(s);
 		return ret;
 	}
 	*out = s;
 	return 0;
 }
 
-int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
+int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		   const void *buf, uint64_t len, struct imgfs_error *err)
 {
 	int ret = 0;
@@ -471,7 +471,7 @@ int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	if (!buf || !len) {
 		/* zeros or a hole: written, if at all, when data follows */
 		if (s->kind == STREAM_COMPRESS)
-			ret = imgfs_compress_put(s->zs, NULL, len, err);
+			ret = compress_put(s->zs, NULL, len, err);
 		s->pos += len;
 		return ret;
 	}
@@ -485,16 +485,16 @@ int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 				  s->path, err);
 		break;
 	case STREAM_COMPRESS:
-		ret = imgfs_compress_put(s->zs, buf, len, err);
+		ret = compress_put(s->zs, buf, len, err);
 		break;
 	case STREAM_TARIDX:
 		/* the bytes stay in the tar: only where they lie matters */
 		if (w->tar_pos < 0)
-			ret = imgfs_error_set(err, -EINVAL,
+			ret = error_set(err, -EINVAL,
 					      "%s: a tar-index image takes file data from its tar stream only",
 					      s->path);
 		else
-			ret = imgfs_taridx_put(s->ts, s->pos,
+			ret = taridx_put(s->ts, s->pos,
 					       (uint64_t)w->tar_pos, len,
 					       s->path, err);
 		w->tar_pos = -1;
@@ -506,7 +506,7 @@ int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	return ret;
 }
 
-int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
+int wdata_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		   struct imgfs_error *err)
 {
 	int ret = 0;
@@ -519,15 +519,15 @@ int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		ret = end_sparse(w, s, err);
 		break;
 	case STREAM_COMPRESS:
-		ret = imgfs_compress_end(s->zs, err);
+		ret = compress_end(s->zs, err);
 		s->zs = NULL;
 		break;
 	case STREAM_TARIDX:
-		ret = imgfs_taridx_end(w, s->ts, s->path, err);
+		ret = taridx_end(w, s->ts, s->path, err);
 		break;
 	case STREAM_EMPTY:
 		break;
 	}
-	imgfs_data_abort(s);
+	wdata_abort(s);
 	return ret;
 }

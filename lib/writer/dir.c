@@ -26,7 +26,7 @@ static int dentry_cmp(const void *a, const void *b)
 
 /* Drop dead children and sort the rest; the dot entries are added by the
  * caller as ordinary (unhashed) children before this runs. */
-int imgfs_dir_sort(struct imgfs_dentry *dir)
+int dir_sort(struct imgfs_dentry *dir)
 {
 	uint32_t n = 0;
 
@@ -39,7 +39,7 @@ int imgfs_dir_sort(struct imgfs_dentry *dir)
 	return 0;
 }
 
-uint64_t imgfs_dir_size(struct imgfs_dentry *dir, uint32_t bs)
+uint64_t dir_tree_size(struct imgfs_dentry *dir, uint32_t bs)
 {
 	uint64_t full = 0;
 	uint32_t used = 0;
@@ -68,13 +68,13 @@ static void encode_block(struct imgfs_dentry **ents, uint32_t n, uint8_t *p)
 			.file_type = (uint8_t)imgfs_mode_to_ftype(d->inode->mode),
 		};
 
-		imgfs_dirent_encode(&ent, p + i * IMGFS_DIRENT_SIZE);
+		dirent_encode(&ent, p + i * IMGFS_DIRENT_SIZE);
 		memcpy(p + nameoff, d->name, d->name_len);
 		nameoff += d->name_len;
 	}
 }
 
-int imgfs_dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
+int dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
 		     uint64_t size)
 {
 	uint64_t pos = 0;

@@ -9,7 +9,7 @@
  * The tree goes into the image file itself at the image size rounded up
  * to 4096, its levels spilled to temporary files until that size is known.
  * A tar-index image's size includes the tar appended after the index
- * (tarindex.c feeds its bytes through imgfs_writer_verity_update()), so
+ * (tarindex.c feeds its bytes through writer_verity_update()), so
  * the tree covers both and lies after the tar.
  */
 #include <errno.h>
@@ -40,7 +40,7 @@ static int tap(void *arg, const void *p, uint64_t len, struct imgfs_error *err)
 	return ret;
 }
 
-int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
+int writer_verity_start(struct imgfs_writer *w, uint64_t head,
 			      struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *o = &w->opts;
@@ -52,7 +52,7 @@ int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
 				    ? o->dm_verity_data_block_size
 				    : w->bs;
 	if (p.data_block_size > w->bs)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"dm-verity data block size %u exceeds the image's block size %u: the kernel could not mount the image on the verity device",
 			p.data_block_size, w->bs);
@@ -79,7 +79,7 @@ int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
 	return 0;
 }
 
-int imgfs_writer_verity_update(struct imgfs_writer *w, const void *p,
+int writer_verity_update(struct imgfs_writer *w, const void *p,
 			       size_t len, struct imgfs_error *err)
 {
 	if (!w->verity)
@@ -87,7 +87,7 @@ int imgfs_writer_verity_update(struct imgfs_writer *w, const void *p,
 	return imgfs_verity_update(w->verity, p, len, err);
 }
 
-int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
+int writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 			     const uint8_t *buf, size_t len,
 			     struct imgfs_error *err)
 {
@@ -98,20 +98,20 @@ int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 	if (!w->verity)
 		return 0;
 	if (offset + len > head)
-		return imgfs_error_set(
+		return error_set(
 			err, -EINVAL,
 			"internal: superblock past the head the tree expects");
 	/* what precedes the superblock is zeros */
 	h = calloc(1, head);
 	if (!h)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	memcpy(h + offset, buf, len);
 	ret = imgfs_verity_set_head(w->verity, h, head, err);
 	free(h);
 	return ret;
 }
 
-int imgfs_writer_verity_finish(struct imgfs_writer *w,
+int writer_verity_finish(struct imgfs_writer *w,
 			       struct imgfs_verity_result *res,
 			       struct imgfs_error *err)
 {

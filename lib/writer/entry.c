@@ -43,7 +43,7 @@ struct imgfs_pending_link {
 
 static struct imgfs_node *implied_dir(struct imgfs_writer *w)
 {
-	struct imgfs_node *inode = imgfs_node_new(&w->tree);
+	struct imgfs_node *inode = tree_node_new(&w->tree);
 
 	if (!inode)
 		return NULL;
@@ -71,15 +71,15 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 		struct imgfs_node *inode;
 		bool opaque;
 
-		d = imgfs_tree_lookup(&w->tree, dir, name, cp->len[i]);
+		d = tree_lookup(&w->tree, dir, name, cp->len[i]);
 		opaque = d && d->whiteout && create;
 		if (opaque) {
 			/* ".wh.d" then "d/b": d is new, hiding the lower d */
-			imgfs_tree_kill(&w->tree, d);
+			tree_kill(&w->tree, d);
 			d = NULL;
 		}
-		if (d && (!d->inode || !imgfs_node_is_dir(d->inode))) {
-			*ret = imgfs_error_set(err, -ENOTDIR,
+		if (d && (!d->inode || !node_is_dir(d->inode))) {
+			*ret = error_set(err, -ENOTDIR,
 					       "%s: parent \"%.*s\" is not a directory",
 					       path, (int)cp->len[i], name);
 			return NULL;
@@ -90,11 +90,11 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 		}
 		if (!d) {
 			inode = implied_dir(w);
-			d = inode ? imgfs_tree_add(&w->tree, dir, name,
+			d = inode ? tree_add(&w->tree, dir, name,
 						   cp->len[i], inode) :
 				    NULL;
 			if (!d) {
-				*ret = imgfs_error_set(err, -ENOMEM,
+				*ret = error_set(err, -ENOMEM,
 						       "out of memory");
 				return NULL;
 			}
@@ -125,11 +125,11 @@ static bool whiteout_under_non_dir(struct imgfs_writer *w,
 	    cp->len[cp->n - 1] < plen || memcmp(last, WH_PREFIX, plen))
 		return false;
 	for (size_t i = 0; i + 1 < cp->n; i++) {
-		d = imgfs_tree_lookup(&w->tree, dir, cp->text + cp->off[i],
+		d = tree_lookup(&w->tree, dir, cp->text + cp->off[i],
 				      cp->len[i]);
 		if (!d)
 			return false;
-		if (!d->inode || !imgfs_node_is_dir(d->inode))
+		if (!d->inode || !node_is_dir(d->inode))
 			return true;
 		dir = d;
 	}
@@ -159,12 +159,12 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 		   &inode->uid) ||
 	    map_id(e->gid, o->all_root, o->force_gid, o->gid_offset,
 		   &inode->gid))
-		return imgfs_error_set(err, -ERANGE,
+		return error_set(err, -ERANGE,
 				       "%s: uid %lld / gid %lld out of range after mapping",
 				       e->path, (long long)e->uid,
 				       (long long)e->gid);
 	if (e->have_mtime && e->mtime_nsec >= 1000000000u)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: mtime nanoseconds %u out of range",
 				       e->path, e->mtime_nsec);
 	inode->mtime = e->have_mtime ? e->mtime : w->build_time;
@@ -187,15 +187,15 @@ static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
 		const struct imgfs_xattr_pair *x = &e->xattrs[i];
 
 		if (!x->name || (x->size && !x->value))
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: xattr %zu has no name or no value",
 					       e->path, i);
-		ret = imgfs_xattr_set(&w->xattrs, inode, x->name, x->value,
+		ret = xattr_set(&w->xattrs, inode, x->name, x->value,
 				      x->size, e->path, err);
 		if (ret)
 			return ret;
 	}
-	return imgfs_xattr_check_inode(inode, w->opts.shared_xattr_min,
+	return xattr_check_inode(inode, w->opts.shared_xattr_min,
 				       e->path, err);
 }
 
@@ -211,7 +211,7 @@ static int check_type(const struct imgfs_entry *e, struct imgfs_error *err)
 	case 0140000:
 		return 0;
 	}
-	return imgfs_error_set(err, -EOPNOTSUPP,
+	return error_set(err, -EOPNOTSUPP,
 			       "%s: unsupported entry type (mode %o)", e->path,
 			       (unsigned int)e->mode);
 }
@@ -225,18 +225,18 @@ static int fill_special(struct imgfs_node *inode, const struct imgfs_entry *e,
 	case 0120000:
 		len = e->symlink ? strlen(e->symlink) : 0;
 		if (!len || len > SYMLINK_MAX)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: symlink target length %zu is outside 1..%d",
 					       e->path, len, SYMLINK_MAX);
 		inode->symlink = strdup(e->symlink);
 		if (!inode->symlink)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		inode->size = len;
 		return 0;
 	case 0020000:
 	case 0060000:
 		if (e->rdev_major > 0xFFF || e->rdev_minor > 0xFFFFF)
-			return imgfs_error_set(err, -ERANGE,
+			return error_set(err, -ERANGE,
 					       "%s: device %llu:%llu cannot be encoded",
 					       e->path,
 					       (unsigned long long)e->rdev_major,
@@ -269,7 +269,7 @@ static int add_pending_link(struct imgfs_writer *w, struct imgfs_dentry *d,
 	struct imgfs_pending_link *pl = calloc(1, sizeof(*pl));
 
 	if (!pl)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	pl->dentry = d;
 	pl->target = strdup(target);
 	pl->path = strdup(path);
@@ -277,7 +277,7 @@ static int add_pending_link(struct imgfs_writer *w, struct imgfs_dentry *d,
 		free(pl->target);
 		free(pl->path);
 		free(pl);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	pl->next = w->pending;
 	w->pending = pl;
@@ -293,9 +293,9 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 	struct imgfs_path_comps cp = { 0 };
 	struct imgfs_dentry *dir, *d = NULL;
 
-	*ret = imgfs_path_comps_parse(&cp, target, err);
+	*ret = path_comps_parse(&cp, target, err);
 	if (*ret) {
-		imgfs_path_comps_free(&cp);
+		path_comps_free(&cp);
 		return NULL;
 	}
 	if (!cp.n) {
@@ -305,19 +305,19 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 		if (*ret == -ENOENT)
 			*ret = 0;
 		if (dir)
-			d = imgfs_tree_lookup(&w->tree, dir,
+			d = tree_lookup(&w->tree, dir,
 					      cp.text + cp.off[cp.n - 1],
 					      cp.len[cp.n - 1]);
 	}
-	imgfs_path_comps_free(&cp);
+	path_comps_free(&cp);
 	return d;
 }
 
 static int link_to(struct imgfs_dentry *d, struct imgfs_dentry *target,
 		   const char *path, struct imgfs_error *err)
 {
-	if (imgfs_node_is_dir(target->inode))
-		return imgfs_error_set(err, -EPERM,
+	if (node_is_dir(target->inode))
+		return error_set(err, -EPERM,
 				       "%s: hard link to a directory cannot be represented",
 				       path);
 	d->inode = target->inode;
@@ -343,7 +343,7 @@ static int handle_hardlink(struct imgfs_writer *w, struct imgfs_dentry *d,
 	return add_pending_link(w, d, target, path, err);
 }
 
-int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err)
+int writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err)
 {
 	bool progress = true;
 
@@ -379,13 +379,13 @@ int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err)
 		}
 	}
 	if (w->pending)
-		return imgfs_error_set(err, -ENOENT,
+		return error_set(err, -ENOENT,
 				       "%s: hard link target \"%s\" does not exist in the archive",
 				       w->pending->path, w->pending->target);
 	return 0;
 }
 
-void imgfs_writer_free_links(struct imgfs_writer *w)
+void writer_free_links(struct imgfs_writer *w)
 {
 	while (w->pending) {
 		struct imgfs_pending_link *next = w->pending->next;
@@ -424,8 +424,8 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	if (w->opts.whiteouts != IMGFS_WHITEOUT_OVERLAY ||
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
-	if (imgfs_path_ends_in_dir_form(path))
-		return imgfs_error_set(err, -EINVAL,
+	if (path_ends_in_dir_form(path))
+		return error_set(err, -EINVAL,
 				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
 				       path);
 	c->drop_data = true;
@@ -439,28 +439,28 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	}
 	if (c->name_len >= strlen(WH_META) &&
 	    !memcmp(c->name, WH_META, strlen(WH_META)))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
 				       path);
 	if (c->name_len == plen)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: whiteout without a name", path);
-	if (imgfs_path_is_dot_name(c->name + plen, c->name_len - plen))
-		return imgfs_error_set(err, -EINVAL,
+	if (path_is_dot_name(c->name + plen, c->name_len - plen))
+		return error_set(err, -EINVAL,
 				       "%s: whiteout for \"%.*s\", which is not a file name",
 				       path, (int)(c->name_len - plen),
 				       c->name + plen);
 	c->name += plen;
 	c->name_len -= plen;
-	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
+	d = tree_lookup(&w->tree, c->dir, c->name, c->name_len);
 	if (d)
-		imgfs_tree_kill(&w->tree, d);
-	inode = imgfs_node_new(&w->tree);
-	d = inode ? imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len,
+		tree_kill(&w->tree, d);
+	inode = tree_node_new(&w->tree);
+	d = inode ? tree_add(&w->tree, c->dir, c->name, c->name_len,
 				   inode) :
 		    NULL;
 	if (!d)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	d->whiteout = true;
 	inode->mode = 0020000;
 	c->dir->has_whiteouts = true;
@@ -479,7 +479,7 @@ static int update_dir(struct entry_ctx *c, struct imgfs_dentry *d,
 	ret = set_owner_time(c->w, inode, c->e, err);
 	if (ret)
 		return ret;
-	imgfs_xattr_clear(inode);
+	xattr_clear(inode);
 	d->implied = false;
 	return set_xattrs(c->w, inode, c->e, err);
 }
@@ -489,12 +489,12 @@ static int add_hardlink(struct entry_ctx *c, struct imgfs_error *err)
 	struct imgfs_dentry *d;
 
 	if (c->e->size)
-		return imgfs_error_set(err, -EOPNOTSUPP,
+		return error_set(err, -EOPNOTSUPP,
 				       "%s: hard link entry carrying data is not supported",
 				       c->e->path);
-	d = imgfs_tree_add(&c->w->tree, c->dir, c->name, c->name_len, NULL);
+	d = tree_add(&c->w->tree, c->dir, c->name, c->name_len, NULL);
 	if (!d)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	return handle_hardlink(c->w, d, c->e->hardlink, c->e->path, err);
 }
 
@@ -511,27 +511,27 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	ret = handle_whiteout(c, err);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	d = imgfs_tree_lookup(&w->tree, c->dir, c->name, c->name_len);
-	if (d && d->inode && imgfs_node_is_dir(d->inode) && is_dir &&
+	d = tree_lookup(&w->tree, c->dir, c->name, c->name_len);
+	if (d && d->inode && node_is_dir(d->inode) && is_dir &&
 	    !e->hardlink)
 		return update_dir(c, d, err);
 	if (d) {
 		/* ".wh.d" then "d/": a new d hiding the lower one */
 		opaque = d->whiteout && is_dir && !e->hardlink;
-		imgfs_tree_kill(&w->tree, d);
+		tree_kill(&w->tree, d);
 	}
 	if (e->hardlink)
 		return add_hardlink(c, err);
 	ret = check_type(e, err);
 	if (ret)
 		return ret;
-	inode = imgfs_node_new(&w->tree);
+	inode = tree_node_new(&w->tree);
 	if (!inode)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	inode->mode = e->mode;
-	d = imgfs_tree_add(&w->tree, c->dir, c->name, c->name_len, inode);
+	d = tree_add(&w->tree, c->dir, c->name, c->name_len, inode);
 	if (!d)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (is_dir)
 		inode->dir = d;
 	d->opaque = opaque;
@@ -551,7 +551,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 {
 	if ((c->e->mode & S_TYPE) != S_DIR)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: entry for the image root is not a directory",
 				       c->e->path);
 	return update_dir(c, c->w->tree.root, err);
@@ -564,16 +564,16 @@ static int consume(struct entry_ctx *c, struct imgfs_error *err)
 	struct imgfs_path_comps cp = { 0 };
 	int ret = 0;
 
-	ret = imgfs_path_comps_parse(&cp, e->path, err);
+	ret = path_comps_parse(&cp, e->path, err);
 	if (ret)
 		goto out;
 	if (!cp.n) {
 		ret = handle_root(c, err);
 		goto out;
 	}
-	if (imgfs_path_ends_in_dir_form(e->path) &&
+	if (path_ends_in_dir_form(e->path) &&
 	    ((e->mode & S_TYPE) != S_DIR || e->hardlink)) {
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
 				      e->path);
 		goto out;
@@ -589,7 +589,7 @@ static int consume(struct entry_ctx *c, struct imgfs_error *err)
 	c->name_len = cp.len[cp.n - 1];
 	ret = handle_entry(c, err);
 out:
-	imgfs_path_comps_free(&cp);
+	path_comps_free(&cp);
 	return ret;
 }
 
@@ -609,22 +609,22 @@ static void report_progress(struct imgfs_writer *w)
 	p.entries = w->entries;
 	p.bytes_in = w->data_bytes;
 	if (w->progress_tar)
-		p.source_bytes = imgfs_tar_input_bytes(w->progress_tar,
+		p.source_bytes = tar_input_bytes(w->progress_tar,
 						       &p.source_size);
 	w->opts.progress(&p, w->opts.progress_arg);
 }
 
 /* Drop the open file, if any (after a failure, or when destroying). */
-void imgfs_writer_close_file(struct imgfs_writer *w)
+void writer_close_file(struct imgfs_writer *w)
 {
-	imgfs_data_abort(w->file);
+	wdata_abort(w->file);
 	w->file = NULL;
 	free(w->file_path);
 	w->file_path = NULL;
 	w->file_open = false;
 }
 
-bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w)
+bool writer_file_keeps_data(const struct imgfs_writer *w)
 {
 	return w->file_open && w->file;
 }
@@ -634,12 +634,12 @@ static int check_state(struct imgfs_writer *w, bool want_open,
 		       struct imgfs_error *err)
 {
 	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
+		return error_set(err, -EINVAL, "writer already failed");
 	if (want_open && !w->file_open)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "no file is open for data");
 	if (!want_open && w->file_open)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: the file's data is not ended yet",
 				       w->file_path);
 	return 0;
@@ -652,7 +652,7 @@ static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 	int ret;
 
 	if (!e->path)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "entry %llu: no path name",
 				       (unsigned long long)w->entries + 1);
 	w->entries++;
@@ -661,14 +661,14 @@ static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 		return ret;
 	w->file_path = strdup(e->path);
 	if (!w->file_path)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	w->file_open = true;
 	w->file_pos = 0;
 	/* only regular files and dropped whiteouts take data */
 	w->file_size = c.file || c.drop_data ? e->size : 0;
 	if (!c.file)
 		return 0;
-	return imgfs_data_begin(w, c.file, e->sparse, e->nr_sparse,
+	return wdata_begin(w, c.file, e->sparse, e->nr_sparse,
 				inline_room(w, c.file), e->path, &w->file,
 				err);
 }
@@ -679,7 +679,7 @@ static int entry_in(struct imgfs_entry *full, const struct imgfs_entry *e,
 {
 	memset(full, 0, sizeof(*full));
 	if (!e)
-		return imgfs_error_set(err, -EINVAL, "no entry");
+		return error_set(err, -EINVAL, "no entry");
 	return SIZED_IN(full, e, sizeof(*full), "entry", err);
 }
 
@@ -707,7 +707,7 @@ static int check_room(struct imgfs_writer *w, uint64_t len,
 	if (ret)
 		return ret;
 	if (len > w->file_size - w->file_pos)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: more data than the %llu bytes of its size",
 				       w->file_path,
 				       (unsigned long long)w->file_size);
@@ -721,7 +721,7 @@ int imgfs_writer_append(struct imgfs_writer *w, const void *buf, size_t len,
 
 	if (!ret && w->file && len) {
 		w->data_bytes += len;
-		ret = imgfs_data_put(w, w->file, buf, len, err);
+		ret = wdata_put(w, w->file, buf, len, err);
 		if (!ret)
 			report_progress(w);
 	}
@@ -738,7 +738,7 @@ int imgfs_writer_skip(struct imgfs_writer *w, uint64_t len,
 	int ret = check_room(w, len, err);
 
 	if (!ret && w->file && len)
-		ret = imgfs_data_put(w, w->file, NULL, len, err);
+		ret = wdata_put(w, w->file, NULL, len, err);
 	if (ret)
 		w->failed = true;
 	else
@@ -751,20 +751,20 @@ int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err)
 	int ret = check_state(w, true, err);
 
 	if (!ret && w->file && w->file_pos != w->file_size)
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "%s: data ended after %llu of its %llu bytes",
 				      w->file_path,
 				      (unsigned long long)w->file_pos,
 				      (unsigned long long)w->file_size);
 	if (!ret && w->file) {
-		ret = imgfs_data_end(w, w->file, err);
+		ret = wdata_end(w, w->file, err);
 		w->file = NULL;
 	}
 	if (ret) {
 		w->failed = true;
 		return ret;
 	}
-	imgfs_writer_close_file(w);
+	writer_close_file(w);
 	report_progress(w);
 	return 0;
 }
@@ -777,7 +777,7 @@ int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
 	return ret ? ret : imgfs_writer_end_file(w, err);
 }
 
-int imgfs_writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
+int writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
 			  struct imgfs_node **file, struct imgfs_error *err)
 {
 	struct entry_ctx c = { .w = w, .e = e };
@@ -785,14 +785,14 @@ int imgfs_writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
 
 	*file = NULL;
 	if (!ret && !e->path)
-		ret = imgfs_error_set(err, -EINVAL, "entry %llu: no path name",
+		ret = error_set(err, -EINVAL, "entry %llu: no path name",
 				      (unsigned long long)w->entries + 1);
 	if (!ret) {
 		w->entries++;
 		ret = consume(&c, err);
 	}
 	if (!ret && !c.file)
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "%s: not a regular file", e->path);
 	if (ret)
 		w->failed = true;

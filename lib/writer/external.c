@@ -14,7 +14,7 @@
 #include "writer/internal.h"
 #include "util/error.h"
 
-int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
+int writer_set_devices(struct imgfs_writer *w, unsigned int n,
 			     const uint64_t *blocks, const char *const *tags,
 			     struct imgfs_error *err)
 {
@@ -22,24 +22,24 @@ int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
 	struct imgfs_device_slot *d;
 
 	if (w->bs < 4096 || !n || n > IMGFS_WRITER_MAX_DEVICES)
-		return imgfs_error_set(err, -E2BIG,
+		return error_set(err, -E2BIG,
 				       "%u devices: an image of %u-byte blocks has room for %zu",
 				       n, w->bs,
 				       w->bs < 4096 ? (size_t)0 :
 						      (size_t)IMGFS_WRITER_MAX_DEVICES);
 	if (w->nr_devices || w->opts.tar_index || w->compressor)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "extra devices go with an uncompressed image without a tar index, declared once");
 	d = calloc(n, sizeof(*d));
 	if (!d)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < n; i++) {
 		if (tags && tags[i])
 			memcpy(d[i].tag, tags[i],
 			       strnlen(tags[i], sizeof(d[i].tag)));
 		if (blocks[i] > UINT32_MAX) {
 			free(d);
-			return imgfs_error_set(err, -EFBIG,
+			return error_set(err, -EFBIG,
 					       "device %u: %llu blocks, more than 32-bit addresses reach",
 					       i + 1,
 					       (unsigned long long)blocks[i]);
@@ -51,7 +51,7 @@ int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
 	return 0;
 }
 
-int imgfs_writer_add_external(struct imgfs_writer *w,
+int writer_add_external(struct imgfs_writer *w,
 			      const struct imgfs_entry *e,
 			      unsigned int chunkbits,
 			      const struct imgfs_external_chunk *chunks,
@@ -63,20 +63,20 @@ int imgfs_writer_add_external(struct imgfs_writer *w,
 
 	if (chunkbits < w->blkszbits || chunkbits - w->blkszbits > 31 ||
 	    nr != (e->size + (1ull << chunkbits) - 1) >> chunkbits)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: %zu chunks of 2^%u bytes do not make %llu bytes",
 				       e->path, nr, chunkbits,
 				       (unsigned long long)e->size);
 	for (size_t i = 0; i < nr; i++)
 		if (chunks[i].device > w->nr_devices)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "%s: chunk on device %u of %u",
 					       e->path, chunks[i].device,
 					       w->nr_devices);
 	recs = calloc(nr ? nr : 1, IMGFS_CHUNK_INDEX_SIZE);
 	if (!recs)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
-	ret = imgfs_writer_add_node(w, e, &inode, err);
+		return error_set(err, -ENOMEM, "out of memory");
+	ret = writer_add_node(w, e, &inode, err);
 	if (ret) {
 		free(recs);
 		return ret;
@@ -88,7 +88,7 @@ int imgfs_writer_add_external(struct imgfs_writer *w,
 							  IMGFS_NULL_ADDR,
 		};
 
-		imgfs_chunk_index_encode(&ci,
+		chunk_index_encode(&ci,
 					 recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	}
 	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
@@ -101,7 +101,7 @@ int imgfs_writer_add_external(struct imgfs_writer *w,
 	return 0;
 }
 
-void imgfs_external_super(const struct imgfs_writer *w,
+void external_super(const struct imgfs_writer *w,
 			  struct imgfs_sb_layout *l)
 {
 	l->extra_devices = w->nr_devices;

@@ -11,7 +11,7 @@
 #include "format/format.h"
 #include "writer/internal.h"
 
-bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
+bool inode_needs_extended(const struct imgfs_writer *w,
 				const struct imgfs_node *inode)
 {
 	return inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
@@ -50,7 +50,7 @@ static void encode_compact(const struct imgfs_node *inode, uint16_t icount,
 		.i_gid = (uint16_t)inode->gid,
 	};
 
-	imgfs_inode_compact_encode(&di, buf);
+	inode_compact_encode(&di, buf);
 }
 
 static void encode_extended(const struct imgfs_node *inode, uint16_t icount,
@@ -70,13 +70,13 @@ static void encode_extended(const struct imgfs_node *inode, uint16_t icount,
 		.i_nlink = inode->nlink,
 	};
 
-	imgfs_inode_extended_encode(&di, buf);
+	inode_extended_encode(&di, buf);
 }
 
-void imgfs_inode_encode(const struct imgfs_writer *w,
+void inode_encode(const struct imgfs_writer *w,
 			const struct imgfs_node *inode, uint8_t *buf)
 {
-	uint16_t icount = imgfs_xattr_icount(inode->xattr_isize);
+	uint16_t icount = inode_xattr_icount(inode->xattr_isize);
 
 	(void)w;
 	if (inode->extended)

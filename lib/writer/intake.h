@@ -21,7 +21,7 @@ struct iter_entry;
  * through @it, with every rule the writer applies to a source's entries
  * (file flags, the data's order and bounds).
  */
-int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
+int writer_take(struct imgfs_writer *w, struct entry_iter *it,
 		      const struct iter_entry *e, struct imgfs_error *err);
 
 /*
@@ -32,7 +32,7 @@ int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
  */
 typedef int (*imgfs_writer_feed_fn)(struct imgfs_writer *w, void *arg,
 				    struct imgfs_error *err);
-int imgfs_convert_feed(const char *image_path,
+int convert_feed(const char *image_path,
 		       const struct imgfs_mkfs_options *o,
 		       const struct imgfs_convert_hooks *hooks,
 		       imgfs_writer_feed_fn feed, void *arg,
@@ -45,7 +45,7 @@ int imgfs_convert_feed(const char *image_path,
  * NULL): device i + 1 in chunk indexes. Their slots follow the
  * superblock, inside its block.
  */
-int imgfs_writer_set_devices(struct imgfs_writer *w, unsigned int n,
+int writer_set_devices(struct imgfs_writer *w, unsigned int n,
 			     const uint64_t *blocks, const char *const *tags,
 			     struct imgfs_error *err);
 
@@ -60,7 +60,7 @@ struct imgfs_external_chunk {
  * @nr chunks of 2^@chunkbits bytes each, on the devices given: a
  * chunk-based inode with 8-byte chunk indexes.
  */
-int imgfs_writer_add_external(struct imgfs_writer *w,
+int writer_add_external(struct imgfs_writer *w,
 			      const struct imgfs_entry *e,
 			      unsigned int chunkbits,
 			      const struct imgfs_external_chunk *chunks,

@@ -77,16 +77,16 @@ struct imgfs_writer {
 };
 
 /* entry.c: the entry calls' bookkeeping. */
-int imgfs_writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err);
-void imgfs_writer_free_links(struct imgfs_writer *w);
-void imgfs_writer_close_file(struct imgfs_writer *w);
+int writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err);
+void writer_free_links(struct imgfs_writer *w);
+void writer_close_file(struct imgfs_writer *w);
 /* entry.c: does the open file keep its data (false for a whiteout)? */
-bool imgfs_writer_file_keeps_data(const struct imgfs_writer *w);
+bool writer_file_keeps_data(const struct imgfs_writer *w);
 
 /* iterate.c: the one warning about dropped file flags (finish). */
-void imgfs_writer_warn_file_flags(struct imgfs_writer *w);
+void writer_warn_file_flags(struct imgfs_writer *w);
 /* iterate.c: every entry of the source @it, to its end. */
-int imgfs_writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
+int writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
 			   struct imgfs_error *err);
 
 /*
@@ -95,26 +95,26 @@ int imgfs_writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
  * that reads back as zeros, a hole in a sparse file), end. End frees the
  * stream, also on failure; abort drops it.
  */
-int imgfs_data_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+int wdata_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		     const struct imgfs_data_range *sparse, size_t nr_sparse,
 		     uint32_t inline_room, const char *path,
 		     struct imgfs_data_stream **s, struct imgfs_error *err);
-int imgfs_data_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
+int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		   const void *buf, uint64_t len, struct imgfs_error *err);
-int imgfs_data_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
+int wdata_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
 		   struct imgfs_error *err);
-void imgfs_data_abort(struct imgfs_data_stream *s);
+void wdata_abort(struct imgfs_data_stream *s);
 
 /* dir.c: directory encoding. */
-uint64_t imgfs_dir_size(struct imgfs_dentry *dir, uint32_t bs);
-int imgfs_dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
+uint64_t dir_tree_size(struct imgfs_dentry *dir, uint32_t bs);
+int dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
 		     uint64_t size);
-int imgfs_dir_sort(struct imgfs_dentry *dir);
+int dir_sort(struct imgfs_dentry *dir);
 
 /* inode.c: encode one inode header into @buf (32 or 64 bytes). */
-void imgfs_inode_encode(const struct imgfs_writer *w,
+void inode_encode(const struct imgfs_writer *w,
 			const struct imgfs_node *inode, uint8_t *buf);
-bool imgfs_inode_needs_extended(const struct imgfs_writer *w,
+bool inode_needs_extended(const struct imgfs_writer *w,
 				const struct imgfs_node *inode);
 
 /* superblock.c */
@@ -140,7 +140,7 @@ struct imgfs_sb_layout {
 	uint16_t extra_devices;
 	struct imgfs_device_slot devt[IMGFS_WRITER_MAX_DEVICES];
 };
-int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
+int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err);
 
 /*
@@ -148,15 +148,15 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
  * byte after the @head (opts.dm_verity); the head comes last, when the
  * superblock is written at @offset, and finish appends the tree.
  */
-int imgfs_writer_verity_start(struct imgfs_writer *w, uint64_t head,
+int writer_verity_start(struct imgfs_writer *w, uint64_t head,
 			      struct imgfs_error *err);
 /* bytes written past the block output (a tar-index image's tar), in order */
-int imgfs_writer_verity_update(struct imgfs_writer *w, const void *p,
+int writer_verity_update(struct imgfs_writer *w, const void *p,
 			       size_t len, struct imgfs_error *err);
-int imgfs_writer_verity_head(struct imgfs_writer *w, uint64_t offset,
+int writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 			     const uint8_t *buf, size_t len,
 			     struct imgfs_error *err);
-int imgfs_writer_verity_finish(struct imgfs_writer *w,
+int writer_verity_finish(struct imgfs_writer *w,
 			       struct imgfs_verity_result *res,
 			       struct imgfs_error *err);
 
@@ -171,36 +171,36 @@ int imgfs_writer_verity_finish(struct imgfs_writer *w,
  * Bytes of chunk index the file @inode with the sparse map @map needs when
  * its data stays in the tar; 0 when it cannot be indexed (begin says why).
  */
-uint64_t imgfs_taridx_index_bytes(const struct imgfs_node *inode,
+uint64_t taridx_index_bytes(const struct imgfs_node *inode,
 				  const struct imgfs_data_range *map,
 				  size_t count);
-int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+int taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		       const struct imgfs_data_range *sparse, size_t nr_sparse,
 		       const char *path, struct imgfs_taridx_stream **out,
 		       struct imgfs_error *err);
-int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
+int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 		     uint64_t tar_off, uint64_t len, const char *path,
 		     struct imgfs_error *err);
-int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
+int taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 		     const char *path, struct imgfs_error *err);
-void imgfs_taridx_abort(struct imgfs_taridx_stream *s);
-int imgfs_taridx_start(struct imgfs_writer *w, struct entry_iter *it,
+void taridx_abort(struct imgfs_taridx_stream *s);
+int taridx_start(struct imgfs_writer *w, struct entry_iter *it,
 		       struct imgfs_error *err);
-void imgfs_taridx_super(const struct imgfs_writer *w,
+void taridx_super(const struct imgfs_writer *w,
 			struct imgfs_sb_layout *l);
-int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
+int taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
 			struct imgfs_error *err);
 
 /* entry.c: add regular file @e without data; its inode in *@file. */
-int imgfs_writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
+int writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
 			  struct imgfs_node **file, struct imgfs_error *err);
 
 /* external.c: the device table of images whose data is on extra devices. */
-void imgfs_external_super(const struct imgfs_writer *w,
+void external_super(const struct imgfs_writer *w,
 			  struct imgfs_sb_layout *l);
 
 /* layout.c: place and write all metadata. */
-int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		       struct imgfs_error *err);
 
 #endif /* IMGFS_WRITER_INTERNAL_H */

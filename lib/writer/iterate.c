@@ -28,20 +28,20 @@ static int check_file_flags(struct imgfs_writer *w, const char *text,
 
 	if (!text || !*text || w->opts.ignore_file_flags ||
 	    w->opts.file_flags == IMGFS_FILE_FLAGS_IGNORE ||
-	    !imgfs_fflags_user(text, user, sizeof(user)))
+	    !fflags_user(text, user, sizeof(user)))
 		return 0;
 	if (w->opts.file_flags == IMGFS_FILE_FLAGS_ERROR)
-		return imgfs_error_set(
+		return error_set(
 			err, -EOPNOTSUPP,
 			"%s: file flags (%s) cannot be stored in EROFS", path,
 			user);
-	imgfs_fflags_tally_add(&w->fflags, path, user);
+	fflags_tally_add(&w->fflags, path, user);
 	return 0;
 }
 
-void imgfs_writer_warn_file_flags(struct imgfs_writer *w)
+void writer_warn_file_flags(struct imgfs_writer *w)
 {
-	imgfs_fflags_tally_warn(
+	fflags_tally_warn(
 		&w->fflags, "file flags EROFS cannot store were dropped from",
 		w->opts.warn, w->opts.warn_arg);
 }
@@ -60,18 +60,18 @@ static int check_block(const struct imgfs_entry *ie, int64_t off, size_t len,
 
 	if (!ie->nr_sparse) {
 		if (off < 0 || (uint64_t)off < pos || outside)
-			return imgfs_error_set(err, -EIO,
+			return error_set(err, -EIO,
 					       "%s: data block at offset %lld out of order or beyond the file size",
 					       ie->path, (long long)off);
 		return 0;
 	}
 	if (off < 0 || (uint64_t)off < pos)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
 				       ie->path, (long long)off,
 				       (unsigned long long)pos);
 	if (outside)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
 				       ie->path, (unsigned long long)ie->size,
 				       len, (long long)off);
@@ -113,14 +113,14 @@ static int add_converted(struct imgfs_writer *w, struct entry_iter *it,
 	if (ie->hardlink || (ie->mode & 0170000) != 0100000)
 		return imgfs_writer_add_entry(w, ie, err);
 	ret = imgfs_writer_begin_file(w, ie, err);
-	if (!ret && ie->size && imgfs_writer_file_keeps_data(w))
+	if (!ret && ie->size && writer_file_keeps_data(w))
 		ret = copy_data(w, it, ie, err);
 	if (!ret)
 		ret = imgfs_writer_end_file(w, err);
 	return ret;
 }
 
-int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
+int writer_take(struct imgfs_writer *w, struct entry_iter *it,
 		      const struct iter_entry *e, struct imgfs_error *err)
 {
 	const char *path = e->e.path;
@@ -128,7 +128,7 @@ int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
 
 	if (!path) {
 		w->failed = true;
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "entry %llu: path name cannot be decoded",
 				       (unsigned long long)w->entries + 1);
 	}
@@ -143,14 +143,14 @@ int imgfs_writer_take(struct imgfs_writer *w, struct entry_iter *it,
 	return ret;
 }
 
-int imgfs_writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
+int writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
 			   struct imgfs_error *err)
 {
 	const struct iter_entry *e;
 	int r;
 
 	while ((r = it->next(it, &e, err)) > 0) {
-		r = imgfs_writer_take(w, it, e, err);
+		r = writer_take(w, it, e, err);
 		if (r)
 			return r;
 	}

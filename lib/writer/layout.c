@@ -43,8 +43,8 @@ static int add_dots(struct imgfs_writer *w, struct imgfs_dentry *dir)
 	struct imgfs_dentry *dot, *dotdot;
 	struct imgfs_dentry *parent = dir->parent ? dir->parent : dir;
 
-	dot = imgfs_arena_alloc(&w->tree.arena, sizeof(*dot));
-	dotdot = imgfs_arena_alloc(&w->tree.arena, sizeof(*dotdot));
+	dot = arena_alloc(&w->tree.arena, sizeof(*dot));
+	dotdot = arena_alloc(&w->tree.arena, sizeof(*dotdot));
 	if (!dot || !dotdot)
 		return -ENOMEM;
 	dot->name = ".";
@@ -89,15 +89,15 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 	int ret = 0;
 
 	if (dir->opaque)
-		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
+		ret = xattr_set(&w->xattrs, dir->inode,
 				      "trusted.overlay.opaque", "y", 1,
 				      dir->name, err);
 	if (!ret && dir->has_whiteouts)
-		ret = imgfs_xattr_set(&w->xattrs, dir->inode,
+		ret = xattr_set(&w->xattrs, dir->inode,
 				      "trusted.overlay.origin", "", 0,
 				      dir->name, err);
 	if (!ret && (dir->opaque || dir->has_whiteouts))
-		ret = imgfs_xattr_check_inode(dir->inode,
+		ret = xattr_check_inode(dir->inode,
 					      w->opts.shared_xattr_min,
 					      dentry_path(dir, path,
 							  sizeof(path)),
@@ -116,22 +116,22 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 	root->placed = 1;
 	root->nlink = 0;
 	if (order_add(l, root))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < l->nr; i++) {
 		struct imgfs_node *inode = l->order[i];
 		struct imgfs_dentry *dir = inode->dir;
 		uint32_t subdirs = 0;
 
-		if (!imgfs_node_is_dir(inode))
+		if (!node_is_dir(inode))
 			continue;
 		ret = overlay_xattrs(w, dir, err);
 		if (ret)
 			return ret;
-		imgfs_dir_sort(dir);
+		dir_sort(dir);
 		for (uint32_t k = 0; k < dir->nr_children; k++) {
 			struct imgfs_node *child = dir->children[k]->inode;
 
-			if (imgfs_node_is_dir(child)) {
+			if (node_is_dir(child)) {
 				subdirs++;
 			} else if (child->placed) {
 				child->nlink++;
@@ -141,18 +141,18 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 			}
 			child->placed = 1;
 			if (order_add(l, child))
-				return imgfs_error_set(err, -ENOMEM,
+				return error_set(err, -ENOMEM,
 						       "out of memory");
 		}
 		inode->nlink = 2 + subdirs;
 		if (add_dots(w, dir))
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		imgfs_dir_sort(dir);
+			return error_set(err, -ENOMEM, "out of memory");
+		dir_sort(dir);
 	}
 	/* compressed fragments: an inode no directory names */
-	packed = imgfs_compressor_packed_inode(w->compressor);
+	packed = compressor_packed_inode(w->compressor);
 	if (packed && order_add(l, packed))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -230,14 +230,14 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 	uint64_t size;
 	int ret;
 
-	imgfs_xattr_layout_inode(inode);
+	xattr_layout_inode(inode);
 	/* entries were checked at intake: never write an overflowed count */
 	if (inode->xattr_isize > IMGFS_XATTR_IBODY_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "internal: xattr area of %u bytes exceeds i_xattr_icount",
 				       inode->xattr_isize);
-	inode->extended = imgfs_inode_needs_extended(w, inode);
-	ret = imgfs_compress_layout_inode(w->compressor, inode, err);
+	inode->extended = inode_needs_extended(w, inode);
+	ret = compress_layout_inode(w->compressor, inode, err);
 	if (ret)
 		return ret;
 	if ((inode->mode & 0170000) == 0120000) {
@@ -246,9 +246,9 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 		inode->dir_nblocks = 0;
 		return 0;
 	}
-	if (!imgfs_node_is_dir(inode))
+	if (!node_is_dir(inode))
 		return 0;
-	size = imgfs_dir_size(inode->dir, w->bs);
+	size = dir_tree_size(inode->dir, w->bs);
 	if (size > UINT32_MAX && !inode->extended)
 		inode->extended = 1;
 	inode->size = size;
@@ -312,7 +312,7 @@ static int place_in_order(struct imgfs_writer *w, struct layout *l,
 				pos = next;
 			else if (inode->tail)
 				/* file tails are sized to fit at intake */
-				return imgfs_error_set(err, -EINVAL,
+				return error_set(err, -EINVAL,
 						       "internal: inline tail of inode %zu cannot be placed",
 						       i);
 			else
@@ -457,7 +457,7 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 					goto out;
 				pos = m.cur;
 			} else if (inode->tail) {
-				ret = imgfs_error_set(err, -EINVAL,
+				ret = error_set(err, -EINVAL,
 						      "internal: inline tail of inode %zu cannot be placed",
 						      i);
 				goto out;
@@ -475,7 +475,7 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 out:
 	bins_free(b);
 	if (ret == -ENOMEM)
-		ret = imgfs_error_set(err, ret, "out of memory");
+		ret = error_set(err, ret, "out of memory");
 	return ret;
 }
 
@@ -489,7 +489,7 @@ static int place(struct imgfs_writer *w, struct layout *l,
 	if (ret)
 		return ret;
 	if (w->tree.root->inode->nid > UINT16_MAX)
-		return imgfs_error_set(err, -EFBIG, "root NID too large");
+		return error_set(err, -EFBIG, "root NID too large");
 	return 0;
 }
 
@@ -503,7 +503,7 @@ static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
 	blk += align_up(w->xattrs.shared_size, w->bs) >> w->blkszbits;
 	for (size_t i = 0; i < l->nr; i++) {
 		struct imgfs_node *inode = l->order[i];
-		bool dir_or_link = imgfs_node_is_dir(inode) ||
+		bool dir_or_link = node_is_dir(inode) ||
 				   (inode->mode & 0170000) == 0120000;
 
 		if (!dir_or_link)
@@ -516,7 +516,7 @@ static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
 		blk += inode->dir_nblocks;
 	}
 	if (blk >= IMGFS_NULL_ADDR)
-		return imgfs_error_set(err, -EFBIG,
+		return error_set(err, -EFBIG,
 				       "image exceeds 2^32 blocks");
 	l->next_blk = blk;
 	return 0;
@@ -529,16 +529,16 @@ static uint8_t *content_of(struct imgfs_writer *w, struct imgfs_node *inode,
 	uint8_t *buf = malloc(inode->size ? inode->size : 1);
 
 	if (!buf) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (!imgfs_node_is_dir(inode)) {
+	if (!node_is_dir(inode)) {
 		memcpy(buf, inode->symlink, inode->size);
 		return buf;
 	}
-	if (imgfs_dir_encode(inode->dir, w->bs, buf, inode->size)) {
+	if (dir_encode(inode->dir, w->bs, buf, inode->size)) {
 		free(buf);
-		imgfs_error_set(err, -EINVAL, "internal: directory size mismatch");
+		error_set(err, -EINVAL, "internal: directory size mismatch");
 		return NULL;
 	}
 	return buf;
@@ -552,40 +552,40 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 	uint8_t *xbuf = NULL;
 	int ret;
 
-	ret = imgfs_blkout_zero(&w->out, pos - w->out.pos, err);
+	ret = blkout_zero(&w->out, pos - w->out.pos, err);
 	if (ret)
 		return ret;
-	imgfs_inode_encode(w, inode, hdr);
-	ret = imgfs_blkout_write(&w->out, hdr, inode_size(inode), err);
+	inode_encode(w, inode, hdr);
+	ret = blkout_write(&w->out, hdr, inode_size(inode), err);
 	if (!ret && inode->xattr_isize) {
 		xbuf = malloc(inode->xattr_isize);
 		if (!xbuf)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		ret = imgfs_xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
+			return error_set(err, -ENOMEM, "out of memory");
+		ret = xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
 		if (!ret)
-			ret = imgfs_blkout_write(&w->out, xbuf,
+			ret = blkout_write(&w->out, xbuf,
 						 inode->xattr_isize, err);
 		free(xbuf);
 	}
 	if (!ret && inode->extra_len) {
-		ret = imgfs_blkout_zero(&w->out,
+		ret = blkout_zero(&w->out,
 					align_up(w->out.pos, inode->extra_align) -
 						w->out.pos,
 					err);
 		if (!ret)
-			ret = imgfs_blkout_write(&w->out, inode->extra,
+			ret = blkout_write(&w->out, inode->extra,
 						 inode->extra_len, err);
 	}
 	if (ret || !inode->tail_len)
 		return ret;
 	if (inode->tail)
-		return imgfs_blkout_write(&w->out, inode->tail, inode->tail_len,
+		return blkout_write(&w->out, inode->tail, inode->tail_len,
 					  err);
 	/* directory or symlink: the tail is the end of its content */
 	xbuf = content_of(w, inode, err);
 	if (!xbuf)
 		return err ? err->code : -ENOMEM;
-	ret = imgfs_blkout_write(&w->out, xbuf + inode->size - inode->tail_len,
+	ret = blkout_write(&w->out, xbuf + inode->size - inode->tail_len,
 				 inode->tail_len, err);
 	free(xbuf);
 	return ret;
@@ -613,7 +613,7 @@ static int emit_inodes(struct imgfs_writer *w, struct layout *l,
 	}
 	by_addr = malloc(l->nr * sizeof(*by_addr));
 	if (!by_addr)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	memcpy(by_addr, l->order, l->nr * sizeof(*by_addr));
 	qsort(by_addr, l->nr, sizeof(*by_addr), by_nid);
 	for (size_t i = 0; i < l->nr && !ret; i++)
@@ -628,26 +628,26 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 	uint8_t *buf;
 	int ret;
 
-	ret = imgfs_blkout_pad(&w->out, err);
+	ret = blkout_pad(&w->out, err);
 	if (ret)
 		return ret;
 	if (w->xattrs.shared_size) {
 		/* entry by entry: values may come back from the spill file */
 		buf = malloc(IMGFS_XATTR_ENTRY_MAX);
 		if (!buf)
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
+			return error_set(err, -ENOMEM, "out of memory");
 		for (size_t i = 0; i < w->xattrs.nr_shared && !ret; i++) {
-			long n = imgfs_xattr_encode_entry(&w->xattrs,
+			long n = xattr_encode_entry(&w->xattrs,
 							  w->xattrs.shared[i],
 							  buf, err);
 
 			ret = n < 0 ? (int)n :
-				      imgfs_blkout_write(&w->out, buf,
+				      blkout_write(&w->out, buf,
 							 (size_t)n, err);
 		}
 		free(buf);
 		if (!ret)
-			ret = imgfs_blkout_pad(&w->out, err);
+			ret = blkout_pad(&w->out, err);
 		if (ret)
 			return ret;
 	}
@@ -657,34 +657,34 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 
 		if (!inode->dir_nblocks)
 			continue;
-		if (imgfs_blkout_blk(&w->out) != inode->startblk)
-			return imgfs_error_set(err, -EINVAL,
+		if (blkout_blk(&w->out) != inode->startblk)
+			return error_set(err, -EINVAL,
 					       "internal: block allocation mismatch");
 		buf = content_of(w, inode, err);
 		if (!buf)
 			return err ? err->code : -ENOMEM;
 		if (len > inode->size)
 			len = inode->size;
-		ret = imgfs_blkout_write(&w->out, buf, len, err);
+		ret = blkout_write(&w->out, buf, len, err);
 		free(buf);
 		if (!ret)
-			ret = imgfs_blkout_pad(&w->out, err);
+			ret = blkout_pad(&w->out, err);
 		if (ret)
 			return ret;
 	}
-	return imgfs_blkout_flush(&w->out, err);
+	return blkout_flush(&w->out, err);
 }
 
-int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
+int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		       struct imgfs_error *err)
 {
 	struct imgfs_sb_layout sbl = { 0 };
 	struct layout l = { 0 };
 	int ret;
 
-	ret = imgfs_compressor_finish(w, err);
+	ret = compressor_finish(w, err);
 	if (!ret)
-		ret = imgfs_blkout_pad(&w->out, err);
+		ret = blkout_pad(&w->out, err);
 	if (ret)
 		return ret;
 	l.meta_start = w->out.pos;
@@ -692,12 +692,12 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (ret)
 		goto out;
 	if (choose_epoch(w, &l)) {
-		ret = imgfs_error_set(err, -ENOMEM, "out of memory");
+		ret = error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = imgfs_xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
+	ret = xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
 	if (ret) {
-		ret = imgfs_error_set(err, ret,
+		ret = error_set(err, ret,
 				      ret == -EFBIG ?
 					      "shared xattrs exceed 4 GiB" :
 					      "out of memory");
@@ -716,11 +716,11 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (ret)
 		goto out;
 	sbl.root_nid = w->tree.root->inode->nid;
-	if (imgfs_compressor_packed_inode(w->compressor))
+	if (compressor_packed_inode(w->compressor))
 		sbl.packed_nid =
-			imgfs_compressor_packed_inode(w->compressor)->nid;
+			compressor_packed_inode(w->compressor)->nid;
 	sbl.inos = l.nr;
-	sbl.blocks = imgfs_blkout_blk(&w->out);
+	sbl.blocks = blkout_blk(&w->out);
 	sbl.meta_blkaddr = (uint32_t)(l.meta_start >> w->blkszbits);
 	sbl.xattr_blkaddr = l.xattr_blkaddr;
 	sbl.feature_compat = l.any_xattrs ? IMGFS_FEATURE_COMPAT_XATTR_FILTER : 0;
@@ -728,17 +728,17 @@ int imgfs_layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (w->has_chunks)
 		sbl.feature_incompat |= IMGFS_FEATURE_INCOMPAT_CHUNKED_FILE;
 	if (w->compressor)
-		ret = imgfs_compressor_super(w->compressor, &sbl, err);
+		ret = compressor_super(w->compressor, &sbl, err);
 	if (w->opts.tar_index)
-		imgfs_taridx_super(w, &sbl);
+		taridx_super(w, &sbl);
 	if (w->nr_devices)
-		imgfs_external_super(w, &sbl);
+		external_super(w, &sbl);
 	if (!ret)
-		ret = imgfs_super_write(w, &sbl, err);
+		ret = super_write(w, &sbl, err);
 	if (ret)
 		goto out;
 	if (ftruncate(w->fd, (off_t)w->out.pos) < 0) {
-		ret = imgfs_error_set(err, -errno, "sizing image: %s",
+		ret = error_set(err, -errno, "sizing image: %s",
 				      strerror(errno));
 		goto out;
 	}

@@ -71,18 +71,18 @@ static int check_target(int dirfd, const struct imgfs_output *o,
 	if (fstatat(dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return imgfs_error_set(err, -errno, "%s: %s", o->target,
+		return error_set(err, -errno, "%s: %s", o->target,
 				       strerror(errno));
 	}
 	if (S_ISREG(st.st_mode))
 		return 0;
 	if (!S_ISLNK(st.st_mode))
-		return imgfs_error_set(err, -EEXIST,
+		return error_set(err, -EEXIST,
 				       "%s: is %s; only a regular file is replaced by an image",
 				       o->target, type_name(st.st_mode));
 	n = readlinkat(dirfd, o->base, link, sizeof(link) - 1);
 	link[n < 0 ? 0 : n] = '\0';
-	return imgfs_error_set(err, -EEXIST,
+	return error_set(err, -EEXIST,
 			       "%s: is a symbolic link to %s; give the path of the file itself",
 			       o->target, link);
 }
@@ -94,9 +94,9 @@ static int open_dir(struct imgfs_output *o, struct imgfs_error *err)
 
 	o->base = strdup(slash ? slash + 1 : o->target);
 	if (!o->base)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (!*o->base || !strcmp(o->base, ".") || !strcmp(o->base, ".."))
-		return imgfs_error_set(err, -EISDIR,
+		return error_set(err, -EISDIR,
 				       "%s: names a directory, not a file",
 				       o->target);
 	if (!slash)
@@ -106,10 +106,10 @@ static int open_dir(struct imgfs_output *o, struct imgfs_error *err)
 	else
 		o->dir = strndup(o->target, (size_t)(slash - o->target));
 	if (!o->dir)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	o->dirfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (o->dirfd < 0)
-		return imgfs_error_set(err, -errno, "%s: directory %s: %s",
+		return error_set(err, -errno, "%s: directory %s: %s",
 				       o->target, o->dir, strerror(errno));
 	return 0;
 }
@@ -172,7 +172,7 @@ static int create_file(struct imgfs_output *o, struct imgfs_error *err)
 			ret = create_named(o);
 	}
 	if (ret)
-		return imgfs_error_set(err, ret,
+		return error_set(err, ret,
 				       "%s: cannot create the image in its directory: %s",
 				       o->target, strerror(-ret));
 	snprintf(o->proc_path, sizeof(o->proc_path), "/proc/self/fd/%d",
@@ -187,7 +187,7 @@ struct imgfs_output *imgfs_output_open(const char *target,
 
 	if (!o || !(o->target = strdup(target))) {
 		free(o);
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	o->dirfd = -1;
@@ -263,7 +263,7 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 	if (o->committed)
 		return 0;
 	if (!o->no_sync && fsync(o->fd) < 0)
-		return imgfs_error_set(err, -errno, "%s: fsync: %s", o->target,
+		return error_set(err, -errno, "%s: fsync: %s", o->target,
 				       strerror(errno));
 	/* the target may have changed since it was checked */
 	ret = check_target(o->dirfd, o, err);
@@ -271,17 +271,17 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 		return ret;
 	ret = place(o);
 	if (ret < 0)
-		return imgfs_error_set(err, ret,
+		return error_set(err, ret,
 				       "%s: cannot link the image into its directory: %s",
 				       o->target, strerror(-ret));
 	if (!ret && renameat(o->dirfd, o->tmp_name, o->dirfd, o->base) < 0)
-		return imgfs_error_set(err, -errno, "%s: rename: %s",
+		return error_set(err, -errno, "%s: rename: %s",
 				       o->target, strerror(errno));
 	o->named = false;
 	o->committed = true;
 	/* the new name must survive a crash too */
 	if (!o->no_sync && fsync(o->dirfd) < 0)
-		return imgfs_error_set(err, -errno,
+		return error_set(err, -errno,
 				       "%s: fsync of its directory: %s",
 				       o->target, strerror(errno));
 	return 0;

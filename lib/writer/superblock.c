@@ -19,7 +19,7 @@ static int super_fill(const struct imgfs_writer *w,
 {
 	if (w->epoch > w->build_time ||
 	    (uint64_t)w->build_time - (uint64_t)w->epoch > UINT32_MAX)
-		return imgfs_error_set(err, -ERANGE,
+		return error_set(err, -ERANGE,
 				       "build time %lld cannot be recorded relative to epoch %lld",
 				       (long long)w->build_time,
 				       (long long)w->epoch);
@@ -58,20 +58,20 @@ static int devt_encode(const struct imgfs_sb_layout *l, uint8_t *blk,
 
 	if (l->compr_cfgs_len || l->extra_devices > IMGFS_WRITER_MAX_DEVICES ||
 	    at + l->extra_devices * IMGFS_DEVICE_SLOT_SIZE > len)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "internal: device table does not fit in the superblock block");
 	sb->devt_slotoff = (IMGFS_SUPER_OFFSET + at) / IMGFS_DEVICE_SLOT_SIZE;
 	for (unsigned int i = 0; i < l->extra_devices; i++)
-		imgfs_device_slot_encode(&l->devt[i],
+		device_slot_encode(&l->devt[i],
 					 blk + at + i * IMGFS_DEVICE_SLOT_SIZE);
 	return 0;
 }
 
-int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
+int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		      struct imgfs_error *err)
 {
 	uint8_t blk[4096];
-	uint32_t len = imgfs_super_csum_len(w->bs);
+	uint32_t len = super_csum_len(w->bs);
 	struct imgfs_super_block sb;
 	int ret;
 
@@ -86,20 +86,20 @@ int imgfs_super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 		if (ret)
 			return ret;
 	}
-	imgfs_super_block_encode(&sb, blk);
+	super_block_encode(&sb, blk);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
-			return imgfs_error_set(err, -EINVAL,
+			return error_set(err, -EINVAL,
 					       "compression config records do not fit in the superblock block");
 		memcpy(blk + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
 	}
-	sb.checksum = imgfs_super_checksum(blk, len);
-	imgfs_super_block_encode(&sb, blk);
-	ret = imgfs_pwrite_full(w->fd, blk, len, IMGFS_SUPER_OFFSET);
+	sb.checksum = super_checksum(blk, len);
+	super_block_encode(&sb, blk);
+	ret = pwrite_full(w->fd, blk, len, IMGFS_SUPER_OFFSET);
 	if (ret)
-		return imgfs_error_set(err, ret, "writing superblock: %s",
+		return error_set(err, ret, "writing superblock: %s",
 				       strerror(-ret));
 	/* the dm-verity tree hashes the block now that it is final */
-	return imgfs_writer_verity_head(w, IMGFS_SUPER_OFFSET, blk, len, err);
+	return writer_verity_head(w, IMGFS_SUPER_OFFSET, blk, len, err);
 }

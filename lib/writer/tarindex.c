@@ -90,7 +90,7 @@ static unsigned int aligned_shift(const struct imgfs_node *inode,
 	return s;
 }
 
-uint64_t imgfs_taridx_index_bytes(const struct imgfs_node *inode,
+uint64_t taridx_index_bytes(const struct imgfs_node *inode,
 				  const struct imgfs_data_range *map,
 				  size_t count)
 {
@@ -109,11 +109,11 @@ static int choose_shift(const struct imgfs_node *inode,
 	unsigned int s = aligned_shift(inode, map, count);
 
 	if (s < TAR_BLKBITS)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: sparse file cannot be indexed: its data ranges do not start and end on 512-byte boundaries",
 				       path);
 	if (((inode->size - 1) >> s) + 1 > TARIDX_CHUNKS_MAX)
-		return imgfs_error_set(err, -EFBIG,
+		return error_set(err, -EFBIG,
 				       "%s: sparse file cannot be indexed: its data ranges would need %llu chunks (at most %llu)",
 				       path,
 				       (unsigned long long)(((inode->size - 1) >> s) + 1),
@@ -122,7 +122,7 @@ static int choose_shift(const struct imgfs_node *inode,
 	return 0;
 }
 
-int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
+int taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 		       const struct imgfs_data_range *sparse, size_t nr_sparse,
 		       const char *path, struct imgfs_taridx_stream **out,
 		       struct imgfs_error *err)
@@ -133,7 +133,7 @@ int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 
 	(void)w;
 	if (!s)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	s->inode = inode;
 	s->cur = -1;
 	ret = choose_shift(inode, sparse, nr_sparse, path, &s->shift, err);
@@ -145,11 +145,11 @@ int imgfs_taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	s->recs = malloc(s->nchunks * IMGFS_CHUNK_INDEX_SIZE);
 	if (!s->recs) {
 		free(s);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	/* every chunk a hole until data names its place in the tar */
 	for (uint64_t i = 0; i < s->nchunks; i++)
-		imgfs_chunk_index_encode(&hole,
+		chunk_index_encode(&hole,
 					 s->recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	*out = s;
 	return 0;
@@ -166,14 +166,14 @@ static uint64_t chunk_end(const struct imgfs_taridx_stream *s, uint64_t c)
 static int mixed_chunk(const struct imgfs_taridx_stream *s, uint64_t c,
 		       const char *path, struct imgfs_error *err)
 {
-	return imgfs_error_set(err, -EINVAL,
+	return error_set(err, -EINVAL,
 			       "%s: cannot be indexed: bytes %llu..%llu are not one contiguous range of the tar (a hole and data, or data from two places, in one %llu-byte chunk)",
 			       path, (unsigned long long)(c << s->shift),
 			       (unsigned long long)chunk_end(s, c),
 			       (unsigned long long)(1ull << s->shift));
 }
 
-int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
+int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 		     uint64_t tar_off, uint64_t len, const char *path,
 		     struct imgfs_error *err)
 {
@@ -197,19 +197,19 @@ int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 			if (pos != c << s->shift)
 				return mixed_chunk(s, c, path, err);
 			if (tar_off & ((1u << TAR_BLKBITS) - 1))
-				return imgfs_error_set(err, -EINVAL,
+				return error_set(err, -EINVAL,
 						       "%s: data at tar offset %llu is not on a 512-byte boundary",
 						       path,
 						       (unsigned long long)tar_off);
 			blk = tar_off >> TAR_BLKBITS;
 			if (blk >= IMGFS_NULL_ADDR)
-				return imgfs_error_set(err, -EFBIG,
+				return error_set(err, -EFBIG,
 						       "%s: data at tar offset %llu is beyond the 2 TiB a tar index can address",
 						       path,
 						       (unsigned long long)tar_off);
 			ci.device_id = 1; /* the tar: extra device 1 */
 			ci.startblk_lo = (uint32_t)blk;
-			imgfs_chunk_index_encode(
+			chunk_index_encode(
 				&ci, s->recs + c * IMGFS_CHUNK_INDEX_SIZE);
 			s->cur = (int64_t)c;
 			s->cur_tar = tar_off;
@@ -222,7 +222,7 @@ int imgfs_taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 	return 0;
 }
 
-void imgfs_taridx_abort(struct imgfs_taridx_stream *s)
+void taridx_abort(struct imgfs_taridx_stream *s)
 {
 	if (!s)
 		return;
@@ -230,7 +230,7 @@ void imgfs_taridx_abort(struct imgfs_taridx_stream *s)
 	free(s);
 }
 
-int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
+int taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 		     const char *path, struct imgfs_error *err)
 {
 	struct imgfs_node *inode = s->inode;
@@ -251,11 +251,11 @@ int imgfs_taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
 /* An unlinked file in $TMPDIR (or /tmp) for the tar's copy. */
 static int copy_file_open(struct imgfs_error *err)
 {
-	const char *dir = imgfs_tmpdir(NULL);
-	int fd = imgfs_tmpfile_open(dir, "imgfs-tar");
+	const char *dir = temp_dir(NULL);
+	int fd = tmpfile_open(dir, "imgfs-tar");
 
 	if (fd < 0)
-		return imgfs_error_set(err, -errno,
+		return error_set(err, -errno,
 				       "creating the tar's copy in %s: %s", dir,
 				       strerror(errno));
 	return fd;
@@ -265,13 +265,13 @@ static int copy_file_open(struct imgfs_error *err)
  * Before the tar's first entry is read through @it: only one tar, and
  * with IMGFS_TAR_INDEX_APPEND its copy kept from its first byte on.
  */
-int imgfs_taridx_start(struct imgfs_writer *w, struct entry_iter *it,
+int taridx_start(struct imgfs_writer *w, struct entry_iter *it,
 		       struct imgfs_error *err)
 {
 	int ret;
 
 	if (w->tar_added || w->entries || !it->copy_to)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "a tar-index image indexes one tar stream, added before any other entry");
 	w->tar_added = true;
 	if (w->opts.tar_index != IMGFS_TAR_INDEX_APPEND)
@@ -283,7 +283,7 @@ int imgfs_taridx_start(struct imgfs_writer *w, struct entry_iter *it,
 	return it->copy_to(it, w->tar_copy_fd, err);
 }
 
-void imgfs_taridx_super(const struct imgfs_writer *w,
+void taridx_super(const struct imgfs_writer *w,
 			struct imgfs_sb_layout *l)
 {
 	/* the index's blocks: where the tar starts */
@@ -326,14 +326,14 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len,
 		size_t chunk = len > (1u << 20) ? (1u << 20) : (size_t)len;
 
 		if (!buf && !(buf = malloc(1u << 20)))
-			return imgfs_error_set(err, -ENOMEM, "out of memory");
-		n = imgfs_pread_full(in, buf, chunk, (uint64_t)ip);
+			return error_set(err, -ENOMEM, "out of memory");
+		n = pread_full(in, buf, chunk, (uint64_t)ip);
 		ret = n <= 0 ? (n < 0 ? (int)n : -EIO) :
-			       imgfs_pwrite_full(out, buf, (size_t)n,
+			       pwrite_full(out, buf, (size_t)n,
 						 (uint64_t)op);
 		if (ret) {
 			free(buf);
-			return imgfs_error_set(err, ret,
+			return error_set(err, ret,
 					       "appending the tar to the index: %s",
 					       strerror(-ret));
 		}
@@ -360,26 +360,26 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 	int ret = 0;
 
 	if (!buf)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	while (!ret && pos < len) {
 		size_t chunk = len - pos > (1u << 20) ? (1u << 20) :
 							(size_t)(len - pos);
-		ssize_t n = imgfs_pread_full(in, buf, chunk, pos);
+		ssize_t n = pread_full(in, buf, chunk, pos);
 
 		if (n <= 0) {
 			int e = n < 0 ? (int)-n : EIO;
 
-			ret = imgfs_error_set(err, -e,
+			ret = error_set(err, -e,
 					      "reading the tar's copy at byte %llu: %s",
 					      (unsigned long long)pos,
 					      strerror(e));
 			break;
 		}
-		ret = imgfs_writer_verity_update(w, buf, (size_t)n, err);
+		ret = writer_verity_update(w, buf, (size_t)n, err);
 		if (!ret)
-			ret = imgfs_pwrite_full(out, buf, (size_t)n, off + pos);
+			ret = pwrite_full(out, buf, (size_t)n, off + pos);
 		if (ret) /* a message set by the verity update stays */
-			imgfs_error_set(err, ret,
+			error_set(err, ret,
 					"appending the tar to the index: %s",
 					strerror(-ret));
 		pos += (uint64_t)n;
@@ -388,7 +388,7 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 	return ret;
 }
 
-int imgfs_taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
+int taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
 			struct imgfs_error *err)
 {
 	int ret;

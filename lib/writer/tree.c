@@ -21,7 +21,7 @@ struct imgfs_arena_chunk {
 	uint8_t data[];
 };
 
-void *imgfs_arena_alloc(struct imgfs_arena *a, size_t size)
+void *arena_alloc(struct imgfs_arena *a, size_t size)
 {
 	struct imgfs_arena_chunk *c = a->head;
 	void *p;
@@ -45,7 +45,7 @@ void *imgfs_arena_alloc(struct imgfs_arena *a, size_t size)
 	return p;
 }
 
-void imgfs_arena_free(struct imgfs_arena *a)
+void arena_free(struct imgfs_arena *a)
 {
 	while (a->head) {
 		struct imgfs_arena_chunk *next = a->head->next;
@@ -61,10 +61,10 @@ void imgfs_arena_free(struct imgfs_arena *a)
 static uint64_t dentry_hash(const struct imgfs_dentry *parent, const char *name,
 			    size_t len)
 {
-	return imgfs_hash_bytes((uint64_t)(uintptr_t)parent, name, len);
+	return hash_bytes((uint64_t)(uintptr_t)parent, name, len);
 }
 
-struct imgfs_node *imgfs_node_new(struct imgfs_tree *t)
+struct imgfs_node *tree_node_new(struct imgfs_tree *t)
 {
 	struct imgfs_node *inode = calloc(1, sizeof(*inode));
 
@@ -85,16 +85,16 @@ static void inode_free(struct imgfs_node *inode)
 	free(inode);
 }
 
-int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err)
+int tree_init(struct imgfs_tree *t, struct imgfs_error *err)
 {
 	struct imgfs_node *inode;
 
 	memset(t, 0, sizeof(*t));
-	inode = imgfs_node_new(t);
+	inode = tree_node_new(t);
 	if (!inode)
 		goto nomem;
 	inode->mode = 0040755;
-	t->root = imgfs_arena_alloc(&t->arena, sizeof(*t->root));
+	t->root = arena_alloc(&t->arena, sizeof(*t->root));
 	if (!t->root)
 		goto nomem;
 	t->root->inode = inode;
@@ -103,11 +103,11 @@ int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err)
 	inode->dir = t->root;
 	return 0;
 nomem:
-	imgfs_tree_free(t);
-	return imgfs_error_set(err, -ENOMEM, "out of memory");
+	tree_free(t);
+	return error_set(err, -ENOMEM, "out of memory");
 }
 
-void imgfs_tree_free(struct imgfs_tree *t)
+void tree_free(struct imgfs_tree *t)
 {
 	struct imgfs_node *inode = t->all_inodes;
 
@@ -119,19 +119,19 @@ void imgfs_tree_free(struct imgfs_tree *t)
 		inode_free(inode);
 		inode = next;
 	}
-	imgfs_hashtab_free(&t->dentries);
-	imgfs_arena_free(&t->arena);
+	hashtab_free(&t->dentries);
+	arena_free(&t->arena);
 	memset(t, 0, sizeof(*t));
 }
 
-struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
+struct imgfs_dentry *tree_lookup(struct imgfs_tree *t,
 				       struct imgfs_dentry *dir,
 				       const char *name, size_t len)
 {
-	struct imgfs_hnode *n = imgfs_hashtab_first(&t->dentries,
+	struct imgfs_hnode *n = hashtab_first(&t->dentries,
 						    dentry_hash(dir, name, len));
 
-	for (; n; n = imgfs_hashtab_next(n)) {
+	for (; n; n = hashtab_next(n)) {
 		struct imgfs_dentry *d =
 			imgfs_container_of(n, struct imgfs_dentry, hnode);
 
@@ -142,13 +142,13 @@ struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
 	return NULL;
 }
 
-struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
+struct imgfs_dentry *tree_add(struct imgfs_tree *t,
 				    struct imgfs_dentry *dir, const char *name,
 				    size_t len, struct imgfs_node *inode)
 {
 	struct imgfs_dentry *d;
 
-	d = imgfs_arena_alloc(&t->arena, sizeof(*d) + len + 1);
+	d = arena_alloc(&t->arena, sizeof(*d) + len + 1);
 	if (!d)
 		return NULL;
 	d->name = (char *)(d + 1);
@@ -159,14 +159,14 @@ struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
 	if (IMGFS_VEC_RESERVE(dir->children, dir->cap_children,
 			      (size_t)dir->nr_children + 1, 8))
 		return NULL;
-	if (imgfs_hashtab_insert(&t->dentries, &d->hnode,
+	if (hashtab_insert(&t->dentries, &d->hnode,
 				 dentry_hash(dir, name, len)))
 		return NULL;
 	dir->children[dir->nr_children++] = d;
 	return d;
 }
 
-void imgfs_tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d)
+void tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d)
 {
 	/*
 	 * Children stay in the hash but can no longer be reached: lookups

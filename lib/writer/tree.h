@@ -91,8 +91,8 @@ struct imgfs_arena {
 	size_t bytes;
 };
 
-void *imgfs_arena_alloc(struct imgfs_arena *a, size_t size);
-void imgfs_arena_free(struct imgfs_arena *a);
+void *arena_alloc(struct imgfs_arena *a, size_t size);
+void arena_free(struct imgfs_arena *a);
 
 struct imgfs_tree {
 	struct imgfs_arena arena;
@@ -102,30 +102,30 @@ struct imgfs_tree {
 	uint64_t nr_inodes;
 };
 
-int imgfs_tree_init(struct imgfs_tree *t, struct imgfs_error *err);
-void imgfs_tree_free(struct imgfs_tree *t);
+int tree_init(struct imgfs_tree *t, struct imgfs_error *err);
+void tree_free(struct imgfs_tree *t);
 
 /* A new zeroed inode owned by @t, or NULL on no memory. */
-struct imgfs_node *imgfs_node_new(struct imgfs_tree *t);
+struct imgfs_node *tree_node_new(struct imgfs_tree *t);
 
 /* Find the live child @name of @dir, or NULL. */
-struct imgfs_dentry *imgfs_tree_lookup(struct imgfs_tree *t,
+struct imgfs_dentry *tree_lookup(struct imgfs_tree *t,
 				       struct imgfs_dentry *dir,
 				       const char *name, size_t len);
 
 /*
  * Add a dentry @name under @dir pointing at @inode (which it does not own
- * exclusively: inodes are freed by imgfs_tree_free via their dentries).
+ * exclusively: inodes are freed by tree_free via their dentries).
  * Returns the dentry or NULL on no memory.
  */
-struct imgfs_dentry *imgfs_tree_add(struct imgfs_tree *t,
+struct imgfs_dentry *tree_add(struct imgfs_tree *t,
 				    struct imgfs_dentry *dir, const char *name,
 				    size_t len, struct imgfs_node *inode);
 
 /* Mark @d and its subtree as replaced. */
-void imgfs_tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d);
+void tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d);
 
-static inline bool imgfs_node_is_dir(const struct imgfs_node *inode)
+static inline bool node_is_dir(const struct imgfs_node *inode)
 {
 	return (inode->mode & 0170000) == 0040000;
 }

@@ -39,7 +39,7 @@ int mkfs_options_in(struct imgfs_mkfs_options *full,
 {
 	imgfs_mkfs_options_init(full);
 	if (!o)
-		return imgfs_error_set(err, -EINVAL, "no mkfs options");
+		return error_set(err, -EINVAL, "no mkfs options");
 	return SIZED_IN(full, o, sizeof(*full), "mkfs options", err);
 }
 
@@ -48,38 +48,38 @@ static int check_options(const struct imgfs_mkfs_options *o,
 {
 	if (o->blkszbits < IMGFS_MIN_BLKSZBITS ||
 	    o->blkszbits > IMGFS_MAX_BLKSZBITS)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "block size %u is not one of 512, 1024, 2048, 4096",
 				       1u << o->blkszbits);
 	if (strnlen(o->label, sizeof(o->label)) > 16)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "label longer than 16 bytes");
 	if ((unsigned int)o->mtime_policy > IMGFS_MTIME_CLAMP)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "unknown mtime policy %d",
 				       (int)o->mtime_policy);
 	if ((unsigned int)o->file_flags > IMGFS_FILE_FLAGS_IGNORE)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "unknown file flags policy %d",
 				       (int)o->file_flags);
 	if (o->dm_verity_have_salt &&
 	    o->dm_verity_salt_size > IMGFS_VERITY_SALT_MAX)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "dm-verity salt longer than %d bytes",
 				       IMGFS_VERITY_SALT_MAX);
 	if (o->tar_index != IMGFS_TAR_INDEX_NONE &&
 	    o->tar_index != IMGFS_TAR_INDEX_ONLY &&
 	    o->tar_index != IMGFS_TAR_INDEX_APPEND)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "unknown tar-index mode %d",
 				       (int)o->tar_index);
 	/* the tree must cover the tar and lie after it: not ours to place
 	 * when the caller appends the tar */
 	if (o->tar_index == IMGFS_TAR_INDEX_ONLY && o->dm_verity)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "--dm-verity cannot go with an index written alone (--tar-index=only, mkfs.erofs --tar=i): the caller appends the tar after the index, so a tree written here could neither cover the tar nor stay after it; use --tar-index (index and tar in one file), or build the tree once the tar is appended (veritysetup format)");
 	if (o->tar_index && o->compress != IMGFS_COMPRESS_NONE)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "a tar-index image keeps file data in the tar: it cannot be compressed");
 	return 0;
 }
@@ -90,7 +90,7 @@ static void keep_first(const char *msg, void *arg)
 	struct imgfs_error *err = arg;
 
 	if (!err->code)
-		imgfs_error_set(err, -EINVAL, "%s", msg);
+		error_set(err, -EINVAL, "%s", msg);
 }
 
 static unsigned int options_unused(const struct imgfs_mkfs_options *o,
@@ -159,12 +159,12 @@ int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *in,
 	bits = o->tar_index ? 9 : o->blkszbits;
 	bs = 1u << bits;
 	if (o->compress != IMGFS_COMPRESS_NONE)
-		ret = imgfs_compress_check_options(o, bits, err);
+		ret = compress_check_options(o, bits, err);
 	/* the writer ignores it without compression: still a mistake */
 	else if (o->pcluster_size &&
 		 (o->pcluster_size < bs || o->pcluster_size % bs ||
 		  o->pcluster_size > (1u << 20)))
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
 				       o->pcluster_size, bs);
 	if (ret)
@@ -178,7 +178,7 @@ static int exclude(struct imgfs_writer *w, const struct stat *st,
 {
 	if (IMGFS_VEC_RESERVE(w->excluded, w->cap_excluded,
 			      w->nr_excluded + 1, 4))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	w->excluded[w->nr_excluded].dev = st->st_dev;
 	w->excluded[w->nr_excluded].ino = st->st_ino;
 	w->nr_excluded++;
@@ -193,7 +193,7 @@ int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return imgfs_error_set(err, -errno, "%s: %s", path,
+		return error_set(err, -errno, "%s: %s", path,
 				       strerror(errno));
 	}
 	return S_ISDIR(st.st_mode) ? 0 : exclude(w, &st, err);
@@ -214,7 +214,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 		options_unused(opts, opts->warn, opts->warn_arg);
 	w = calloc(1, sizeof(*w));
 	if (!w) {
-		imgfs_error_set(err, -ENOMEM, "out of memory");
+		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	w->opts = *opts;
@@ -233,34 +233,34 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 	/* data starts at the first block after the superblock */
 	start = (IMGFS_SUPER_OFFSET + IMGFS_SUPER_BASE_SIZE + w->bs - 1) &
 		~(uint64_t)(w->bs - 1);
-	if (imgfs_tree_init(&w->tree, err) ||
-	    imgfs_blkout_init(&w->out, fd, w->blkszbits, start, err)) {
+	if (tree_init(&w->tree, err) ||
+	    blkout_init(&w->out, fd, w->blkszbits, start, err)) {
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
 	w->data_start = start;
 	w->tree.root->inode->mtime = w->build_time;
 	if (opts->compress != IMGFS_COMPRESS_NONE) {
-		w->compressor = imgfs_compressor_create(opts, w->blkszbits,
+		w->compressor = compressor_create(opts, w->blkszbits,
 							err);
 		if (!w->compressor) {
 			imgfs_writer_destroy(w);
 			return NULL;
 		}
 	}
-	if (opts->dm_verity && imgfs_writer_verity_start(w, start, err)) {
+	if (opts->dm_verity && writer_verity_start(w, start, err)) {
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
 	if (ftruncate(fd, 0) < 0) {
-		imgfs_error_set(err, -errno, "truncating output: %s",
+		error_set(err, -errno, "truncating output: %s",
 				strerror(errno));
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
 	/* the image must not swallow itself when written inside a source */
 	if (fstat(fd, &st) < 0)
-		imgfs_error_set(err, -errno, "output: %s", strerror(errno));
+		error_set(err, -errno, "output: %s", strerror(errno));
 	else if (!exclude(w, &st, err))
 		return w;
 	imgfs_writer_destroy(w);
@@ -271,9 +271,9 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 static int check_idle(struct imgfs_writer *w, struct imgfs_error *err)
 {
 	if (w->failed)
-		return imgfs_error_set(err, -EINVAL, "writer already failed");
+		return error_set(err, -EINVAL, "writer already failed");
 	if (w->file_open)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: the file's data is not ended yet",
 				       w->file_path);
 	return 0;
@@ -285,7 +285,7 @@ static int check_not_index(struct imgfs_writer *w, const char *what,
 {
 	if (!w->opts.tar_index)
 		return 0;
-	return imgfs_error_set(err, -EINVAL,
+	return error_set(err, -EINVAL,
 			       "a tar-index image is built from a tar stream, not from %s",
 			       what);
 }
@@ -302,9 +302,9 @@ static int read_source(struct imgfs_writer *w, struct entry_iter *it,
 	if (!it)
 		return err->code;
 	if (w->opts.tar_index)
-		ret = imgfs_taridx_start(w, it, err);
+		ret = taridx_start(w, it, err);
 	if (!ret)
-		ret = imgfs_writer_read_iter(w, it, err);
+		ret = writer_read_iter(w, it, err);
 	if (w->opts.tar_index && it->stream_bytes)
 		w->tar_bytes = it->stream_bytes(it);
 	it->destroy(it);
@@ -376,21 +376,21 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 
 	ret = check_idle(w, err);
 	if (!ret)
-		ret = imgfs_writer_resolve_links(w, err);
+		ret = writer_resolve_links(w, err);
 	if (!ret && w->opts.tar_index && !w->tar_added)
-		ret = imgfs_error_set(err, -EINVAL,
+		ret = error_set(err, -EINVAL,
 				      "a tar-index image needs its tar stream (imgfs_writer_add_tar())");
 	if (!ret)
-		ret = imgfs_layout_write(w, &st, err);
+		ret = layout_write(w, &st, err);
 	if (!ret)
-		ret = imgfs_taridx_append(w, &st.image_bytes, err);
+		ret = taridx_append(w, &st.image_bytes, err);
 	if (!ret && w->verity)
-		ret = imgfs_writer_verity_finish(w, &st.dm_verity, err);
+		ret = writer_verity_finish(w, &st.dm_verity, err);
 	if (ret) {
 		w->failed = true;
 		return ret;
 	}
-	imgfs_writer_warn_file_flags(w);
+	writer_warn_file_flags(w);
 	st.entries = w->entries;
 	st.data_bytes = w->data_bytes;
 	st.struct_size = sizeof(st);
@@ -403,14 +403,14 @@ void imgfs_writer_destroy(struct imgfs_writer *w)
 {
 	if (!w)
 		return;
-	imgfs_writer_close_file(w);
-	imgfs_writer_free_links(w);
-	imgfs_compressor_destroy(w->compressor);
+	writer_close_file(w);
+	writer_free_links(w);
+	compressor_destroy(w->compressor);
 	imgfs_verity_free(w->verity);
-	imgfs_tree_free(&w->tree);
-	imgfs_xattr_table_free(&w->xattrs);
-	imgfs_blkout_free(&w->out);
-	imgfs_fflags_tally_free(&w->fflags);
+	tree_free(&w->tree);
+	xattr_table_free(&w->xattrs);
+	blkout_free(&w->out);
+	fflags_tally_free(&w->fflags);
 	free(w->excluded);
 	free(w->iobuf);
 	free(w->devt);

@@ -46,7 +46,7 @@ static int item_value(const struct imgfs_xattr_table *t,
 		memcpy(buf, it->data + it->name_len, it->value_len);
 		return 0;
 	}
-	return imgfs_spill_read(&t->spill, buf, it->value_len, it->spill_off,
+	return spillfile_read(&t->spill, buf, it->value_len, it->spill_off,
 				err);
 }
 
@@ -62,7 +62,7 @@ static int same_value(const struct imgfs_xattr_table *t,
 		return !memcmp(it->data + it->name_len, value, it->value_len);
 	buf = malloc(it->value_len);
 	if (!buf)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = item_value(t, it, buf, err);
 	if (!ret)
 		ret = !memcmp(buf, value, it->value_len);
@@ -82,8 +82,8 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	struct imgfs_hnode *n;
 	int ret;
 
-	for (n = imgfs_hashtab_first(&t->items, h); n;
-	     n = imgfs_hashtab_next(n)) {
+	for (n = hashtab_first(&t->items, h); n;
+	     n = hashtab_next(n)) {
 		it = imgfs_container_of(n, struct imgfs_xattr_item, hnode);
 		if (it->index != index || it->name_len != nlen ||
 		    it->value_len != vlen ||
@@ -99,13 +99,13 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	}
 	it = calloc(1, sizeof(*it) + nlen + (spill ? 0 : vlen));
 	if (!it)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	if (spill) {
 		/* the table starts zeroed: name its spill file on first use */
 		if (!t->spill.what)
-			imgfs_spill_init(&t->spill, "imgfs-xattrs",
+			spillfile_init(&t->spill, "imgfs-xattrs",
 					 "the xattr spill file");
-		ret = imgfs_spill_append(&t->spill, value, vlen,
+		ret = spillfile_append(&t->spill, value, vlen,
 					 &it->spill_off, err);
 		if (ret) {
 			free(it);
@@ -116,22 +116,22 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 		memcpy(it->data + nlen, value, vlen);
 	}
 	/* the spilled bytes of an item not added stay unused in the file */
-	if (imgfs_hashtab_insert(&t->items, &it->hnode, h)) {
+	if (hashtab_insert(&t->items, &it->hnode, h)) {
 		free(it);
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	}
 	it->index = index;
 	it->name_len = (uint8_t)nlen;
 	it->value_len = (uint16_t)vlen;
 	memcpy(it->data, suffix, nlen);
-	it->filter_bit = (uint8_t)imgfs_xattr_filter_bit(index, suffix, nlen);
+	it->filter_bit = (uint8_t)xattr_filter_bit(index, suffix, nlen);
 	it->next_all = t->all;
 	t->all = it;
 	*out = it;
 	return 0;
 }
 
-void imgfs_xattr_table_free(struct imgfs_xattr_table *t)
+void xattr_table_free(struct imgfs_xattr_table *t)
 {
 	struct imgfs_xattr_item *it = t->all;
 
@@ -141,9 +141,9 @@ void imgfs_xattr_table_free(struct imgfs_xattr_table *t)
 		free(it);
 		it = next;
 	}
-	imgfs_hashtab_free(&t->items);
+	hashtab_free(&t->items);
 	free(t->shared);
-	imgfs_spill_close(&t->spill);
+	spillfile_close(&t->spill);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -154,7 +154,7 @@ static bool same_name(const struct imgfs_xattr_item *a,
 	       !memcmp(a->data, b->data, a->name_len);
 }
 
-int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
+int xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		    const char *name, const void *value, size_t len,
 		    const char *path, struct imgfs_error *err)
 {
@@ -165,30 +165,30 @@ int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 	size_t nlen;
 	int ret;
 
-	if (imgfs_xattr_split_name(name, &index, &suffix))
-		return imgfs_error_set(err, -EOPNOTSUPP,
+	if (xattr_split_name(name, &index, &suffix))
+		return error_set(err, -EOPNOTSUPP,
 				       "%s: xattr \"%s\": EROFS has no name prefix for this namespace",
 				       path, name);
 	nlen = strlen(suffix);
 	/* the kernel looks such a name up as the namespace alone: EINVAL */
 	if (!nlen && index != IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS &&
 	    index != IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT)
-		return imgfs_error_set(err, -EINVAL,
+		return error_set(err, -EINVAL,
 				       "%s: xattr \"%s\": the name is only a namespace prefix",
 				       path, name);
 	if (full_name_len(index, nlen) > IMGFS_XATTR_FULL_NAME_MAX)
-		return imgfs_error_set(err, -ENAMETOOLONG,
+		return error_set(err, -ENAMETOOLONG,
 				       "%s: xattr \"%.40s...\": name of %zu bytes is longer than the kernel's limit of %u",
 				       path, name, strlen(name),
 				       IMGFS_XATTR_FULL_NAME_MAX);
 	if (len > 65535)
-		return imgfs_error_set(err, -E2BIG,
+		return error_set(err, -E2BIG,
 				       "%s: xattr \"%s\": value of %zu bytes exceeds 65535",
 				       path, name, len);
 	if ((index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 	     index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
-	    (why = imgfs_acl_value_problem(value, len)))
-		return imgfs_error_set(err, -EINVAL,
+	    (why = acl_value_problem(value, len)))
+		return error_set(err, -EINVAL,
 				       "%s: xattr \"%s\": not a valid POSIX ACL: %s",
 				       path, name, why);
 	ret = intern(t, index, suffix, nlen, value, len, &it, err);
@@ -203,13 +203,13 @@ int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		return 0;
 	}
 	if (IMGFS_VEC_RESERVE(x->items, x->cap, (size_t)x->count + 1, 4))
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	x->items[x->count++] = it;
 	it->refcount++;
 	return 0;
 }
 
-void imgfs_xattr_clear(struct imgfs_node *inode)
+void xattr_clear(struct imgfs_node *inode)
 {
 	for (uint32_t i = 0; i < inode->xattrs.count; i++)
 		inode->xattrs.items[i]->refcount--;
@@ -262,7 +262,7 @@ static int size_pcmp(const void *a, const void *b)
 	return item_cmp(x, y);
 }
 
-int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
+int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 			    const char *path, struct imgfs_error *err)
 {
 	const struct imgfs_node_xattrs *x = &inode->xattrs;
@@ -279,7 +279,7 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 		if ((inode->mode & 0170000) == 0120000 &&
 		    (index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 		     index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT))
-			return imgfs_error_set(err, -EOPNOTSUPP,
+			return error_set(err, -EOPNOTSUPP,
 					       "%s: a symlink cannot carry a POSIX ACL (%s)",
 					       path,
 					       index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ?
@@ -289,7 +289,7 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 		if (index == IMGFS_XATTR_INDEX_USER &&
 		    (inode->mode & 0170000) != 0100000 &&
 		    (inode->mode & 0170000) != 0040000)
-			return imgfs_error_set(err, -EOPNOTSUPP,
+			return error_set(err, -EOPNOTSUPP,
 					       "%s: xattr \"user.%.*s\": user. xattrs exist only on regular files and directories",
 					       path, (int)x->items[i]->name_len,
 					       (const char *)x->items[i]->data);
@@ -297,14 +297,14 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 		isize += entry_size(x->items[i]);
 	}
 	if (list > IMGFS_XATTR_LIST_MAX)
-		return imgfs_error_set(err, -E2BIG,
+		return error_set(err, -E2BIG,
 				       "%s: %u xattr names take %llu bytes; the kernel lists at most %u",
 				       path, x->count, (unsigned long long)list,
 				       IMGFS_XATTR_LIST_MAX);
 	if (isize <= IMGFS_XATTR_IBODY_MAX)
 		return 0;
 	if (!min_refs)
-		return imgfs_error_set(err, -E2BIG,
+		return error_set(err, -E2BIG,
 				       "%s: xattrs of %llu bytes do not fit in an inode (at most %u) and xattr sharing is disabled",
 				       path, (unsigned long long)isize,
 				       IMGFS_XATTR_IBODY_MAX);
@@ -313,7 +313,7 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 	 */
 	by_size = malloc(x->count * sizeof(*by_size));
 	if (!by_size)
-		return imgfs_error_set(err, -ENOMEM, "out of memory");
+		return error_set(err, -ENOMEM, "out of memory");
 	memcpy(by_size, x->items, x->count * sizeof(*by_size));
 	qsort(by_size, x->count, sizeof(*by_size), size_pcmp);
 	for (uint32_t i = 0;
@@ -326,7 +326,7 @@ int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 			by_size[i]->must_share = true;
 	free(by_size);
 	if (isize > IMGFS_XATTR_IBODY_MAX)
-		return imgfs_error_set(err, -E2BIG,
+		return error_set(err, -E2BIG,
 				       "%s: xattrs need %llu bytes in the inode even with the 255 largest shared; at most %u fit",
 				       path, (unsigned long long)isize,
 				       IMGFS_XATTR_IBODY_MAX);
@@ -339,7 +339,7 @@ static bool wants_sharing(const struct imgfs_xattr_item *it,
 	return it->refcount && (it->refcount >= min_refs || it->must_share);
 }
 
-int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs)
+int xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs)
 {
 	size_t n = 0;
 	uint64_t off = 0;
@@ -371,7 +371,7 @@ int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs)
 	return 0;
 }
 
-void imgfs_xattr_layout_inode(struct imgfs_node *inode)
+void xattr_layout_inode(struct imgfs_node *inode)
 {
 	struct imgfs_node_xattrs *x = &inode->xattrs;
 	uint32_t size = IMGFS_XATTR_IBODY_HEADER_SIZE;
@@ -407,7 +407,7 @@ void imgfs_xattr_layout_inode(struct imgfs_node *inode)
 	inode->nr_shared = nr_ids;
 }
 
-long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
+long xattr_encode_entry(const struct imgfs_xattr_table *t,
 			      const struct imgfs_xattr_item *it, uint8_t *p,
 			      struct imgfs_error *err)
 {
@@ -420,13 +420,13 @@ long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
 	int ret;
 
 	memset(p, 0, size);
-	imgfs_xattr_entry_encode(&e, p);
+	xattr_entry_encode(&e, p);
 	memcpy(p + IMGFS_XATTR_ENTRY_SIZE, it->data, it->name_len);
 	ret = item_value(t, it, p + IMGFS_XATTR_ENTRY_SIZE + it->name_len, err);
 	return ret ? ret : (long)size;
 }
 
-int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
+int xattr_encode_ibody(const struct imgfs_xattr_table *t,
 			     const struct imgfs_node *inode, uint8_t *buf,
 			     struct imgfs_error *err)
 {
@@ -444,10 +444,10 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
 
 		filter |= 1u << it->filter_bit;
 		if (i < inode->nr_shared) {
-			imgfs_xattr_shared_id_encode(buf, i, it->shared_id);
+			xattr_shared_id_encode(buf, i, it->shared_id);
 		} else {
 			long n =
-				imgfs_xattr_encode_entry(t, it, buf + pos, err);
+				xattr_encode_entry(t, it, buf + pos, err);
 
 			if (n < 0)
 				return (int)n;
@@ -455,6 +455,6 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
 		}
 	}
 	h.h_name_filter = ~filter;
-	imgfs_xattr_ibody_header_encode(&h, buf);
+	xattr_ibody_header_encode(&h, buf);
 	return 0;
 }

@@ -60,7 +60,7 @@ struct imgfs_xattr_table {
 	struct imgfs_spill spill; /* values over IMGFS_XATTR_SPILL_MIN */
 };
 
-void imgfs_xattr_table_free(struct imgfs_xattr_table *t);
+void xattr_table_free(struct imgfs_xattr_table *t);
 
 /*
  * Set xattr @name = @value on @inode (replacing an earlier value of the
@@ -68,12 +68,12 @@ void imgfs_xattr_table_free(struct imgfs_xattr_table *t);
  * alone, longer than 255 bytes) and POSIX ACL values it would refuse are
  * errors. @path names the entry in error messages.
  */
-int imgfs_xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
+int xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 		    const char *name, const void *value, size_t len,
 		    const char *path, struct imgfs_error *err);
 
 /* Drop every reference @inode holds (used when an entry is replaced). */
-void imgfs_xattr_clear(struct imgfs_node *inode);
+void xattr_clear(struct imgfs_node *inode);
 
 /*
  * Check, once all of @inode's xattrs are set, that the kernel can read
@@ -84,25 +84,25 @@ void imgfs_xattr_clear(struct imgfs_node *inode);
  * shared area (only when @min_refs, the sharing threshold, is not 0).
  * Marks the values to move. Returns 0, -EOPNOTSUPP or -E2BIG naming @path.
  */
-int imgfs_xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
+int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 			    const char *path, struct imgfs_error *err);
 
 /*
  * Decide which items are shared (used by at least @min_refs inodes; 0
- * disables sharing; items marked by imgfs_xattr_check_inode() are shared
+ * disables sharing; items marked by xattr_check_inode() are shared
  * whatever their use) and assign their ids. Returns 0, -ENOMEM, or
  * -EFBIG when the shared area would exceed 4 GiB.
  */
-int imgfs_xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs);
+int xattr_plan_shared(struct imgfs_xattr_table *t, unsigned int min_refs);
 
 /*
  * Order @inode's xattrs (referenced shared ones first) and compute
  * inode->xattr_isize / nr_shared.
  */
-void imgfs_xattr_layout_inode(struct imgfs_node *inode);
+void xattr_layout_inode(struct imgfs_node *inode);
 
 /* Encode @inode's inline xattr area (xattr_isize bytes) into @buf. */
-int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
+int xattr_encode_ibody(const struct imgfs_xattr_table *t,
 			     const struct imgfs_node *inode, uint8_t *buf,
 			     struct imgfs_error *err);
 
@@ -113,12 +113,12 @@ int imgfs_xattr_encode_ibody(const struct imgfs_xattr_table *t,
  * Encode one xattr entry (imgfs_xattr_entry_size() bytes, at most
  * IMGFS_XATTR_ENTRY_MAX) into @buf. Returns its size or a negative errno.
  */
-long imgfs_xattr_encode_entry(const struct imgfs_xattr_table *t,
+long xattr_encode_entry(const struct imgfs_xattr_table *t,
 			      const struct imgfs_xattr_item *it, uint8_t *buf,
 			      struct imgfs_error *err);
 
 /* i_xattr_icount for an inline area of @isize bytes (0 when none). */
-static inline uint16_t imgfs_xattr_icount(uint32_t isize)
+static inline uint16_t inode_xattr_icount(uint32_t isize)
 {
 	return isize ? (uint16_t)((isize - 12) / 4 + 1) : 0;
 }

@@ -4,7 +4,8 @@
 # symbol exported without a public declaration fails, and so does a
 # declared function the library does not export (IMGFS_API missing, or no
 # definition). Declarations are taken from the compiler (gcc -aux-info on
-# every public header), not from the spelling of the headers.
+# every public header), not from the spelling of the headers. Internal
+# globals do not carry the public imgfs_ prefix.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_tools nm gcc sort comm
 setup_tmp
@@ -64,6 +65,15 @@ if [ -f "$internal" ]; then
 	check "internal functions stay hidden ($(comm -23 "$WORK/internal" \
 		"$WORK/exported" | wc -l) of them)" \
 		test "$(comm -23 "$WORK/internal" "$WORK/exported" | wc -l)" -gt 0
+	# the prefix marks the API: an internal global named imgfs_* reads
+	# as public to whoever calls it (variables and functions alike)
+	nm --defined-only "$internal" 2>/dev/null |
+		awk '$2 ~ /^[TDBRC]$/ && $3 ~ /^imgfs_/ { print $3 }' |
+		sort -u | comm -23 - "$WORK/exported" >"$WORK/lookalike"
+	while read -r sym; do
+		fail "$sym is internal (not exported) but named like the public API: drop the imgfs_ prefix"
+	done <"$WORK/lookalike"
+	check "no internal global is named imgfs_*" test ! -s "$WORK/lookalike"
 fi
 
 finish

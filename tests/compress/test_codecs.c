@@ -148,13 +148,13 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 	size_t pos = 0, calls = 0, total = 0;
 	uint8_t rec[16] = { 0 };
 	struct imgfs_zconfig zc = { .zero_padding = true };
-	struct imgfs_zdecoder *dec = imgfs_zdecoder_new();
+	struct imgfs_zdecoder *dec = zdecoder_new();
 	char why2[256];
 	unsigned int reclen;
 
 	if (alg->setup(&cfg, &err)) {
 		printf("%s: skipped (%s)\n", alg->name, err.msg);
-		imgfs_zdecoder_free(dec);
+		zdecoder_free(dec);
 		free(c1);
 		free(out);
 		return;
@@ -165,7 +165,7 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 	reclen = alg->cfg_record(&cfg, rec);
 	CHECK(reclen > 0 && reclen <= sizeof(rec));
 	/* one decoder per on-disk id, whichever encoder wrote the record */
-	CHECK(imgfs_zalg_by_id(alg->alg)->cfg_parse == alg->cfg_parse);
+	CHECK(zalg_by_id(alg->alg)->cfg_parse == alg->cfg_parse);
 	CHECK(alg->cfg_parse(&zc, rec, reclen, bits, why2, sizeof(why2)) == 0);
 	CHECK(dec != NULL);
 	while (pos < DATA_LEN) {
@@ -193,7 +193,7 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 		CHECK(decode(&cfg, c1, (size_t)n, out, in));
 		CHECK(!memcmp(out, data + pos, in));
 		memset(out, 0, in);
-		CHECK(imgfs_zdecode(dec, &zc, alg->alg, c1, (size_t)n, out, in,
+		CHECK(zdecode(dec, &zc, alg->alg, c1, (size_t)n, out, in,
 				    false, true, why2, sizeof(why2)) == 0);
 		CHECK(!memcmp(out, data + pos, in));
 		/* history independence: a fresh context gives the same bytes */
@@ -212,7 +212,7 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 	printf("%s pcluster %u: %zu pclusters, %zu -> %zu bytes\n", alg->name,
 	       cfg.pclustersize, calls, (size_t)DATA_LEN, total);
 	alg->ctx_free(ctx);
-	imgfs_zdecoder_free(dec);
+	zdecoder_free(dec);
 	free(c1);
 	free(c2);
 	free(out);
@@ -224,29 +224,29 @@ static void check_setup(void)
 				  .blkszbits = 12 };
 	struct imgfs_error err = { 0 };
 
-	CHECK(imgfs_zalg_lzma.setup(&cfg, &err) == 0);
+	CHECK(zalg_lzma.setup(&cfg, &err) == 0);
 	CHECK(cfg.dictsize == 4 * 65536 && cfg.level == 6);
 	cfg.dictsize = 16u << 20;
-	CHECK(imgfs_zalg_lzma.setup(&cfg, &err) == -EINVAL);
+	CHECK(zalg_lzma.setup(&cfg, &err) == -EINVAL);
 	cfg.dictsize = 0;
 	cfg.level = 13;
-	CHECK(imgfs_zalg_lz4hc.setup(&cfg, &err) == -EINVAL);
+	CHECK(zalg_lz4hc.setup(&cfg, &err) == -EINVAL);
 	cfg.level = 3;
-	CHECK(imgfs_zalg_lz4.setup(&cfg, &err) == -EINVAL);
+	CHECK(zalg_lz4.setup(&cfg, &err) == -EINVAL);
 	/* LZ4 pclusters are capped at 256 blocks of 512 bytes (6.18) */
 	cfg.level = -1;
 	cfg.blkszbits = 9;
 	cfg.pclustersize = 1u << 20;
-	CHECK(imgfs_zalg_lz4.setup(&cfg, &err) == 0);
+	CHECK(zalg_lz4.setup(&cfg, &err) == 0);
 	CHECK(cfg.pclustersize == 256 * 512);
 }
 
 int main(void)
 {
-	const struct imgfs_zalg *algs[] = { &imgfs_zalg_lz4, &imgfs_zalg_lz4hc,
-					    &imgfs_zalg_lzma,
-					    &imgfs_zalg_deflate,
-					    &imgfs_zalg_zstd };
+	const struct imgfs_zalg *algs[] = { &zalg_lz4, &zalg_lz4hc,
+					    &zalg_lzma,
+					    &zalg_deflate,
+					    &zalg_zstd };
 	uint8_t *data = make_data();
 
 	check_setup();

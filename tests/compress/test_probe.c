@@ -102,46 +102,46 @@ static void check_probe(struct imgfs_zprobe *pr)
 
 	/* random: incompressible, and liblzma agrees */
 	fill_random(buf, PCL, 1);
-	CHECK(imgfs_zprobe_incompressible(pr, buf, PCL));
+	CHECK(zprobe_incompressible(pr, buf, PCL));
 	CHECK(lzma_saving(buf, PCL) < (long)(PCL / 128));
 
 	/* deflated text: incompressible, and liblzma agrees */
 	n = fill_deflated(buf, PCL);
 	CHECK(n == PCL);
-	CHECK(imgfs_zprobe_incompressible(pr, buf, n));
+	CHECK(zprobe_incompressible(pr, buf, n));
 	CHECK(lzma_saving(buf, n) < (long)(n / 128));
 
 	/* too short to judge: always left to the encoder */
 	fill_random(buf, 1024, 2);
-	CHECK(!imgfs_zprobe_incompressible(pr, buf, 1024));
+	CHECK(!zprobe_incompressible(pr, buf, 1024));
 
 	/* a random 16 KiB block repeated: flat histogram, many matches */
 	fill_random(buf, 16384, 3);
 	for (size_t i = 16384; i < PCL; i++)
 		buf[i] = buf[i - 16384];
-	CHECK(!imgfs_zprobe_incompressible(pr, buf, PCL));
+	CHECK(!zprobe_incompressible(pr, buf, PCL));
 	CHECK(lzma_saving(buf, PCL) > (long)(PCL / 2));
 
 	/* repeats 100 KiB apart: beyond LZ4's reach, not LZMA's */
 	fill_random(buf, 100 << 10, 4);
 	memcpy(buf + (100 << 10), buf, PCL - (100 << 10));
-	CHECK(!imgfs_zprobe_incompressible(pr, buf, PCL));
+	CHECK(!zprobe_incompressible(pr, buf, PCL));
 
 	/* no repeats but 7 bits a byte: entropy coding saves 1/8 */
 	fill_random(buf, PCL, 5);
 	for (size_t i = 0; i < PCL; i++)
 		buf[i] &= 0x7f;
-	CHECK(!imgfs_zprobe_incompressible(pr, buf, PCL));
+	CHECK(!zprobe_incompressible(pr, buf, PCL));
 	CHECK(lzma_saving(buf, PCL) > (long)(PCL / 16));
 
 	/* text */
 	fill_text(buf, PCL, 6);
-	CHECK(!imgfs_zprobe_incompressible(pr, buf, PCL));
+	CHECK(!zprobe_incompressible(pr, buf, PCL));
 
 	/* the verdict does not depend on what was probed before */
 	fill_random(buf, PCL, 8);
 	memcpy(buf + PCL, buf, PCL);
-	CHECK(imgfs_zprobe_incompressible(pr, buf + PCL, PCL));
+	CHECK(zprobe_incompressible(pr, buf + PCL, PCL));
 	free(buf);
 }
 
@@ -171,7 +171,7 @@ static void check_encoder(const struct imgfs_zalg *alg)
 	fill_random(src, len, 9);
 	in = len;
 	r = alg->destsize(ctx, src, &in, dst, PCL, &why);
-	if (alg == &imgfs_zalg_zstd)
+	if (alg == &zalg_zstd)
 		CHECK(r == 0 || in < PCL); /* no probe at 128 KiB */
 	else
 		CHECK(r == 0 && in == PCL / 2);
@@ -193,9 +193,9 @@ int main(void)
 
 	check_probe(pr);
 	free(pr);
-	check_encoder(&imgfs_zalg_lzma);
-	check_encoder(&imgfs_zalg_lz4hc);
-	check_encoder(&imgfs_zalg_zstd);
-	check_encoder(&imgfs_zalg_deflate);
+	check_encoder(&zalg_lzma);
+	check_encoder(&zalg_lz4hc);
+	check_encoder(&zalg_zstd);
+	check_encoder(&zalg_deflate);
 	return unit_done("test_probe");
 }

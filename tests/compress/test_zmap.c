@@ -347,7 +347,7 @@ static void one_case(uint32_t seed, unsigned int bits, bool big, int tail,
 		mi.fragment = true;
 		mi.fragoff = seed * 977;
 	}
-	CHECK(imgfs_zmap_build_full(&mi, x, n, &full, &flen) == 0);
+	CHECK(zmap_build_full(&mi, x, n, &full, &flen) == 0);
 	if (mi.fragment) {
 		const uint8_t *r = full + 16 + 8 * (x[n - 1].lstart >> bits);
 
@@ -362,10 +362,10 @@ static void one_case(uint32_t seed, unsigned int bits, bool big, int tail,
 	CHECK(!(m.advise & IMGFS_ADVISE_COMPACTED_2B));
 	verify(&m, x, n);
 	for (unsigned int mod = 0; mod < 32; mod += 8) {
-		CHECK(imgfs_zmap_to_compact(full, flen, size, bits, mod,
+		CHECK(zmap_to_compact(full, flen, size, bits, mod,
 					    &compact, &clen) == 0);
-		CHECK(clen == imgfs_zmap_compact_size(m.nlc, mod));
-		CHECK(clen <= imgfs_zmap_compact_size_max(m.nlc));
+		CHECK(clen == zmap_compact_size(m.nlc, mod));
+		CHECK(clen <= zmap_compact_size_max(m.nlc));
 		m.compact = true;
 		m.buf = compact;
 		m.ebase_mod = mod;
@@ -388,7 +388,7 @@ static void format_example(void)
 	uint8_t *full;
 	uint32_t len;
 
-	CHECK(imgfs_zmap_build_full(&mi, x, 2, &full, &len) == 0);
+	CHECK(zmap_build_full(&mi, x, 2, &full, &len) == 0);
 	CHECK(len == 16 + 13 * 8);
 	/* record 1: CBLKCNT 4, delta1 7; record 12: EOF terminator */
 	CHECK(imgfs_get_le16(full + 16 + 8 + 4) == 0x0804);
@@ -405,12 +405,12 @@ static void whole_fragment(void)
 	uint8_t *map;
 	uint32_t len;
 
-	CHECK(imgfs_zmap_whole_fragment(269335, &map, &len) == 0);
+	CHECK(zmap_whole_fragment(269335, &map, &len) == 0);
 	CHECK(len == 16);
 	/* docs/format.md §9.2: 17 1c 04 00 00 00 00 80, then 8 zero bytes */
 	CHECK(imgfs_get_le64(map) == (269335ull | 1ull << 63));
 	CHECK(imgfs_get_le64(map + 8) == 0);
-	CHECK(imgfs_zmap_to_compact(map, len, 5000, 12, 0, &map, &len) ==
+	CHECK(zmap_to_compact(map, len, 5000, 12, 0, &map, &len) ==
 	      -EINVAL);
 	free(map);
 }
@@ -423,12 +423,12 @@ static void rejects(void)
 	uint8_t *map;
 	uint32_t len;
 
-	CHECK(imgfs_zmap_build_full(&mi, x, 2, &map, &len) == -EINVAL);
+	CHECK(zmap_build_full(&mi, x, 2, &map, &len) == -EINVAL);
 	/* a 2-block pcluster whose extent ends inside the next lcluster */
 	x[1].lstart = 5000;
 	x[0].nblk = 2;
 	mi.big = true;
-	CHECK(imgfs_zmap_build_full(&mi, x, 2, &map, &len) == -EINVAL);
+	CHECK(zmap_build_full(&mi, x, 2, &map, &len) == -EINVAL);
 }
 
 int main(void)

@@ -35,13 +35,13 @@ static inline uint8_t *timg_sb(struct timg *t)
 
 static inline void timg_sb_get(struct timg *t, struct imgfs_super_block *sb)
 {
-	imgfs_super_block_decode(timg_sb(t), sb);
+	super_block_decode(timg_sb(t), sb);
 }
 
 static inline void timg_sb_put(struct timg *t,
 			       const struct imgfs_super_block *sb)
 {
-	imgfs_super_block_encode(sb, timg_sb(t));
+	super_block_encode(sb, timg_sb(t));
 }
 
 /* A zeroed image of @nblocks blocks with a basic superblock. */
@@ -76,8 +76,8 @@ static inline void timg_finish(struct timg *t)
 	timg_sb_get(t, &sb);
 	sb.feature_compat |= IMGFS_FEATURE_COMPAT_SB_CHKSUM;
 	timg_sb_put(t, &sb);
-	sb.checksum = imgfs_super_checksum(timg_sb(t),
-					   imgfs_super_csum_len(t->bs));
+	sb.checksum = super_checksum(timg_sb(t),
+					   super_csum_len(t->bs));
 	timg_sb_put(t, &sb);
 }
 
@@ -114,7 +114,7 @@ static inline uint64_t timg_compact(struct timg *t, uint64_t nid,
 		.i_gid = 100,
 	};
 
-	imgfs_inode_compact_encode(&di, t->b + pos);
+	inode_compact_encode(&di, t->b + pos);
 	return pos + IMGFS_INODE_COMPACT_SIZE;
 }
 
@@ -140,7 +140,7 @@ static inline uint64_t timg_extended(struct timg *t, uint64_t nid,
 		.i_nlink = nlink,
 	};
 
-	imgfs_inode_extended_encode(&di, t->b + pos);
+	inode_extended_encode(&di, t->b + pos);
 	return pos + IMGFS_INODE_EXTENDED_SIZE;
 }
 
@@ -158,7 +158,7 @@ static inline uint32_t timg_dirblk(struct timg *t, uint64_t pos,
 					  .file_type = de[i].type };
 		size_t len = strlen(de[i].name);
 
-		imgfs_dirent_encode(&d, p + i * IMGFS_DIRENT_SIZE);
+		dirent_encode(&d, p + i * IMGFS_DIRENT_SIZE);
 		memcpy(p + off, de[i].name, len);
 		off += (uint32_t)len;
 	}
@@ -176,7 +176,7 @@ static inline uint64_t timg_xattr(struct timg *t, uint64_t pos,
 				       .e_name_index = index,
 				       .e_value_size = vlen };
 
-	imgfs_xattr_entry_encode(&e, p);
+	xattr_entry_encode(&e, p);
 	memcpy(p + IMGFS_XATTR_ENTRY_SIZE, name, nlen);
 	memcpy(p + IMGFS_XATTR_ENTRY_SIZE + nlen, value, vlen);
 	return pos + imgfs_xattr_entry_size((unsigned int)nlen, vlen);
@@ -245,8 +245,8 @@ static inline void timg_sample(struct timg *t)
 	pos = timg_extended(t, SAMPLE_FILE, IMGFS_LAYOUT_FLAT_PLAIN, 0100640,
 			    2, SAMPLE_FILE_SIZE, 2, 5, 70000, 1700000000,
 			    123456789);
-	imgfs_xattr_ibody_header_encode(&xh, t->b + pos);
-	imgfs_xattr_shared_id_encode(t->b + pos, 0, 0);
+	xattr_ibody_header_encode(&xh, t->b + pos);
+	xattr_shared_id_encode(t->b + pos, 0, 0);
 	timg_xattr(t, pos + IMGFS_XATTR_IBODY_HEADER_SIZE + 4,
 		   IMGFS_XATTR_INDEX_USER, "foo", "bar", 3);
 	for (x = 0; x < SAMPLE_FILE_SIZE; x++)

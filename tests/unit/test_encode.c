@@ -28,14 +28,14 @@ static void test_dev(void)
 
 static void test_filter_bits(void)
 {
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "foo", 3) == 12);
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "shared", 6) == 27);
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_SECURITY, "test", 4) == 0);
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_TRUSTED,
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "foo", 3) == 12);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "shared", 6) == 27);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_SECURITY, "test", 4) == 0);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_TRUSTED,
 				     "overlay.opaque", 14) == 20);
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS, "",
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS, "",
 				     0) == 30);
-	CHECK(imgfs_xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT, "",
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT, "",
 				     0) == 21);
 }
 
@@ -50,14 +50,14 @@ static void test_xattr_ibody(void)
 	struct imgfs_error err = { 0 };
 	uint8_t buf[64];
 
-	CHECK(!imgfs_xattr_set(&t, &inode, "trusted.overlay.opaque", "y", 1,
+	CHECK(!xattr_set(&t, &inode, "trusted.overlay.opaque", "y", 1,
 			       "d", &err));
-	CHECK(imgfs_xattr_set(&t, &inode, "bogus.name", "y", 1, "d", &err) ==
+	CHECK(xattr_set(&t, &inode, "bogus.name", "y", 1, "d", &err) ==
 	      -EOPNOTSUPP);
-	imgfs_xattr_layout_inode(&inode);
+	xattr_layout_inode(&inode);
 	CHECK(inode.xattr_isize == 12 + 20);
-	CHECK(imgfs_xattr_icount(inode.xattr_isize) == 6);
-	CHECK(!imgfs_xattr_encode_ibody(&t, &inode, buf, &err));
+	CHECK(inode_xattr_icount(inode.xattr_isize) == 6);
+	CHECK(!xattr_encode_ibody(&t, &inode, buf, &err));
 	CHECK(imgfs_get_le32(buf) == 0xFFEFFFFFu); /* only bit 20 present */
 	CHECK(buf[4] == 0);
 	CHECK_BYTES(buf + 12, want_entry, sizeof(want_entry));
@@ -65,25 +65,25 @@ static void test_xattr_ibody(void)
 	/* a second inode with the same pair makes it shared (min 2 refs) */
 	struct imgfs_node other = { 0 };
 
-	CHECK(!imgfs_xattr_set(&t, &other, "trusted.overlay.opaque", "y", 1,
+	CHECK(!xattr_set(&t, &other, "trusted.overlay.opaque", "y", 1,
 			       "e", &err));
-	CHECK(!imgfs_xattr_set(&t, &other, "user.foo", "bar", 3, "e", &err));
-	CHECK(!imgfs_xattr_plan_shared(&t, 2));
+	CHECK(!xattr_set(&t, &other, "user.foo", "bar", 3, "e", &err));
+	CHECK(!xattr_plan_shared(&t, 2));
 	CHECK(t.nr_shared == 1 && t.shared_size == 20);
-	imgfs_xattr_layout_inode(&other);
+	xattr_layout_inode(&other);
 	CHECK(other.nr_shared == 1);
 	CHECK(other.xattr_isize == 12 + 4 + 12);
-	CHECK(!imgfs_xattr_encode_ibody(&t, &other, buf, &err));
+	CHECK(!xattr_encode_ibody(&t, &other, buf, &err));
 	CHECK(buf[4] == 1 && imgfs_get_le32(buf + 12) == 0);
 	CHECK(imgfs_get_le32(buf) == (~((1u << 20) | (1u << 12))));
 	CHECK(buf[16] == 3 && buf[17] == IMGFS_XATTR_INDEX_USER);
 	CHECK(imgfs_get_le16(buf + 18) == 3);
 	CHECK_BYTES(buf + 20, "foobar", 6);
-	CHECK(imgfs_xattr_encode_entry(&t, t.shared[0], buf, &err) == 20);
+	CHECK(xattr_encode_entry(&t, t.shared[0], buf, &err) == 20);
 	CHECK_BYTES(buf, want_entry, sizeof(want_entry));
 	free(inode.xattrs.items);
 	free(other.xattrs.items);
-	imgfs_xattr_table_free(&t);
+	xattr_table_free(&t);
 }
 
 /*
@@ -101,20 +101,20 @@ static void test_xattr_spill(void)
 
 	for (size_t i = 0; i < sizeof(v); i++)
 		v[i] = (uint8_t)(i * 7 + (i >> 8));
-	CHECK(!imgfs_xattr_set(&t, &a, "user.big", v, 1000, "a", &err));
-	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
+	CHECK(!xattr_set(&t, &a, "user.big", v, 1000, "a", &err));
+	CHECK(!xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
 	CHECK(a.xattrs.items[0] == b.xattrs.items[0]);
 	CHECK(a.xattrs.items[0]->spilled && t.spill.open);
 	/* same length and name, one byte differs: a distinct item */
 	v[999] ^= 1;
-	CHECK(!imgfs_xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
+	CHECK(!xattr_set(&t, &b, "user.big", v, 1000, "b", &err));
 	CHECK(a.xattrs.items[0] != b.xattrs.items[0]);
-	CHECK(imgfs_xattr_encode_entry(&t, b.xattrs.items[0], buf, &err) ==
+	CHECK(xattr_encode_entry(&t, b.xattrs.items[0], buf, &err) ==
 	      4 + 3 + 1000 + 1);
 	CHECK(buf[0] == 3 && imgfs_get_le16(buf + 2) == 1000);
 	CHECK_BYTES(buf + 7, v, 1000);
 	v[999] ^= 1;
-	CHECK(imgfs_xattr_encode_entry(&t, a.xattrs.items[0], buf, &err) > 0);
+	CHECK(xattr_encode_entry(&t, a.xattrs.items[0], buf, &err) > 0);
 	CHECK_BYTES(buf + 7, v, 1000);
 
 	/* 100 + 4 x 65535 bytes (+ user.big): 263304 bytes, over 262148;
@@ -122,20 +122,20 @@ static void test_xattr_spill(void)
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "user.v%d", i);
 		v[0] = (uint8_t)i;
-		CHECK(!imgfs_xattr_set(&t, &a, name, v, i ? 65535 : 100, "a",
+		CHECK(!xattr_set(&t, &a, name, v, i ? 65535 : 100, "a",
 				       &err));
 	}
-	CHECK(imgfs_xattr_check_inode(&a, 0, "a", &err) == -E2BIG);
-	CHECK(!imgfs_xattr_check_inode(&a, 2, "a", &err));
-	CHECK(!imgfs_xattr_plan_shared(&t, 2));
-	imgfs_xattr_layout_inode(&a);
+	CHECK(xattr_check_inode(&a, 0, "a", &err) == -E2BIG);
+	CHECK(!xattr_check_inode(&a, 2, "a", &err));
+	CHECK(!xattr_plan_shared(&t, 2));
+	xattr_layout_inode(&a);
 	CHECK(a.nr_shared == 1 && a.xattr_isize == 263304 - 65544 + 4);
 	/* the symlink may not carry user. xattrs, nor an ACL */
 	b.mode = 0120777;
-	CHECK(imgfs_xattr_check_inode(&b, 2, "b", &err) == -EOPNOTSUPP);
+	CHECK(xattr_check_inode(&b, 2, "b", &err) == -EOPNOTSUPP);
 	free(a.xattrs.items);
 	free(b.xattrs.items);
-	imgfs_xattr_table_free(&t);
+	xattr_table_free(&t);
 }
 
 static void test_acl_values(void)
@@ -147,21 +147,21 @@ static void test_acl_values(void)
 	};
 	uint8_t v[sizeof(ok)];
 
-	CHECK(!imgfs_acl_value_problem(ok, sizeof(ok)));
-	CHECK(imgfs_acl_value_problem(ok, 4)); /* no entries */
-	CHECK(imgfs_acl_value_problem(ok, sizeof(ok) - 1));
+	CHECK(!acl_value_problem(ok, sizeof(ok)));
+	CHECK(acl_value_problem(ok, 4)); /* no entries */
+	CHECK(acl_value_problem(ok, sizeof(ok) - 1));
 	memcpy(v, ok, sizeof(v));
 	v[0] = 1; /* version */
-	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	CHECK(acl_value_problem(v, sizeof(v)));
 	memcpy(v, ok, sizeof(v));
 	memset(v + 16, 0xff, 4); /* named user without an id */
-	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	CHECK(acl_value_problem(v, sizeof(v)));
 	memcpy(v, ok, sizeof(v));
 	v[28] = 0x20; /* mask -> a second other entry */
-	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	CHECK(acl_value_problem(v, sizeof(v)));
 	memcpy(v, ok, sizeof(v));
 	v[6] = 8; /* permission bits beyond rwx */
-	CHECK(imgfs_acl_value_problem(v, sizeof(v)));
+	CHECK(acl_value_problem(v, sizeof(v)));
 }
 
 static void test_inode(void)
@@ -183,8 +183,8 @@ static void test_inode(void)
 	inode.layout = IMGFS_LAYOUT_FLAT_INLINE;
 	inode.startblk = IMGFS_NULL_ADDR;
 	inode.ino = 8;
-	CHECK(!imgfs_inode_needs_extended(&w, &inode));
-	imgfs_inode_encode(&w, &inode, buf);
+	CHECK(!inode_needs_extended(&w, &inode));
+	inode_encode(&w, &inode, buf);
 	CHECK_BYTES(buf, want_symlink, 32);
 
 	/* uid 70000 and a nanosecond mtime need the extended form */
@@ -195,9 +195,9 @@ static void test_inode(void)
 	inode.size = 0x100000000ull;
 	inode.layout = IMGFS_LAYOUT_FLAT_PLAIN;
 	inode.startblk = 77;
-	CHECK(imgfs_inode_needs_extended(&w, &inode));
+	CHECK(inode_needs_extended(&w, &inode));
 	inode.extended = 1;
-	imgfs_inode_encode(&w, &inode, buf);
+	inode_encode(&w, &inode, buf);
 	CHECK(imgfs_get_le16(buf) == 1);
 	CHECK(imgfs_get_le64(buf + 8) == 0x100000000ull);
 	CHECK(imgfs_get_le32(buf + 16) == 77);
@@ -210,7 +210,7 @@ static void test_inode(void)
 	inode = (struct imgfs_node){ .mode = 0020600, .nlink = 1,
 				      .mtime = w.epoch };
 	inode.rdev = imgfs_encode_dev(259, 300000);
-	imgfs_inode_encode(&w, &inode, buf);
+	inode_encode(&w, &inode, buf);
 	CHECK(imgfs_get_le32(buf + 16) == 0x493103E0u);
 }
 
@@ -238,16 +238,16 @@ static void test_dir(void)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		dir.children[dir.nr_children++] =
 			child(names[i][0] == '.' ? &dir_inode : &file, names[i]);
-	imgfs_dir_sort(&dir);
+	dir_sort(&dir);
 	/* '-' (0x2d) sorts before '.', a prefix before its extensions */
 	CHECK(!strcmp(dir.children[0]->name, "-dash"));
 	CHECK(!strcmp(dir.children[1]->name, "."));
 	CHECK(!strcmp(dir.children[2]->name, ".."));
 	CHECK(!strcmp(dir.children[3]->name, "alpha"));
 	CHECK(!strcmp(dir.children[4]->name, "alphabet"));
-	size = imgfs_dir_size(&dir, 512);
+	size = dir_tree_size(&dir, 512);
 	CHECK(size == 7 * 12 + 5 + 1 + 2 + 5 + 8 + 1 + 4);
-	CHECK(!imgfs_dir_encode(&dir, 512, buf, size));
+	CHECK(!dir_encode(&dir, 512, buf, size));
 	CHECK(imgfs_get_le16(buf + 8) == 84); /* first nameoff = 12 * 7 */
 	CHECK(imgfs_get_le64(buf) == 40 && buf[10] == IMGFS_FT_REG_FILE);
 	CHECK(imgfs_get_le64(buf + 12) == 1 && buf[22] == IMGFS_FT_DIR);
@@ -263,10 +263,10 @@ static void test_dir(void)
 		snprintf(many[i], sizeof(many[i]), "entry%05d", i);
 		dir.children[dir.nr_children++] = child(&file, many[i]);
 	}
-	imgfs_dir_sort(&dir);
-	size = imgfs_dir_size(&dir, 512);
+	dir_sort(&dir);
+	size = dir_tree_size(&dir, 512);
 	CHECK(size == 2 * 512 + 18 * 22);
-	CHECK(!imgfs_dir_encode(&dir, 512, buf, size));
+	CHECK(!dir_encode(&dir, 512, buf, size));
 	CHECK(imgfs_get_le16(buf + 8) == 23 * 12);
 	CHECK(imgfs_get_le16(buf + 512 + 8) == 23 * 12);
 	CHECK(imgfs_get_le16(buf + 1024 + 8) == 18 * 12);
@@ -288,7 +288,7 @@ static void test_acl(void)
 	CHECK(archive_entry_acl_from_text(e, "user::rw-,user:1234:rw-,group::r--,mask::rw-,other::---",
 					  ARCHIVE_ENTRY_ACL_TYPE_ACCESS) ==
 	      ARCHIVE_OK);
-	len = imgfs_acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, &buf, "f",
+	len = acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, &buf, "f",
 			       &err);
 	CHECK(len == 4 + 5 * 8);
 	if (len == 44) {
@@ -306,7 +306,7 @@ static void test_acl(void)
 	}
 	free(buf);
 	buf = NULL;
-	CHECK(imgfs_acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, &buf, "f",
+	CHECK(acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, &buf, "f",
 			       &err) == 0);
 	archive_entry_free(e);
 }

@@ -17,24 +17,24 @@ static void test_user(void)
 {
 	char buf[256];
 
-	CHECK(imgfs_fflags_user("extent,huge_file", buf, sizeof(buf)) == 0);
+	CHECK(fflags_user("extent,huge_file", buf, sizeof(buf)) == 0);
 	CHECK(!strcmp(buf, ""));
-	CHECK(imgfs_fflags_user("index inline_data,encrypt,verity", buf,
+	CHECK(fflags_user("index inline_data,encrypt,verity", buf,
 				sizeof(buf)) == 0);
-	CHECK(imgfs_fflags_user("extent,nodump", buf, sizeof(buf)) == 1);
+	CHECK(fflags_user("extent,nodump", buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, "nodump"));
-	CHECK(imgfs_fflags_user(" schg, sappnd\tnoatime,", buf, sizeof(buf)) ==
+	CHECK(fflags_user(" schg, sappnd\tnoatime,", buf, sizeof(buf)) ==
 	      3);
 	CHECK(!strcmp(buf, "schg,sappnd,noatime"));
 	/* clear names ask for nothing */
-	CHECK(imgfs_fflags_user("noschg,dump,nouappnd,atime,cow", buf,
+	CHECK(fflags_user("noschg,dump,nouappnd,atime,cow", buf,
 				sizeof(buf)) == 0);
 	/* an unknown name is counted, as it stands */
-	CHECK(imgfs_fflags_user("frobnicate,extent", buf, sizeof(buf)) == 1);
+	CHECK(fflags_user("frobnicate,extent", buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, "frobnicate"));
-	CHECK(imgfs_fflags_user("", buf, sizeof(buf)) == 0);
+	CHECK(fflags_user("", buf, sizeof(buf)) == 0);
 	/* cut short, and said so */
-	CHECK(imgfs_fflags_user("schg,sappnd,noatime", buf, 8) == 3);
+	CHECK(fflags_user("schg,sappnd,noatime", buf, 8) == 3);
 	CHECK(strlen(buf) == 7 && !strcmp(buf + 4, "..."));
 }
 
@@ -79,7 +79,7 @@ static void test_against_libarchive(void)
 		/* a set flag is either a user's (kept) or internal (of
 		 * the names above, only these two); a clear one neither */
 		user_or_internal =
-			imgfs_fflags_user(names[i], buf, sizeof(buf)) ||
+			fflags_user(names[i], buf, sizeof(buf)) ||
 			!strcmp(names[i], "extent") ||
 			!strcmp(names[i], "encrypt");
 		if (user_or_internal != (set != 0))
@@ -110,22 +110,22 @@ static void test_tally(void)
 	struct imgfs_fflags_tally t = { 0 };
 	struct seen s = { 0 };
 
-	imgfs_fflags_tally_warn(&t, "dropped from", warned, &s);
+	fflags_tally_warn(&t, "dropped from", warned, &s);
 	CHECK(s.calls == 0);
-	imgfs_fflags_tally_add(&t, "a", "nodump");
-	imgfs_fflags_tally_warn(&t, "dropped from", warned, &s);
+	fflags_tally_add(&t, "a", "nodump");
+	fflags_tally_warn(&t, "dropped from", warned, &s);
 	CHECK(s.calls == 1);
 	CHECK(!strcmp(s.msg, "dropped from 1 entry: a (nodump)"));
-	imgfs_fflags_tally_add(&t, "b", "schg");
-	imgfs_fflags_tally_add(&t, "c", "sappnd,noatime");
-	imgfs_fflags_tally_add(&t, "d", "nocow");
-	imgfs_fflags_tally_add(&t, "e", "sync");
-	imgfs_fflags_tally_warn(&t, "dropped from", warned, &s);
+	fflags_tally_add(&t, "b", "schg");
+	fflags_tally_add(&t, "c", "sappnd,noatime");
+	fflags_tally_add(&t, "d", "nocow");
+	fflags_tally_add(&t, "e", "sync");
+	fflags_tally_warn(&t, "dropped from", warned, &s);
 	CHECK(s.calls == 2);
 	CHECK(!strcmp(
 		s.msg,
 		"dropped from 5 entries: a (nodump), b (schg), c (sappnd,noatime), ..."));
-	imgfs_fflags_tally_free(&t);
+	fflags_tally_free(&t);
 }
 
 int main(void)

@@ -117,14 +117,14 @@ static const uint8_t lz4_map[24] = {
 };
 
 /* Encode @want's structure again from what it decoded to: same bytes. */
-#define REENCODE(type, want, len)             \
+#define REENCODE(name, want, len)             \
 	do {                                  \
-		struct type d_;               \
+		struct imgfs_##name d_;       \
 		uint8_t b_[len];              \
                                               \
 		memset(b_, 0xA5, sizeof(b_)); \
-		type##_decode(want, &d_);     \
-		type##_encode(&d_, b_);       \
+		name##_decode(want, &d_);     \
+		name##_encode(&d_, b_);       \
 		CHECK_BYTES(b_, want, len);   \
 	} while (0)
 
@@ -133,7 +133,7 @@ static void test_super_real(void)
 	struct imgfs_super_block sb;
 	uint8_t *range = calloc(1, 3072);
 
-	imgfs_super_block_decode(sb_plain, &sb);
+	super_block_decode(sb_plain, &sb);
 	CHECK(sb.magic == IMGFS_SUPER_MAGIC);
 	CHECK(sb.checksum == 0x7FC71B3Fu);
 	CHECK(sb.feature_compat == (IMGFS_FEATURE_COMPAT_SB_CHKSUM |
@@ -147,22 +147,22 @@ static void test_super_real(void)
 	CHECK(!memcmp(sb.volume_name, "fxvol\0\0\0\0\0\0\0\0\0\0\0", 16));
 	CHECK(sb.feature_incompat == 0 && sb.u1 == 0);
 	CHECK(sb.build_time == 0 && sb.packed_nid == 0 && sb.root_nid_64 == 0);
-	REENCODE(imgfs_super_block, sb_plain, IMGFS_SUPER_BASE_SIZE);
+	REENCODE(super_block, sb_plain, IMGFS_SUPER_BASE_SIZE);
 
 	/* the checksum covers bytes 1024..4095 with its own field as 0 */
-	CHECK(imgfs_super_csum_len(4096) == 3072);
+	CHECK(super_csum_len(4096) == 3072);
 	memcpy(range, sb_plain, sizeof(sb_plain));
-	CHECK(imgfs_super_checksum(range, 3072) == 0x7FC71B3Fu);
+	CHECK(super_checksum(range, 3072) == 0x7FC71B3Fu);
 	CHECK(!memcmp(range, sb_plain, sizeof(sb_plain))); /* not modified */
 
-	imgfs_super_block_decode(sb_lz4, &sb);
+	super_block_decode(sb_lz4, &sb);
 	CHECK(sb.feature_incompat == IMGFS_FEATURE_INCOMPAT_ZERO_PADDING);
 	CHECK(sb.u1 == 0xFFFF); /* lz4_max_distance without COMPR_CFGS */
 	CHECK(sb.blocks_lo == 3 && sb.meta_blkaddr == 2);
 	CHECK(sb.volume_name[0] == 0);
-	REENCODE(imgfs_super_block, sb_lz4, IMGFS_SUPER_BASE_SIZE);
+	REENCODE(super_block, sb_lz4, IMGFS_SUPER_BASE_SIZE);
 	memcpy(range, sb_lz4, sizeof(sb_lz4));
-	CHECK(imgfs_super_checksum(range, 3072) == sb.checksum);
+	CHECK(super_checksum(range, 3072) == sb.checksum);
 	free(range);
 }
 
@@ -200,14 +200,14 @@ static void test_super_roundtrip(void)
 	memset(a.uuid, 0x57, 16);
 	memcpy(a.volume_name, "0123456789abcdef", 16); /* no NUL: 16 bytes */
 	memset(buf, 0xFF, sizeof(buf));
-	imgfs_super_block_encode(&a, buf);
+	super_block_encode(&a, buf);
 	/* spot checks of docs/format.md §3.1 offsets, reserved bytes zero */
 	CHECK(buf[0] == 0x04 && buf[12] == 0x0D && buf[14] == 0x10);
 	CHECK(buf[84] == 0x36 && buf[90] == 0x3B && buf[105] == 0x4A);
 	CHECK(!buf[106] && !buf[107]);
 	for (unsigned int i = 120; i < 128; i++)
 		CHECK(!buf[i]);
-	imgfs_super_block_decode(buf, &b);
+	super_block_decode(buf, &b);
 	CHECK(b.magic == a.magic && b.checksum == a.checksum);
 	CHECK(b.feature_compat == a.feature_compat);
 	CHECK(b.blkszbits == a.blkszbits && b.sb_extslots == a.sb_extslots);
@@ -228,9 +228,9 @@ static void test_super_roundtrip(void)
 	CHECK(b.ishare_xattr_prefix_id == a.ishare_xattr_prefix_id);
 	CHECK(b.build_time == a.build_time && b.root_nid_64 == a.root_nid_64);
 
-	CHECK(imgfs_super_csum_len(2048) == 1024);
-	CHECK(imgfs_super_csum_len(1024) == 1024);
-	CHECK(imgfs_super_csum_len(512) == 512);
+	CHECK(super_csum_len(2048) == 1024);
+	CHECK(super_csum_len(1024) == 1024);
+	CHECK(super_csum_len(512) == 512);
 }
 
 static void test_inodes_real(void)
@@ -238,33 +238,33 @@ static void test_inodes_real(void)
 	struct imgfs_inode_compact c;
 	struct imgfs_inode_extended e;
 
-	imgfs_inode_compact_decode(root_inode, &c);
+	inode_compact_decode(root_inode, &c);
 	CHECK(c.i_format ==
 	      imgfs_i_format(IMGFS_INODE_COMPACT, IMGFS_LAYOUT_FLAT_INLINE));
 	CHECK(c.i_xattr_icount == 0 && c.i_mode == 040755 && c.i_nb == 3);
 	CHECK(c.i_size == 73 && c.i_mtime == 0 && c.i_u == IMGFS_NULL_ADDR);
 	CHECK(c.i_ino == 1 && c.i_uid == 0 && c.i_gid == 0);
-	REENCODE(imgfs_inode_compact, root_inode, IMGFS_INODE_COMPACT_SIZE);
+	REENCODE(inode_compact, root_inode, IMGFS_INODE_COMPACT_SIZE);
 
-	imgfs_inode_compact_decode(dir_inode, &c);
+	inode_compact_decode(dir_inode, &c);
 	CHECK(imgfs_i_layout(c.i_format) == IMGFS_LAYOUT_FLAT_INLINE);
 	CHECK(c.i_xattr_icount == 4 && imgfs_xattr_ibody_size(4) == 24);
 	CHECK(c.i_mode == 040755 && c.i_nb == 2 && c.i_size == 43);
 	CHECK(c.i_ino == 2);
-	REENCODE(imgfs_inode_compact, dir_inode, IMGFS_INODE_COMPACT_SIZE);
+	REENCODE(inode_compact, dir_inode, IMGFS_INODE_COMPACT_SIZE);
 
-	imgfs_inode_compact_decode(file_inode, &c);
+	inode_compact_decode(file_inode, &c);
 	CHECK(c.i_format ==
 	      imgfs_i_format(IMGFS_INODE_COMPACT, IMGFS_LAYOUT_FLAT_PLAIN));
 	CHECK(c.i_xattr_icount == 3 && c.i_mode == 0100644 && c.i_nb == 1);
 	CHECK(c.i_size == 12000 && c.i_u == 1 && c.i_ino == 5);
-	REENCODE(imgfs_inode_compact, file_inode, IMGFS_INODE_COMPACT_SIZE);
+	REENCODE(inode_compact, file_inode, IMGFS_INODE_COMPACT_SIZE);
 
 	/* the compact decoder reads version and layout of either form */
-	imgfs_inode_compact_decode(ext_inode, &c);
+	inode_compact_decode(ext_inode, &c);
 	CHECK(imgfs_i_version(c.i_format) == IMGFS_INODE_EXTENDED);
 	CHECK(c.i_mode == 0100600);
-	imgfs_inode_extended_decode(ext_inode, &e);
+	inode_extended_decode(ext_inode, &e);
 	CHECK(e.i_format ==
 	      imgfs_i_format(IMGFS_INODE_EXTENDED, IMGFS_LAYOUT_FLAT_PLAIN));
 	CHECK(e.i_xattr_icount == 0 && e.i_mode == 0100600 && e.i_nb == 0);
@@ -272,7 +272,7 @@ static void test_inodes_real(void)
 	CHECK(e.i_uid == 70000 && e.i_gid == 0);
 	CHECK(e.i_mtime == 1700000000 && e.i_mtime_nsec == 500000000);
 	CHECK(e.i_nlink == 1);
-	REENCODE(imgfs_inode_extended, ext_inode, IMGFS_INODE_EXTENDED_SIZE);
+	REENCODE(inode_extended, ext_inode, IMGFS_INODE_EXTENDED_SIZE);
 }
 
 static void test_inodes_roundtrip(void)
@@ -289,16 +289,16 @@ static void test_inodes_roundtrip(void)
 	uint8_t b[IMGFS_INODE_EXTENDED_SIZE];
 
 	memset(b, 0xFF, sizeof(b));
-	imgfs_inode_compact_encode(&c, b);
+	inode_compact_encode(&c, b);
 	CHECK(!b[28] && !b[29] && !b[30] && !b[31]); /* reserved */
-	imgfs_inode_compact_decode(b, &c2);
+	inode_compact_decode(b, &c2);
 	CHECK(!memcmp(&c, &c2, sizeof(c))); /* no padding in this struct */
 
 	memset(b, 0xFF, sizeof(b));
-	imgfs_inode_extended_encode(&e, b);
+	inode_extended_encode(&e, b);
 	for (unsigned int i = 48; i < 64; i++)
 		CHECK(!b[i]);
-	imgfs_inode_extended_decode(b, &e2);
+	inode_extended_decode(b, &e2);
 	CHECK(e2.i_format == e.i_format && e2.i_xattr_icount == 0x0203);
 	CHECK(e2.i_mode == e.i_mode && e2.i_nb == e.i_nb);
 	CHECK(e2.i_size == e.i_size && e2.i_u == e.i_u && e2.i_ino == e.i_ino);
@@ -328,17 +328,17 @@ static void test_dirents(void)
 		const uint8_t *p = root_dirblk + i * IMGFS_DIRENT_SIZE;
 		struct imgfs_dirent de;
 
-		imgfs_dirent_decode(p, &de);
+		dirent_decode(p, &de);
 		CHECK(de.nid == want[i].nid && de.nameoff == want[i].nameoff);
 		CHECK(de.file_type == want[i].type);
 		CHECK(!memcmp(root_dirblk + de.nameoff, want[i].name,
 			      strlen(want[i].name)));
-		REENCODE(imgfs_dirent, p, IMGFS_DIRENT_SIZE);
+		REENCODE(dirent, p, IMGFS_DIRENT_SIZE);
 	}
 	memset(b, 0xFF, sizeof(b));
-	imgfs_dirent_encode(&d, b);
+	dirent_encode(&d, b);
 	CHECK(b[11] == 0); /* reserved */
-	imgfs_dirent_decode(b, &d2);
+	dirent_decode(b, &d2);
 	CHECK(d2.nid == d.nid && d2.nameoff == d.nameoff &&
 	      d2.file_type == d.file_type);
 }
@@ -350,25 +350,25 @@ static void test_xattrs_real(void)
 	struct imgfs_xattr_entry e;
 
 	/* /dir: user.foo=bar, inline */
-	imgfs_xattr_ibody_header_decode(area, &h);
+	xattr_ibody_header_decode(area, &h);
 	CHECK(h.h_shared_count == 0);
-	CHECK(h.h_name_filter == ~(1u << imgfs_xattr_filter_bit(
+	CHECK(h.h_name_filter == ~(1u << xattr_filter_bit(
 					   IMGFS_XATTR_INDEX_USER, "foo", 3)));
-	REENCODE(imgfs_xattr_ibody_header, area, IMGFS_XATTR_IBODY_HEADER_SIZE);
-	imgfs_xattr_entry_decode(area + 12, &e);
+	REENCODE(xattr_ibody_header, area, IMGFS_XATTR_IBODY_HEADER_SIZE);
+	xattr_entry_decode(area + 12, &e);
 	CHECK(e.e_name_len == 3 && e.e_name_index == IMGFS_XATTR_INDEX_USER);
 	CHECK(e.e_value_size == 3 && !memcmp(area + 16, "foobar", 6));
 	CHECK(imgfs_xattr_entry_size(e.e_name_len, e.e_value_size) == 12);
-	REENCODE(imgfs_xattr_entry, area + 12, IMGFS_XATTR_ENTRY_SIZE);
+	REENCODE(xattr_entry, area + 12, IMGFS_XATTR_ENTRY_SIZE);
 
 	/* /dir/file: trusted.x=y */
 	area = file_inode + IMGFS_INODE_COMPACT_SIZE;
-	imgfs_xattr_ibody_header_decode(area, &h);
+	xattr_ibody_header_decode(area, &h);
 	CHECK(h.h_shared_count == 0);
-	CHECK(h.h_name_filter == ~(1u << imgfs_xattr_filter_bit(
+	CHECK(h.h_name_filter == ~(1u << xattr_filter_bit(
 					   IMGFS_XATTR_INDEX_TRUSTED, "x", 1)));
 	CHECK(h.h_name_filter == 0xFFFDFFFFu);
-	imgfs_xattr_entry_decode(area + 12, &e);
+	xattr_entry_decode(area + 12, &e);
 	CHECK(e.e_name_len == 1 && e.e_name_index == IMGFS_XATTR_INDEX_TRUSTED);
 	CHECK(e.e_value_size == 1 && !memcmp(area + 16, "xy", 2));
 }
@@ -384,27 +384,27 @@ static void test_xattrs_roundtrip(void)
 	uint8_t area[IMGFS_XATTR_IBODY_HEADER_SIZE + 12];
 
 	memset(area, 0xFF, sizeof(area));
-	imgfs_xattr_ibody_header_encode(&h, area);
+	xattr_ibody_header_encode(&h, area);
 	for (unsigned int i = 5; i < 12; i++)
 		CHECK(!area[i]); /* reserved */
-	imgfs_xattr_shared_id_encode(area, 0, 7);
-	imgfs_xattr_shared_id_encode(area, 2, 0x01020304);
-	imgfs_xattr_ibody_header_decode(area, &h2);
+	xattr_shared_id_encode(area, 0, 7);
+	xattr_shared_id_encode(area, 2, 0x01020304);
+	xattr_ibody_header_decode(area, &h2);
 	CHECK(h2.h_name_filter == h.h_name_filter && h2.h_shared_count == 3);
-	CHECK(imgfs_xattr_shared_id_decode(area, 0) == 7);
-	CHECK(imgfs_xattr_shared_id_decode(area, 1) == 0xFFFFFFFFu);
-	CHECK(imgfs_xattr_shared_id_decode(area, 2) == 0x01020304);
+	CHECK(xattr_shared_id_decode(area, 0) == 7);
+	CHECK(xattr_shared_id_decode(area, 1) == 0xFFFFFFFFu);
+	CHECK(xattr_shared_id_decode(area, 2) == 0x01020304);
 	CHECK(area[20] == 0x04 && area[23] == 0x01);
 
-	imgfs_xattr_entry_encode(&e, area);
-	imgfs_xattr_entry_decode(area, &e2);
+	xattr_entry_encode(&e, area);
+	xattr_entry_decode(area, &e2);
 	CHECK(e2.e_name_len == 0xFE && e2.e_name_index == 0x81 &&
 	      e2.e_value_size == 0xFEDC);
 
 	/* docs/format.md §7.5: "trusted.overlay." as base 4 + "overlay." */
-	imgfs_xattr_long_prefix_encode(&lp, area);
+	xattr_long_prefix_encode(&lp, area);
 	CHECK_BYTES(area, want_prefix, 3);
-	REENCODE(imgfs_xattr_long_prefix, want_prefix,
+	REENCODE(xattr_long_prefix, want_prefix,
 		 IMGFS_XATTR_LONG_PREFIX_HDR_SIZE);
 }
 
@@ -413,20 +413,20 @@ static void test_xattr_names(void)
 	const char *suffix;
 	uint8_t index;
 
-	CHECK(!imgfs_xattr_split_name("user.foo", &index, &suffix));
+	CHECK(!xattr_split_name("user.foo", &index, &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_USER && !strcmp(suffix, "foo"));
-	CHECK(!imgfs_xattr_split_name("security.selinux", &index, &suffix));
+	CHECK(!xattr_split_name("security.selinux", &index, &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_SECURITY);
-	CHECK(!imgfs_xattr_split_name("trusted.", &index, &suffix));
+	CHECK(!xattr_split_name("trusted.", &index, &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_TRUSTED && !*suffix);
-	CHECK(!imgfs_xattr_split_name("system.posix_acl_default", &index,
+	CHECK(!xattr_split_name("system.posix_acl_default", &index,
 				      &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT && !*suffix);
-	CHECK(imgfs_xattr_split_name("system.posix_acl_access2", &index,
+	CHECK(xattr_split_name("system.posix_acl_access2", &index,
 				     &suffix) == -EOPNOTSUPP);
-	CHECK(imgfs_xattr_split_name("lustre.x", &index, &suffix) ==
+	CHECK(xattr_split_name("lustre.x", &index, &suffix) ==
 	      -EOPNOTSUPP);
-	CHECK(imgfs_xattr_split_name("system.foo", &index, &suffix) ==
+	CHECK(xattr_split_name("system.foo", &index, &suffix) ==
 	      -EOPNOTSUPP);
 	CHECK(!strcmp(imgfs_xattr_prefix(IMGFS_XATTR_INDEX_LUSTRE), "lustre."));
 	CHECK(!strcmp(imgfs_xattr_prefix(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS),
@@ -442,9 +442,9 @@ static void test_chunk_index(void)
 	struct imgfs_chunk_index ci = { 1, 2, 0x89ABCDEF }, ci2;
 	uint8_t b[IMGFS_CHUNK_INDEX_SIZE];
 
-	imgfs_chunk_index_encode(&ci, b);
+	chunk_index_encode(&ci, b);
 	CHECK_BYTES(b, want, 8);
-	imgfs_chunk_index_decode(b, &ci2);
+	chunk_index_decode(b, &ci2);
 	CHECK(ci2.startblk_hi == 1 && ci2.device_id == 2 &&
 	      ci2.startblk_lo == 0x89ABCDEF);
 }
@@ -455,11 +455,11 @@ static void test_block_map(void)
 					 0xFF, 0xFF, 0xFF, 0xFF };
 	uint8_t b[8];
 
-	imgfs_block_map_encode(b, 0, 0x12345678);
-	imgfs_block_map_encode(b, 1, IMGFS_NULL_ADDR);
+	block_map_encode(b, 0, 0x12345678);
+	block_map_encode(b, 1, IMGFS_NULL_ADDR);
 	CHECK_BYTES(b, want, 8);
-	CHECK(imgfs_block_map_decode(b, 0) == 0x12345678);
-	CHECK(imgfs_block_map_decode(b, 1) == IMGFS_NULL_ADDR);
+	CHECK(block_map_decode(b, 0) == 0x12345678);
+	CHECK(block_map_decode(b, 1) == IMGFS_NULL_ADDR);
 }
 
 /*
@@ -480,26 +480,26 @@ static void test_device_slot(void)
 
 	real[64] = 0x14;
 	real[68] = 0x04;
-	imgfs_device_slot_decode(real, &d);
+	device_slot_decode(real, &d);
 	CHECK(d.blocks_lo == 20 && d.uniaddr_lo == 4);
 	CHECK(!d.blocks_hi && !d.uniaddr_hi && !d.tag[0]);
-	REENCODE(imgfs_device_slot, real, IMGFS_DEVICE_SLOT_SIZE);
+	REENCODE(device_slot, real, IMGFS_DEVICE_SLOT_SIZE);
 
 	memcpy(a.tag, "sha256:0123", 11);
 	memset(b, 0xFF, sizeof(b));
-	imgfs_device_slot_encode(&a, b);
+	device_slot_encode(&a, b);
 	CHECK(!memcmp(b, "sha256:0123", 11) && !b[11] && !b[63]);
 	CHECK(b[64] == 0x78 && b[67] == 0x12 && b[68] == 0xF0 &&
 	      b[72] == 0x02 && b[74] == 0x04 && b[75] == 0x03);
 	for (unsigned int i = 76; i < IMGFS_DEVICE_SLOT_SIZE; i++)
 		CHECK(!b[i]);
-	imgfs_device_slot_decode(b, &d);
+	device_slot_decode(b, &d);
 	CHECK(!memcmp(d.tag, a.tag, sizeof(a.tag)));
-	CHECK(imgfs_device_slot_blocks(&d, true) == 0x010212345678ull);
-	CHECK(imgfs_device_slot_uniaddr(&d, true) == 0x03049ABCDEF0ull);
+	CHECK(device_slot_blocks(&d, true) == 0x010212345678ull);
+	CHECK(device_slot_uniaddr(&d, true) == 0x03049ABCDEF0ull);
 	/* without 48BIT the high halves are not part of the values */
-	CHECK(imgfs_device_slot_blocks(&d, false) == 0x12345678);
-	CHECK(imgfs_device_slot_uniaddr(&d, false) == 0x9ABCDEF0);
+	CHECK(device_slot_blocks(&d, false) == 0x12345678);
+	CHECK(device_slot_uniaddr(&d, false) == 0x9ABCDEF0);
 }
 
 /* §3.5: the LZ4 record is 14 bytes; a length of 0 reads as 65536. */
@@ -507,11 +507,11 @@ static void test_compr_cfg_len(void)
 {
 	uint8_t b[IMGFS_COMPR_CFG_HDR_SIZE];
 
-	imgfs_compr_cfg_len_encode(b, 14);
+	compr_cfg_len_encode(b, 14);
 	CHECK(b[0] == 14 && b[1] == 0);
-	CHECK(imgfs_compr_cfg_len_decode(b) == 14);
-	imgfs_compr_cfg_len_encode(b, 0);
-	CHECK(imgfs_compr_cfg_len_decode(b) == 65536);
+	CHECK(compr_cfg_len_decode(b) == 14);
+	compr_cfg_len_encode(b, 0);
+	CHECK(compr_cfg_len_decode(b) == 65536);
 }
 
 /* §3.5: the four records, reserved bytes zero; a 64 KiB LZ4 pcluster. */
@@ -528,24 +528,24 @@ static void test_compr_cfgs(void)
 	uint8_t b[14];
 
 	memset(b, 0xA5, sizeof(b));
-	imgfs_lz4_cfg_encode(&l4, b);
+	lz4_cfg_encode(&l4, b);
 	CHECK_BYTES(b, lz4, 14);
-	imgfs_lz4_cfg_decode(b, &l4b);
+	lz4_cfg_decode(b, &l4b);
 	CHECK(l4b.max_distance == 0xFFFF && l4b.max_pclusterblks == 16);
 	memset(b, 0xA5, sizeof(b));
-	imgfs_lzma_cfg_encode(&lz, b);
+	lzma_cfg_encode(&lz, b);
 	CHECK_BYTES(b, lzma, 14);
-	imgfs_lzma_cfg_decode(b, &lzb);
+	lzma_cfg_decode(b, &lzb);
 	CHECK(lzb.dict_size == 8u << 20 && lzb.format == 0);
 	memset(b, 0xA5, sizeof(b));
-	imgfs_zstd_cfg_encode(&zs, b);
+	zstd_cfg_encode(&zs, b);
 	CHECK_BYTES(b, zstd, 6);
-	imgfs_zstd_cfg_decode(b, &zsb);
+	zstd_cfg_decode(b, &zsb);
 	CHECK(zsb.format == 0 && zsb.windowlog == 7);
 	memset(b, 0xA5, sizeof(b));
-	imgfs_deflate_cfg_encode(&df, b);
+	deflate_cfg_encode(&df, b);
 	CHECK_BYTES(b, deflate, 6);
-	imgfs_deflate_cfg_decode(b, &dfb);
+	deflate_cfg_decode(b, &dfb);
 	CHECK(dfb.windowbits == 15);
 }
 
@@ -557,19 +557,19 @@ static void test_reserved(void)
 	uint8_t b[IMGFS_SUPER_BASE_SIZE];
 
 	sb.reserved_set = true;
-	imgfs_super_block_encode(&sb, b);
+	super_block_encode(&sb, b);
 	CHECK(!b[106] && !b[107]);
-	imgfs_super_block_decode(b, &sb);
+	super_block_decode(b, &sb);
 	CHECK(!sb.reserved_set);
 	b[107] = 1;
-	imgfs_super_block_decode(b, &sb);
+	super_block_decode(b, &sb);
 	CHECK(sb.reserved_set);
 
-	imgfs_xattr_ibody_header_encode(&h, b);
-	imgfs_xattr_ibody_header_decode(b, &h);
+	xattr_ibody_header_encode(&h, b);
+	xattr_ibody_header_decode(b, &h);
 	CHECK(!h.reserved_set && h.h_shared_count == 1);
 	b[11] = 0x80;
-	imgfs_xattr_ibody_header_decode(b, &h);
+	xattr_ibody_header_decode(b, &h);
 	CHECK(h.reserved_set);
 }
 
@@ -585,19 +585,19 @@ static void test_map_header(void)
 	struct imgfs_map_header h = { 0 };
 	uint8_t b[IMGFS_MAP_HEADER_SIZE];
 
-	imgfs_map_header_decode(lz4_map, &h);
+	map_header_decode(lz4_map, &h);
 	CHECK(!h.fragment_inode);
 	CHECK(h.h_advise == IMGFS_ADVISE_COMPACTED_2B);
 	CHECK(h.h_algorithmtype == IMGFS_COMPR_LZ4 && h.h_clusterbits == 0);
 	CHECK(h.h_idata_size == 0 && h.h_fragmentoff == 0);
-	REENCODE(imgfs_map_header, lz4_map, IMGFS_MAP_HEADER_SIZE);
+	REENCODE(map_header, lz4_map, IMGFS_MAP_HEADER_SIZE);
 
-	imgfs_map_header_decode(whole, &h);
+	map_header_decode(whole, &h);
 	CHECK(h.fragment_inode && h.fragment_off == 269335);
 	h = (struct imgfs_map_header){ .fragment_inode = true,
 				       .fragment_off = 269335,
 				       .h_advise = 0xFFFF };
-	imgfs_map_header_encode(&h, b);
+	map_header_encode(&h, b);
 	CHECK_BYTES(b, whole, 8);
 
 	h = (struct imgfs_map_header){
@@ -608,7 +608,7 @@ static void test_map_header(void)
 			    IMGFS_ADVISE_BIG_PCLUSTER_2,
 		.h_algorithmtype = IMGFS_COMPR_ZSTD,
 	};
-	imgfs_map_header_encode(&h, b);
+	map_header_encode(&h, b);
 	CHECK_BYTES(b, frag, 8);
 	h = (struct imgfs_map_header){
 		.h_fragmentoff = 0xFFFFFFFF,
@@ -616,9 +616,9 @@ static void test_map_header(void)
 		.h_advise = IMGFS_ADVISE_INLINE_PCLUSTER |
 			    IMGFS_ADVISE_COMPACTED_2B,
 	};
-	imgfs_map_header_encode(&h, b);
+	map_header_encode(&h, b);
 	CHECK_BYTES(b, tail, 8);
-	imgfs_map_header_decode(tail, &h);
+	map_header_decode(tail, &h);
 	CHECK(!h.fragment_inode && h.h_idata_size == 100 &&
 	      h.h_advise == 0x0009);
 }
@@ -635,33 +635,33 @@ static void test_lcluster_index(void)
 	struct imgfs_lcluster_index li;
 	uint8_t b[IMGFS_LCLUSTER_INDEX_SIZE];
 
-	imgfs_lcluster_index_decode(rec1, &li);
+	lcluster_index_decode(rec1, &li);
 	CHECK((li.di_advise & IMGFS_LI_TYPE_MASK) == IMGFS_LCLUSTER_NONHEAD);
 	CHECK(li.di_delta[0] == (IMGFS_LI_D0_CBLKCNT | 4) &&
 	      li.di_delta[1] == 7);
-	REENCODE(imgfs_lcluster_index, rec1, IMGFS_LCLUSTER_INDEX_SIZE);
-	imgfs_lcluster_index_decode(rec8, &li);
+	REENCODE(lcluster_index, rec1, IMGFS_LCLUSTER_INDEX_SIZE);
+	lcluster_index_decode(rec8, &li);
 	CHECK(li.di_advise == IMGFS_LCLUSTER_HEAD1);
 	CHECK(li.di_clusterofs == 1993 && li.di_blkaddr == 72);
-	REENCODE(imgfs_lcluster_index, rec8, IMGFS_LCLUSTER_INDEX_SIZE);
-	imgfs_lcluster_index_decode(rec12, &li);
+	REENCODE(lcluster_index, rec8, IMGFS_LCLUSTER_INDEX_SIZE);
+	lcluster_index_decode(rec12, &li);
 	CHECK(li.di_advise == IMGFS_LCLUSTER_PLAIN);
 	CHECK(li.di_clusterofs == 2110 && li.di_blkaddr == 0);
-	REENCODE(imgfs_lcluster_index, rec12, IMGFS_LCLUSTER_INDEX_SIZE);
+	REENCODE(lcluster_index, rec12, IMGFS_LCLUSTER_INDEX_SIZE);
 
 	/* a head writes its address, a NONHEAD its deltas, never both */
 	li = (struct imgfs_lcluster_index){ .di_advise = IMGFS_LCLUSTER_HEAD1,
 					    .di_clusterofs = 1993,
 					    .di_blkaddr = 72,
 					    .di_delta = { 0xAAAA, 0xBBBB } };
-	imgfs_lcluster_index_encode(&li, b);
+	lcluster_index_encode(&li, b);
 	CHECK_BYTES(b, rec8, 8);
 	li = (struct imgfs_lcluster_index){
 		.di_advise = IMGFS_LCLUSTER_NONHEAD,
 		.di_blkaddr = 0xCCCCCCCC,
 		.di_delta = { IMGFS_LI_D0_CBLKCNT | 4, 7 },
 	};
-	imgfs_lcluster_index_encode(&li, b);
+	lcluster_index_encode(&li, b);
 	CHECK_BYTES(b, rec1, 8);
 }
 
@@ -682,38 +682,38 @@ static void test_compact_packs(void)
 	for (unsigned int i = 0; i < 4; i++) {
 		const uint8_t *p = lz4_map + 8 + 8 * (i / 2);
 
-		CHECK(imgfs_compact_entry_decode(p, 16, 12, i % 2, &type) ==
+		CHECK(compact_entry_decode(p, 16, 12, i % 2, &type) ==
 		      want[i].lo);
 		CHECK(type == want[i].type);
-		CHECK(imgfs_compact_blkaddr_decode(p, 8) == 0);
+		CHECK(compact_blkaddr_decode(p, 8) == 0);
 	}
 	for (unsigned int k = 0; k < 2; k++) {
 		memset(again, 0, 8);
 		for (unsigned int i = 0; i < 2; i++)
-			imgfs_compact_entry_encode(again, 16, 12, i,
+			compact_entry_encode(again, 16, 12, i,
 						   want[2 * k + i].lo,
 						   want[2 * k + i].type);
-		imgfs_compact_blkaddr_encode(again, 8, 0);
+		compact_blkaddr_encode(again, 8, 0);
 		CHECK_BYTES(again, lz4_map + 8 + 8 * k, 8);
 	}
 
 	/* a 32-byte pack: 16 entries of 14 bits, then the base */
 	memset(pack, 0, sizeof(pack));
 	for (unsigned int i = 0; i < 16; i++)
-		imgfs_compact_entry_encode(pack, 14, 12, i, 4095 - 255 * i,
+		compact_entry_encode(pack, 14, 12, i, 4095 - 255 * i,
 					   i & 3);
-	imgfs_compact_blkaddr_encode(pack, 32, 0xDEADBEEF);
+	compact_blkaddr_encode(pack, 32, 0xDEADBEEF);
 	CHECK(pack[28] == 0xEF && pack[31] == 0xDE);
 	for (unsigned int i = 0; i < 16; i++) {
-		CHECK(imgfs_compact_entry_decode(pack, 14, 12, i, &type) ==
+		CHECK(compact_entry_decode(pack, 14, 12, i, &type) ==
 		      4095 - 255 * i);
 		CHECK(type == (i & 3));
 	}
-	CHECK(imgfs_compact_blkaddr_decode(pack, 32) == 0xDEADBEEF);
+	CHECK(compact_blkaddr_decode(pack, 32) == 0xDEADBEEF);
 	/* a value wider than lobits does not reach the type bits */
 	memset(pack, 0, 8);
-	imgfs_compact_entry_encode(pack, 16, 12, 0, 0x1FFF, 0);
-	CHECK(imgfs_compact_entry_decode(pack, 16, 12, 0, &type) == 0xFFF);
+	compact_entry_encode(pack, 16, 12, 0, 0x1FFF, 0);
+	CHECK(compact_entry_decode(pack, 16, 12, 0, &type) == 0xFFF);
 	CHECK(type == 0);
 }
 
@@ -725,14 +725,14 @@ static void test_acl_entry(void)
 	struct imgfs_acl_entry e = { IMGFS_ACL_USER, 6, 1000 }, e2;
 	uint8_t b[IMGFS_ACL_ENTRY_SIZE];
 
-	imgfs_acl_entry_encode(&e, b);
+	acl_entry_encode(&e, b);
 	CHECK_BYTES(b, want, 8);
-	imgfs_acl_entry_decode(b, &e2);
+	acl_entry_decode(b, &e2);
 	CHECK(e2.e_tag == IMGFS_ACL_USER && e2.e_perm == 6 && e2.e_id == 1000);
-	REENCODE(imgfs_acl_entry, want, IMGFS_ACL_ENTRY_SIZE);
-	imgfs_acl_version_encode(b, IMGFS_ACL_XATTR_VERSION);
+	REENCODE(acl_entry, want, IMGFS_ACL_ENTRY_SIZE);
+	acl_version_encode(b, IMGFS_ACL_XATTR_VERSION);
 	CHECK(b[0] == 2 && !b[1] && !b[2] && !b[3]);
-	CHECK(imgfs_acl_version_decode(b) == IMGFS_ACL_XATTR_VERSION);
+	CHECK(acl_version_decode(b) == IMGFS_ACL_XATTR_VERSION);
 }
 
 static void test_names(void)

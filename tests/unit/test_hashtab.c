@@ -33,7 +33,7 @@ static uint64_t record_hash(unsigned int i, const char *name)
 {
 	if (i % 2)
 		return i % 16;
-	return imgfs_hash_bytes(0, name, strlen(name));
+	return hash_bytes(0, name, strlen(name));
 }
 
 static void test_hashtab(void)
@@ -44,30 +44,30 @@ static void test_hashtab(void)
 	unsigned int found = 0, i;
 	char key[16];
 
-	CHECK(imgfs_hashtab_first(&t, 1) == NULL);
+	CHECK(hashtab_first(&t, 1) == NULL);
 	for (i = 0; i < NR_RECORDS; i++) {
 		snprintf(recs[i].name, sizeof(recs[i].name), "r%u", i);
 		recs[i].serial = i;
-		CHECK(!imgfs_hashtab_insert(&t, &recs[i].node,
+		CHECK(!hashtab_insert(&t, &recs[i].node,
 					    record_hash(i, recs[i].name)));
 	}
 	CHECK(t.count == NR_RECORDS);
 	CHECK(t.nr_buckets >= NR_RECORDS && t.nr_buckets % 2 == 0);
 	for (i = 0; i < NR_RECORDS; i++) {
-		n = imgfs_hashtab_find(&t, record_hash(i, recs[i].name),
+		n = hashtab_find(&t, record_hash(i, recs[i].name),
 				       record_eq, recs[i].name);
 		found += n == &recs[i].node;
 	}
 	CHECK(found == NR_RECORDS);
 	/* absent keys, one of them on a crowded hash */
-	CHECK(!imgfs_hashtab_find(&t, 3, record_eq, "r2"));
+	CHECK(!hashtab_find(&t, 3, record_eq, "r2"));
 	snprintf(key, sizeof(key), "r%u", NR_RECORDS);
-	CHECK(!imgfs_hashtab_find(&t, imgfs_hash_bytes(0, key, strlen(key)),
+	CHECK(!hashtab_find(&t, hash_bytes(0, key, strlen(key)),
 				  record_eq, key));
 	/* first/next give every node of a hash, newest first, none other */
 	found = 0;
 	i = NR_RECORDS;
-	for (n = imgfs_hashtab_first(&t, 5); n; n = imgfs_hashtab_next(n)) {
+	for (n = hashtab_first(&t, 5); n; n = hashtab_next(n)) {
 		struct record *r = imgfs_container_of(n, struct record, node);
 
 		CHECK(r->serial % 16 == 5);
@@ -76,7 +76,7 @@ static void test_hashtab(void)
 		found++;
 	}
 	CHECK(found == NR_RECORDS / 16);
-	imgfs_hashtab_free(&t);
+	hashtab_free(&t);
 	CHECK(!t.buckets && !t.count);
 	free(recs);
 }
@@ -86,12 +86,12 @@ static void test_duplicates(void)
 	struct record a = { .name = "x" }, b = { .name = "x" };
 	struct imgfs_hashtab t = { 0 };
 
-	CHECK(!imgfs_hashtab_insert(&t, &a.node, 42));
-	CHECK(!imgfs_hashtab_insert(&t, &b.node, 42));
-	CHECK(imgfs_hashtab_find(&t, 42, record_eq, "x") == &b.node);
-	CHECK(imgfs_hashtab_next(&b.node) == &a.node);
-	CHECK(imgfs_hashtab_next(&a.node) == NULL);
-	imgfs_hashtab_free(&t);
+	CHECK(!hashtab_insert(&t, &a.node, 42));
+	CHECK(!hashtab_insert(&t, &b.node, 42));
+	CHECK(hashtab_find(&t, 42, record_eq, "x") == &b.node);
+	CHECK(hashtab_next(&b.node) == &a.node);
+	CHECK(hashtab_next(&a.node) == NULL);
+	hashtab_free(&t);
 }
 
 static void test_u64map(void)
@@ -99,42 +99,42 @@ static void test_u64map(void)
 	struct imgfs_u64map m = { 0 };
 	uint64_t v = 7, i, bad = 0;
 
-	CHECK(!imgfs_u64map_get(&m, 0, &v) && v == 7);
-	CHECK(!imgfs_u64map_set(&m, 0, 1));
-	CHECK(imgfs_u64map_add(&m, 0, 100) == 1);
-	CHECK(imgfs_u64map_add(&m, UINT64_MAX, 200) == 1);
-	CHECK(imgfs_u64map_add(&m, 0, 999) == 0);
-	CHECK(imgfs_u64map_get(&m, 0, &v) && v == 100);
-	CHECK(imgfs_u64map_get(&m, UINT64_MAX, &v) && v == 200);
+	CHECK(!u64map_get(&m, 0, &v) && v == 7);
+	CHECK(!u64map_set(&m, 0, 1));
+	CHECK(u64map_add(&m, 0, 100) == 1);
+	CHECK(u64map_add(&m, UINT64_MAX, 200) == 1);
+	CHECK(u64map_add(&m, 0, 999) == 0);
+	CHECK(u64map_get(&m, 0, &v) && v == 100);
+	CHECK(u64map_get(&m, UINT64_MAX, &v) && v == 200);
 	/* NIDs are often multiples of a power of two */
 	for (i = 1; i <= 100000; i++)
-		if (imgfs_u64map_add(&m, i << 5, i) != 1)
+		if (u64map_add(&m, i << 5, i) != 1)
 			bad++;
 	CHECK(!bad);
 	CHECK(m.count == 100002);
 	CHECK(m.count <= m.cap / 2);
 	for (i = 1; i <= 100000; i++)
-		if (!imgfs_u64map_get(&m, i << 5, &v) || v != i ||
-		    imgfs_u64map_get(&m, (i << 5) + 1, NULL))
+		if (!u64map_get(&m, i << 5, &v) || v != i ||
+		    u64map_get(&m, (i << 5) + 1, NULL))
 			bad++;
 	CHECK(!bad);
-	CHECK(imgfs_u64map_set(&m, 64, 5) && imgfs_u64map_get(&m, 64, &v) &&
+	CHECK(u64map_set(&m, 64, 5) && u64map_get(&m, 64, &v) &&
 	      v == 5);
-	CHECK(imgfs_u64map_get(&m, 0, &v) && v == 100);
+	CHECK(u64map_get(&m, 0, &v) && v == 100);
 	/* find or add: one value, written through the pointer */
 	{
 		bool added = false;
 		uint64_t *p =
-			imgfs_u64map_find_or_add(&m, 7ull << 40, 1, &added);
+			u64map_find_or_add(&m, 7ull << 40, 1, &added);
 
 		CHECK(p && added && *p == 1);
 		*p = 2;
-		p = imgfs_u64map_find_or_add(&m, 7ull << 40, 9, &added);
+		p = u64map_find_or_add(&m, 7ull << 40, 9, &added);
 		CHECK(p && !added && *p == 2);
-		CHECK(imgfs_u64map_get(&m, 7ull << 40, &v) && v == 2);
+		CHECK(u64map_get(&m, 7ull << 40, &v) && v == 2);
 	}
-	imgfs_u64map_free(&m);
-	CHECK(!m.slots && !m.cap && !imgfs_u64map_get(&m, 0, NULL));
+	u64map_free(&m);
+	CHECK(!m.slots && !m.cap && !u64map_get(&m, 0, NULL));
 }
 
 static void test_vec(void)

@@ -54,7 +54,7 @@ static int dec(struct imgfs_zdecoder *d, unsigned int alg, const uint8_t *in,
 {
 	memset(out, 0xAA, sizeof(out));
 	why[0] = '\0';
-	return imgfs_zdecode(d, &cfg, alg, in, inlen, out, outlen, partial,
+	return zdecode(d, &cfg, alg, in, inlen, out, outlen, partial,
 			     exact_input, why, sizeof(why));
 }
 
@@ -169,7 +169,7 @@ static void test_zstd(struct imgfs_zdecoder *d)
 
 int main(void)
 {
-	struct imgfs_zdecoder *d = imgfs_zdecoder_new();
+	struct imgfs_zdecoder *d = zdecoder_new();
 
 	CHECK(d != NULL);
 	make_data();
@@ -182,6 +182,6 @@ int main(void)
 	test_zstd(d);
 #endif
 	CHECK(dec(d, 7, data, 10, 10, false, true) == -EOPNOTSUPP);
-	imgfs_zdecoder_free(d);
+	zdecoder_free(d);
 	return unit_done("test_decode");
 }

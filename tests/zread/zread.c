@@ -143,7 +143,7 @@ static int read_file(struct walker *w, const struct imgfs_inode *inode,
 	}
 	free(buf);
 	if (off < limit && n >= 0)
-		return imgfs_error_set(err, -EIO, "nid %llu: short read at %llu",
+		return error_set(err, -EIO, "nid %llu: short read at %llu",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)off);
 	return n < 0 ? (int)n : 0;
@@ -178,9 +178,9 @@ static int extract_file(struct walker *w, const char *path,
 	} else {
 		w->st.flat++;
 	}
-	before = imgfs_z_decoded_count(w->img);
+	before = z_decoded_count(w->img);
 	ret = read_file(w, inode, fd, NULL, &err);
-	w->st.decoded += imgfs_z_decoded_count(w->img) - before;
+	w->st.decoded += z_decoded_count(w->img) - before;
 	close(fd);
 	if (ret)
 		fprintf(stderr, "%s: %s\n", path, err.msg);
@@ -381,7 +381,7 @@ static void print_stats(const struct stats *st)
 	printf("ext_interlaced %" PRIu64 "\n", st->ext_interlaced);
 	printf("ext_partial %" PRIu64 "\n", st->ext_partial);
 	for (a = 0; a < IMGFS_COMPR_MAX; a++)
-		printf("alg_%s %" PRIu64 "\n", imgfs_zalg_name(a), st->alg[a]);
+		printf("alg_%s %" PRIu64 "\n", zalg_name(a), st->alg[a]);
 	printf("decoded %" PRIu64 "\n", st->decoded);
 	printf("expected_decodes %" PRIu64 "\n", st->expected);
 }
@@ -458,7 +458,7 @@ static int print_extent(void *arg, const struct imgfs_extent *e)
 	       e->logical, e->length, e->kind <= 4 ? kinds[e->kind] : "?",
 	       e->pos, e->plen,
 	       (e->flags & IMGFS_EXTENT_F_RAW) ? "raw" :
-						 imgfs_zalg_name(e->algorithm),
+						 zalg_name(e->algorithm),
 	       (e->flags & IMGFS_EXTENT_F_INLINE) ? ",inline" : "",
 	       (e->flags & IMGFS_EXTENT_F_INTERLACED) ? ",interlaced" : "",
 	       (e->flags & IMGFS_EXTENT_F_PARTIAL) ? ",partial" : "",
@@ -478,7 +478,7 @@ static int cmd_extents(const char *img_path, const char *path, bool index)
 		return 1;
 	ret = lookup(img, path, &inode);
 	if (!ret && index) {
-		ret = imgfs_z_index_range(img, &inode, &start, &end, &err);
+		ret = z_index_range(img, &inode, &start, &end, &err);
 		if (!ret)
 			printf("%" PRIu64 " %" PRIu64 "\n", start, end);
 	} else if (!ret) {
@@ -576,9 +576,9 @@ static int cmd_checkcount(const char *img_path)
 		return 1;
 	ret = walk(&w);
 	if (!ret) {
-		decoded = imgfs_z_decoded_count(w.img);
+		decoded = z_decoded_count(w.img);
 		ret = imgfs_check_image(w.img, NULL, &res, &err);
-		decoded = imgfs_z_decoded_count(w.img) - decoded;
+		decoded = z_decoded_count(w.img) - decoded;
 		printf("pclusters %" PRIu64 " decoded %" PRIu64 " errors %" PRIu64 "\n",
 		       w.st.expected, decoded, res.errors);
 		if (!ret && (decoded != w.st.expected || res.errors))
