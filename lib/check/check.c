@@ -46,8 +46,8 @@ static void check_compr_cfgs(struct check_ctx *c, uint64_t *pos)
 		if (!(c->sb->compr_algs & (1u << alg)))
 			continue;
 		*pos = (*pos + 3) & ~3ull;
-		if (img_read(c->img, l, sizeof(l), *pos,
-				   "compression config", 0, &e)) {
+		if (img_read(c->img, l, sizeof(l), *pos, "compression config",
+			     0, &e)) {
 			check_report(c, IMGFS_CHECK_ERROR,
 				     IMGFS_CHECK_SUPERBLOCK, IMGFS_CHECK_NO_NID,
 				     "compression config of algorithm %u: %s",
@@ -171,7 +171,7 @@ static void check_superblock(struct check_ctx *c)
 			     IMGFS_CHECK_NO_NID, "fixed_nsec %u >= 10^9",
 			     sb->fixed_nsec);
 	if (!img_read(c->img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
-			    "superblock", 0, &e))
+		      "superblock", 0, &e))
 		super_block_decode(raw, &d);
 	if (d.reserved_set)
 		check_report(c, IMGFS_CHECK_WARNING, IMGFS_CHECK_SUPERBLOCK,

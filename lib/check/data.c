@@ -246,9 +246,8 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 
 		if (ext->kind == IMGFS_EXTENT_PLAIN ||
 		    ext->kind == IMGFS_EXTENT_INLINE) {
-			int ret = img_read(c->img, s->buf, n,
-						 ext->pos + done, "file data",
-						 s->inode->nid, &s->e);
+			int ret = img_read(c->img, s->buf, n, ext->pos + done,
+					   "file data", s->inode->nid, &s->e);
 
 			if (ret)
 				return ret;
@@ -256,19 +255,21 @@ static int read_pieces(struct data_scan *s, const struct imgfs_extent *ext,
 		} else {
 			/* without a digest the bytes are not needed: shared
 			 * pclusters (packed tails) are decoded once */
-			got = s->md && !s->no_digest ?
-				      imgfs_read(c->img, s->inode,
-						 ext->logical + done, s->buf,
-						 n, &s->e) :
-				      read_verify(c->img, s->inode,
-							ext->logical + done,
-							s->buf, n, &s->e);
+			got = s->md && !s->no_digest
+				      ? imgfs_read(c->img, s->inode,
+						   ext->logical + done, s->buf,
+						   n, &s->e)
+				      : read_verify(c->img, s->inode,
+						    ext->logical + done, s->buf,
+						    n, &s->e);
 			if (got < 0)
 				return (int)got;
 			if ((size_t)got != n)
-				return error_set(&s->e, -IMGFS_EFSCORRUPTED,
-						       "short read at %llu",
-						       (unsigned long long)(ext->logical + done));
+				return error_set(
+					&s->e, -IMGFS_EFSCORRUPTED,
+					"short read at %llu",
+					(unsigned long long)(ext->logical +
+							     done));
 		}
 		if (s->md && !s->no_digest)
 			EVP_DigestUpdate(s->md, s->buf, (size_t)got);
@@ -667,8 +668,8 @@ static void job_run(struct check_job *job, void **local)
 		s.md = sha256_new();
 	}
 	if (!s.buf || (job->digest && !s.md)) {
-		job->read_ret = error_set(&job->read_err, -ENOMEM,
-						"out of memory");
+		job->read_ret =
+			error_set(&job->read_err, -ENOMEM, "out of memory");
 		EVP_MD_CTX_free(s.md);
 		return;
 	}
@@ -822,7 +823,7 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		s.md = sha256_new();
 		if (!s.md) {
 			c->fatal = error_set(c->err, -ENOMEM,
-						   "cannot set up SHA-256");
+					     "cannot set up SHA-256");
 			return;
 		}
 	}

@@ -158,8 +158,7 @@ int check_queue_job(struct check_ctx *c, struct check_job *job)
 
 	if (!ev || (!b && !(b = calloc(1, sizeof(*b))))) {
 		free(ev);
-		return c->fatal = error_set(c->err, -ENOMEM,
-						  "out of memory");
+		return c->fatal = error_set(c->err, -ENOMEM, "out of memory");
 	}
 	if (!check_pool(c)) {
 		if (b != c->batch)

@@ -180,8 +180,7 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 	bool have_next_size = false;
 
 	while (pos + TAR_BLOCK <= t->end) {
-		if (img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0,
-				   &e))
+		if (img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0, &e))
 			break;
 		if (all_zero(h, TAR_BLOCK)) {
 			t->walked = true;
@@ -197,7 +196,7 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 			do {
 				if (pos + TAR_BLOCK > t->end ||
 				    img_read(c->img, h, TAR_BLOCK, pos,
-						   "tar header", 0, &e)) {
+					     "tar header", 0, &e)) {
 					tar_report(c, t, pos,
 						   "sparse header extension cut short");
 					return 0;

@@ -56,8 +56,8 @@ bool imgfs_check_has_verity(struct imgfs_image *img)
 	if (off == UINT64_MAX || off > img->size ||
 	    img->size - off < IMGFS_VERITY_SB_SIZE)
 		return false;
-	if (img_read(img, magic, sizeof(magic), off, "verity superblock",
-			   0, &e))
+	if (img_read(img, magic, sizeof(magic), off, "verity superblock", 0,
+		     &e))
 		return false;
 	return !memcmp(magic, "verity\0\0", sizeof(magic));
 }
@@ -72,9 +72,8 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	int ret;
 
 	if (img->fd < 0)
-		return error_set(
-			err, -EOPNOTSUPP,
-			"dm-verity: only image files can be checked");
+		return error_set(err, -EOPNOTSUPP,
+				 "dm-verity: only image files can be checked");
 	if (!imgfs_check_has_verity(img))
 		return error_set(
 			err, -EBADMSG,
@@ -89,12 +88,12 @@ int imgfs_check_verity(struct imgfs_image *img, const uint8_t *root_hash,
 	covered = chk->info.data_blocks * chk->info.data_block_size;
 	if (covered < fs_end)
 		return error_set(err, -EBADMSG,
-				       "dm-verity: the tree covers %" PRIu64
-				       " bytes, the image has %" PRIu64 "%s",
-				       covered, fs_end,
-				       fs_end > sb->blocks << sb->blkszbits ?
-					       " (index and tar)" :
-					       "");
+				 "dm-verity: the tree covers %" PRIu64
+				 " bytes, the image has %" PRIu64 "%s",
+				 covered, fs_end,
+				 fs_end > sb->blocks << sb->blkszbits
+					 ? " (index and tar)"
+					 : "");
 	if (chk->info.data_block_size > (1u << sb->blkszbits))
 		return error_set(
 			err, -EBADMSG,

@@ -58,8 +58,8 @@ static const char *acl_problem(const uint8_t *v, size_t len)
 		uint32_t id;
 
 		acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
-					       IMGFS_ACL_ENTRY_SIZE * i,
-				       &e);
+					 IMGFS_ACL_ENTRY_SIZE * i,
+				 &e);
 		tag = e.e_tag;
 		id = e.e_id;
 		if (!acl_tag_ok(tag))
@@ -125,8 +125,7 @@ static void filter_add(struct xattr_scan *s, const struct imgfs_xattr_info *x)
 	}
 	memcpy(buf, infix, ilen);
 	memcpy(buf + ilen, x->suffix, x->suffix_len);
-	s->filter |= 1u << xattr_filter_bit(base, buf,
-						  ilen + x->suffix_len);
+	s->filter |= 1u << xattr_filter_bit(base, buf, ilen + x->suffix_len);
 }
 
 static void check_name(struct xattr_scan *s, const struct imgfs_xattr_info *x)
@@ -264,9 +263,8 @@ void check_xattrs(struct check_ctx *c, const struct imgfs_inode *inode)
 			     "xattr area of 12 bytes (i_xattr_icount 1): the kernel refuses xattr access");
 		return;
 	}
-	if (img_read(c->img, raw, sizeof(raw),
-			   inode->pos + inode->inode_size, "xattr header",
-			   inode->nid, &e))
+	if (img_read(c->img, raw, sizeof(raw), inode->pos + inode->inode_size,
+		     "xattr header", inode->nid, &e))
 		return; /* the inode read already checked the area bounds */
 	xattr_ibody_header_decode(raw, &hdr);
 	if (hdr.reserved_set)

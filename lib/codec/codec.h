@@ -132,9 +132,9 @@ typedef ssize_t (*imgfs_zoneshot_fn)(void *ctx, const uint8_t *src,
 				     size_t len, uint8_t *dst, size_t cap,
 				     const char **why);
 ssize_t zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
-			       const uint8_t *src, size_t *srclen,
-			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
-			       size_t scratch_cap, const char **why);
+			 const uint8_t *src, size_t *srclen, uint8_t *dst,
+			 size_t dstcap, uint8_t *scratch, size_t scratch_cap,
+			 const char **why);
 
 /*
  * Whether @len bytes at @src (at most IMGFS_ZPROBE_MAX are looked at) are
@@ -150,7 +150,7 @@ struct imgfs_zprobe {
 };
 
 bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
-				 size_t len);
+			   size_t len);
 
 /*
  * For a destsize function: true when the @dstcap bytes a raw pcluster
@@ -158,8 +158,8 @@ bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
  * be stored raw; the next call looks at the rest again, with what
  * follows); the encoder then returns 0 without running.
  */
-bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
-		      size_t *srclen, size_t dstcap);
+bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src, size_t *srclen,
+		size_t dstcap);
 
 /* The table holding the decoder of on-disk algorithm @alg, or NULL. */
 const struct imgfs_zalg *zalg_by_id(unsigned int alg);
@@ -184,16 +184,15 @@ void zdecoder_free(struct imgfs_zdecoder *d);
  * -EOPNOTSUPP if the algorithm is not built in, -ENOMEM.
  */
 int zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
-		  unsigned int alg, const uint8_t *in, size_t inlen,
-		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
-		  char *why, size_t whylen);
+	    unsigned int alg, const uint8_t *in, size_t inlen, uint8_t *out,
+	    size_t outlen, bool partial, bool exact_input, char *why,
+	    size_t whylen);
 
 /* Decoders' failures: the reason into @why, -IMGFS_EFSCORRUPTED back. */
-static inline int zread_corrupt(char *why, size_t whylen, const char *fmt,
-				 ...) __attribute__((format(printf, 3, 4)));
+static inline int zread_corrupt(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static inline int zread_corrupt(char *why, size_t whylen, const char *fmt,
-				 ...)
+static inline int zread_corrupt(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -56,9 +56,9 @@ void zdecoder_free(struct imgfs_zdecoder *d)
 }
 
 int zdecode(struct imgfs_zdecoder *d, const struct imgfs_zconfig *cfg,
-		  unsigned int alg, const uint8_t *in, size_t inlen,
-		  uint8_t *out, size_t outlen, bool partial, bool exact_input,
-		  char *why, size_t whylen)
+	    unsigned int alg, const uint8_t *in, size_t inlen, uint8_t *out,
+	    size_t outlen, bool partial, bool exact_input, char *why,
+	    size_t whylen)
 {
 	const struct imgfs_zalg *z = zalg_by_id(alg);
 

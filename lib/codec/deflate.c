@@ -21,13 +21,13 @@ static int deflate_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 
 	if (len < IMGFS_DEFLATE_CFGS_SIZE)
 		return zread_corrupt(why, whylen,
-				      "DEFLATE config record is %u bytes, not 6",
-				      len);
+				     "DEFLATE config record is %u bytes, not 6",
+				     len);
 	deflate_cfg_decode(rec, &c);
 	if (c.windowbits > 15)
 		return zread_corrupt(why, whylen,
-				      "DEFLATE windowbits %u above 15",
-				      c.windowbits);
+				     "DEFLATE windowbits %u above 15",
+				     c.windowbits);
 	zc->deflate_windowbits = c.windowbits;
 	return 0;
 }
@@ -60,17 +60,17 @@ static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->level = 6; /* zlib's default */
 	if (cfg->level < 1 || cfg->level > 9)
 		return error_set(err, -EINVAL,
-				       "deflate level %d out of range 1..9",
-				       cfg->level);
+				 "deflate level %d out of range 1..9",
+				 cfg->level);
 	if (!cfg->dictsize)
 		cfg->dictsize = DEFLATE_WINDOW_MAX;
 	if (cfg->dictsize & (cfg->dictsize - 1) ||
 	    cfg->dictsize < DEFLATE_WINDOW_MIN ||
 	    cfg->dictsize > DEFLATE_WINDOW_MAX)
-		return error_set(err, -EINVAL,
-				       "deflate window %u must be a power of two from %u to %u",
-				       cfg->dictsize, DEFLATE_WINDOW_MIN,
-				       DEFLATE_WINDOW_MAX);
+		return error_set(
+			err, -EINVAL,
+			"deflate window %u must be a power of two from %u to %u",
+			cfg->dictsize, DEFLATE_WINDOW_MIN, DEFLATE_WINDOW_MAX);
 	return 0;
 }
 
@@ -153,8 +153,8 @@ static ssize_t deflate_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 		return 0;
 	if (*srclen > UINT32_MAX / 2)
 		*srclen = UINT32_MAX / 2;
-	return zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst,
-				      dstcap, c->scratch, c->scratch_cap, why);
+	return zsearch_destsize(ctx, deflate_oneshot, src, srclen, dst, dstcap,
+				c->scratch, c->scratch_cap, why);
 }
 
 static unsigned int deflate_cfg_record(const struct imgfs_zcfg *cfg,
@@ -189,10 +189,10 @@ static z_stream *inflate_stream(void **dctx, char *why, size_t whylen,
 	r = inflateInit2(z, -15);
 	if (r != Z_OK) {
 		free(z);
-		*ret = r == Z_MEM_ERROR ? -ENOMEM :
-					  zread_corrupt(why, whylen,
-							 "zlib setup failed (%d)",
-							 r);
+		*ret = r == Z_MEM_ERROR
+			       ? -ENOMEM
+			       : zread_corrupt(why, whylen,
+					       "zlib setup failed (%d)", r);
 		return NULL;
 	}
 	*dctx = z;
@@ -244,17 +244,18 @@ static int deflate_decode(void **dctx, const struct imgfs_zconfig *zc,
 		return -ENOMEM;
 	if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
 		return zread_corrupt(why, whylen,
-				      "corrupt DEFLATE stream (%zu bytes): %s",
-				      inlen, z->msg ? z->msg : "inflate error");
+				     "corrupt DEFLATE stream (%zu bytes): %s",
+				     inlen, z->msg ? z->msg : "inflate error");
 	if (z->total_out != outlen)
-		return zread_corrupt(why, whylen,
-				      "DEFLATE stream (%zu bytes) ends after %lu bytes instead of %zu",
-				      inlen, (unsigned long)z->total_out,
-				      outlen);
+		return zread_corrupt(
+			why, whylen,
+			"DEFLATE stream (%zu bytes) ends after %lu bytes instead of %zu",
+			inlen, (unsigned long)z->total_out, outlen);
 	if (!partial && r != Z_STREAM_END && inflate_more(z))
-		return zread_corrupt(why, whylen,
-				      "DEFLATE stream (%zu bytes) does not end with the extent (%zu bytes)",
-				      inlen, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"DEFLATE stream (%zu bytes) does not end with the extent (%zu bytes)",
+			inlen, outlen);
 	return 0;
 }
 
@@ -273,8 +274,9 @@ const struct imgfs_zalg zalg_deflate = {
 #else
 static int deflate_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 {
-	return error_set(err, -EOPNOTSUPP,
-			       "deflate support not built in (install zlib1g-dev and rebuild)");
+	return error_set(
+		err, -EOPNOTSUPP,
+		"deflate support not built in (install zlib1g-dev and rebuild)");
 }
 
 const struct imgfs_zalg zalg_deflate = {

@@ -40,14 +40,14 @@ static int lz4_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 
 	if (len < IMGFS_LZ4_CFGS_SIZE)
 		return zread_corrupt(why, whylen,
-				      "LZ4 config record is %u bytes, not 14",
-				      len);
+				     "LZ4 config record is %u bytes, not 14",
+				     len);
 	lz4_cfg_decode(rec, &c);
 	blks = c.max_pclusterblks;
 	if (blks > IMGFS_MAX_PCLUSTER_SIZE >> blkszbits)
 		return zread_corrupt(why, whylen,
-				      "LZ4 max_pclusterblks %u exceeds 1 MiB",
-				      blks);
+				     "LZ4 max_pclusterblks %u exceeds 1 MiB",
+				     blks);
 	zc->lz4_max_pclusterblks = blks ? blks : 1;
 	return 0;
 }
@@ -73,13 +73,15 @@ static int lz4_decode(void **dctx, const struct imgfs_zconfig *zc,
 		n = LZ4_decompress_safe((const char *)in, (char *)out,
 					(int)inlen, (int)outlen);
 	if (n < 0)
-		return zread_corrupt(why, whylen,
-				      "corrupt LZ4 stream (%zu bytes), or it decodes to more than %zu bytes",
-				      inlen, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"corrupt LZ4 stream (%zu bytes), or it decodes to more than %zu bytes",
+			inlen, outlen);
 	if ((size_t)n != outlen)
-		return zread_corrupt(why, whylen,
-				      "LZ4 stream decodes to %d bytes instead of %zu",
-				      n, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"LZ4 stream decodes to %d bytes instead of %zu", n,
+			outlen);
 	return 0;
 }
 
@@ -102,10 +104,9 @@ static int lz4_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	lz4_cap_pcluster(cfg);
 	if (cfg->level >= 0)
 		return error_set(err, -EINVAL,
-				       "lz4 takes no level (use lz4hc,LEVEL)");
+				 "lz4 takes no level (use lz4hc,LEVEL)");
 	if (cfg->dictsize)
-		return error_set(err, -EINVAL,
-				       "lz4 takes no dictionary size");
+		return error_set(err, -EINVAL, "lz4 takes no dictionary size");
 	return 0;
 }
 
@@ -162,11 +163,11 @@ static int lz4hc_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->level = LZ4HC_CLEVEL_DEFAULT;
 	if (cfg->level < 1 || cfg->level > LZ4HC_CLEVEL_MAX)
 		return error_set(err, -EINVAL,
-				       "lz4hc level %d out of range 1..%d",
-				       cfg->level, LZ4HC_CLEVEL_MAX);
+				 "lz4hc level %d out of range 1..%d",
+				 cfg->level, LZ4HC_CLEVEL_MAX);
 	if (cfg->dictsize)
 		return error_set(err, -EINVAL,
-				       "lz4hc takes no dictionary size");
+				 "lz4hc takes no dictionary size");
 	return 0;
 }
 

@@ -32,8 +32,7 @@ static int lzma_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->level = 6;
 	if (cfg->level > 9)
 		return error_set(err, -EINVAL,
-				       "lzma level %d out of range 0..9",
-				       cfg->level);
+				 "lzma level %d out of range 0..9", cfg->level);
 	if (!cfg->dictsize) {
 		/* enough for what one pcluster usually decodes to */
 		uint64_t d = 4ull * cfg->pclustersize;
@@ -45,10 +44,10 @@ static int lzma_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->dictsize = (uint32_t)d;
 	}
 	if (cfg->dictsize < LZMA_DICT_MIN || cfg->dictsize > LZMA_DICT_MAX)
-		return error_set(err, -EINVAL,
-				       "lzma dictionary size %u out of range %u..%u (kernel limits)",
-				       cfg->dictsize, LZMA_DICT_MIN,
-				       LZMA_DICT_MAX);
+		return error_set(
+			err, -EINVAL,
+			"lzma dictionary size %u out of range %u..%u (kernel limits)",
+			cfg->dictsize, LZMA_DICT_MIN, LZMA_DICT_MAX);
 	return 0;
 }
 
@@ -126,18 +125,18 @@ static int lzma_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 
 	if (len < IMGFS_LZMA_CFGS_SIZE)
 		return zread_corrupt(why, whylen,
-				      "LZMA config record is %u bytes, not 14",
-				      len);
+				     "LZMA config record is %u bytes, not 14",
+				     len);
 	lzma_cfg_decode(rec, &c);
 	dict = c.dict_size;
 	if (c.format)
 		return zread_corrupt(why, whylen,
-				      "LZMA config format %u (must be 0)",
-				      c.format);
+				     "LZMA config format %u (must be 0)",
+				     c.format);
 	if (dict < LZMA_DICT_MIN || dict > LZMA_DICT_MAX)
-		return zread_corrupt(why, whylen,
-				      "LZMA dictionary size %u outside 4 KiB..8 MiB",
-				      dict);
+		return zread_corrupt(
+			why, whylen,
+			"LZMA dictionary size %u outside 4 KiB..8 MiB", dict);
 	zc->lzma_dict_size = dict;
 	return 0;
 }
@@ -199,9 +198,8 @@ static int lzma_decode(void **dctx, const struct imgfs_zconfig *zc,
 	if (r == LZMA_MEM_ERROR)
 		return -ENOMEM;
 	if (r != LZMA_OK)
-		return zread_corrupt(why, whylen,
-				      "MicroLZMA decoder setup: %s",
-				      lzma_ret_str(r));
+		return zread_corrupt(why, whylen, "MicroLZMA decoder setup: %s",
+				     lzma_ret_str(r));
 	s->next_in = in;
 	s->avail_in = inlen;
 	s->next_out = out;
@@ -213,19 +211,21 @@ static int lzma_decode(void **dctx, const struct imgfs_zconfig *zc,
 	if (r == LZMA_MEM_ERROR)
 		return -ENOMEM;
 	if (r != LZMA_OK && r != LZMA_STREAM_END)
-		return zread_corrupt(why, whylen,
-				      "MicroLZMA stream (%zu bytes): %s after %llu of %zu bytes",
-				      inlen, lzma_ret_str(r),
-				      (unsigned long long)s->total_out, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"MicroLZMA stream (%zu bytes): %s after %llu of %zu bytes",
+			inlen, lzma_ret_str(r),
+			(unsigned long long)s->total_out, outlen);
 	if (s->total_out != outlen)
-		return zread_corrupt(why, whylen,
-				      "MicroLZMA stream (%zu bytes) ends after %llu bytes instead of %zu",
-				      inlen, (unsigned long long)s->total_out,
-				      outlen);
+		return zread_corrupt(
+			why, whylen,
+			"MicroLZMA stream (%zu bytes) ends after %llu bytes instead of %zu",
+			inlen, (unsigned long long)s->total_out, outlen);
 	if (!partial && r != LZMA_STREAM_END)
-		return zread_corrupt(why, whylen,
-				      "MicroLZMA stream (%zu bytes) does not end with the extent",
-				      inlen);
+		return zread_corrupt(
+			why, whylen,
+			"MicroLZMA stream (%zu bytes) does not end with the extent",
+			inlen);
 	return 0;
 }
 

@@ -107,7 +107,7 @@ static size_t order0_bytes(const uint8_t *src, size_t len)
 }
 
 bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
-				 size_t len)
+			   size_t len)
 {
 	size_t need, save;
 
@@ -123,8 +123,8 @@ bool zprobe_incompressible(struct imgfs_zprobe *pr, const uint8_t *src,
 	return save + match_bytes(pr, src, len) < need;
 }
 
-bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src,
-		      size_t *srclen, size_t dstcap)
+bool zprobe_raw(struct imgfs_zprobe *pr, const uint8_t *src, size_t *srclen,
+		size_t dstcap)
 {
 	size_t len = *srclen < dstcap ? *srclen : dstcap;
 

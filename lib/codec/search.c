@@ -24,9 +24,9 @@ static size_t clamp_guess(size_t n, size_t lo, size_t hi)
 }
 
 ssize_t zsearch_destsize(void *ctx, imgfs_zoneshot_fn compress,
-			       const uint8_t *src, size_t *srclen,
-			       uint8_t *dst, size_t dstcap, uint8_t *scratch,
-			       size_t scratch_cap, const char **why)
+			 const uint8_t *src, size_t *srclen, uint8_t *dst,
+			 size_t dstcap, uint8_t *scratch, size_t scratch_cap,
+			 const char **why)
 {
 	size_t avail = *srclen;
 	size_t lo = 0, hi = avail + 1; /* lo fits, hi does not */

@@ -46,18 +46,18 @@ static int zstd_cfg_parse(struct imgfs_zconfig *zc, const uint8_t *rec,
 	struct imgfs_zstd_cfg c;
 
 	if (len < IMGFS_ZSTD_CFGS_SIZE)
-		return zread_corrupt(why, whylen,
-				      "Zstandard config record is %u bytes, not 6",
-				      len);
+		return zread_corrupt(
+			why, whylen,
+			"Zstandard config record is %u bytes, not 6", len);
 	zstd_cfg_decode(rec, &c);
 	if (c.format)
 		return zread_corrupt(why, whylen,
-				      "Zstandard config format %u (must be 0)",
-				      c.format);
+				     "Zstandard config format %u (must be 0)",
+				     c.format);
 	if (c.windowlog > 10)
 		return zread_corrupt(why, whylen,
-				      "Zstandard window log %u above 1 MiB",
-				      c.windowlog + 10);
+				     "Zstandard window log %u above 1 MiB",
+				     c.windowlog + 10);
 	zc->zstd_windowlog = c.windowlog + 10u;
 	return 0;
 }
@@ -79,8 +79,8 @@ static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 		cfg->level = ZSTD_CLEVEL_DEFAULT;
 	if (cfg->level < 1 || cfg->level > ZSTD_maxCLevel())
 		return error_set(err, -EINVAL,
-				       "zstd level %d out of range 1..%d",
-				       cfg->level, ZSTD_maxCLevel());
+				 "zstd level %d out of range 1..%d", cfg->level,
+				 ZSTD_maxCLevel());
 	if (!cfg->dictsize) {
 		uint64_t d = 8ull * cfg->pclustersize;
 
@@ -90,10 +90,10 @@ static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 	}
 	if (cfg->dictsize & (cfg->dictsize - 1) ||
 	    cfg->dictsize < ZSTD_WINDOW_MIN || cfg->dictsize > ZSTD_WINDOW_MAX)
-		return error_set(err, -EINVAL,
-				       "zstd window %u must be a power of two from %u to %u (kernel limit)",
-				       cfg->dictsize, ZSTD_WINDOW_MIN,
-				       ZSTD_WINDOW_MAX);
+		return error_set(
+			err, -EINVAL,
+			"zstd window %u must be a power of two from %u to %u (kernel limit)",
+			cfg->dictsize, ZSTD_WINDOW_MIN, ZSTD_WINDOW_MAX);
 	return 0;
 }
 
@@ -157,8 +157,8 @@ static ssize_t zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	if (dstcap < ZSTD_PROBE_BELOW &&
 	    zprobe_raw(&c->probe, src, srclen, dstcap))
 		return 0;
-	return zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst,
-				      dstcap, c->scratch, c->scratch_cap, why);
+	return zsearch_destsize(ctx, zstd_oneshot, src, srclen, dst, dstcap,
+				c->scratch, c->scratch_cap, why);
 }
 
 /* After a full output buffer: does the frame end without more output? */
@@ -209,27 +209,29 @@ static int zstd_decode(void **dctx, const struct imgfs_zconfig *zc,
 				   (int)zc->zstd_windowlog);
 	if (ZSTD_isError(r))
 		return zread_corrupt(why, whylen, "zstd window log %u: %s",
-				      zc->zstd_windowlog, ZSTD_getErrorName(r));
+				     zc->zstd_windowlog, ZSTD_getErrorName(r));
 	while (ob.pos < ob.size) {
 		size_t before = ib.pos + ob.pos;
 
 		r = ZSTD_decompressStream(dc, &ob, &ib);
 		if (ZSTD_isError(r))
-			return zread_corrupt(why, whylen,
-					      "Zstandard frame (%zu bytes): %s after %zu of %zu bytes",
-					      inlen, ZSTD_getErrorName(r),
-					      ob.pos, outlen);
+			return zread_corrupt(
+				why, whylen,
+				"Zstandard frame (%zu bytes): %s after %zu of %zu bytes",
+				inlen, ZSTD_getErrorName(r), ob.pos, outlen);
 		if (!r || ib.pos + ob.pos == before)
 			break;
 	}
 	if (ob.pos != outlen)
-		return zread_corrupt(why, whylen,
-				      "Zstandard frame (%zu bytes) ends after %zu bytes instead of %zu",
-				      inlen, ob.pos, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"Zstandard frame (%zu bytes) ends after %zu bytes instead of %zu",
+			inlen, ob.pos, outlen);
 	if (!partial && r && zstd_more(dc, &ib))
-		return zread_corrupt(why, whylen,
-				      "Zstandard frame (%zu bytes) does not end with the extent (%zu bytes)",
-				      inlen, outlen);
+		return zread_corrupt(
+			why, whylen,
+			"Zstandard frame (%zu bytes) does not end with the extent (%zu bytes)",
+			inlen, outlen);
 	return 0;
 }
 
@@ -248,8 +250,9 @@ const struct imgfs_zalg zalg_zstd = {
 #else
 static int zstd_setup(struct imgfs_zcfg *cfg, struct imgfs_error *err)
 {
-	return error_set(err, -EOPNOTSUPP,
-			       "zstd support not built in (install libzstd-dev and rebuild)");
+	return error_set(
+		err, -EOPNOTSUPP,
+		"zstd support not built in (install libzstd-dev and rebuild)");
 }
 
 const struct imgfs_zalg zalg_zstd = {

@@ -92,8 +92,7 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 	int ret;
 
 	if (c->ran)
-		return error_set(err, -EINVAL,
-				       "a comparison runs only once");
+		return error_set(err, -EINVAL, "a comparison runs only once");
 	c->ran = true;
 	ret = c->iroot ? 0 : cmp_image_walk(c, err);
 	if (!ret)

@@ -41,8 +41,7 @@ struct exp_dentry *cmp_dlookup(struct imgfs_compare *c, struct exp_dentry *dir,
 	struct dkey k = { dir, name, len };
 	struct imgfs_hnode *n;
 
-	n = hashtab_find(&c->dentries, dhash(dir, name, len), dentry_eq,
-			       &k);
+	n = hashtab_find(&c->dentries, dhash(dir, name, len), dentry_eq, &k);
 	return n ? imgfs_container_of(n, struct exp_dentry, hnode) : NULL;
 }
 
@@ -65,8 +64,7 @@ struct exp_dentry *cmp_dadd(struct imgfs_compare *c, struct exp_dentry *dir,
 			      dir->nr_children + 1, 8))
 		return NULL;
 	dir->children[dir->nr_children++] = d;
-	if (hashtab_insert(&c->dentries, &d->hnode,
-				 dhash(dir, name, len)))
+	if (hashtab_insert(&c->dentries, &d->hnode, dhash(dir, name, len)))
 		return NULL;
 	return d;
 }

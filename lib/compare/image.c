@@ -50,7 +50,7 @@ struct img_entry *cmp_image_lookup(struct imgfs_compare *c,
 	struct imgfs_hnode *n;
 
 	n = hashtab_find(&c->ientries, ihash(parent, name, strlen(name)),
-			       ientry_eq, &k);
+			 ientry_eq, &k);
 	return n ? imgfs_container_of(n, struct img_entry, hnode) : NULL;
 }
 
@@ -70,7 +70,7 @@ static struct img_entry *nid_bind(struct imgfs_u64map *m, struct img_entry *ie,
 {
 	bool added;
 	uint64_t *v = u64map_find_or_add(m, ie->inode.nid,
-					       (uint64_t)(uintptr_t)ie, &added);
+					 (uint64_t)(uintptr_t)ie, &added);
 
 	if (!v) {
 		*oom = -ENOMEM;
@@ -148,7 +148,7 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 	*c->itail = e;
 	c->itail = &e->next_all;
 	if (hashtab_insert(&c->ientries, &e->hnode,
-				 ihash(parent, e->name, strlen(e->name))))
+			   ihash(parent, e->name, strlen(e->name))))
 		return -ENOMEM;
 	if (imgfs_inode_is_dir(inode) && first) {
 		nid_bind(&c->dirs, e, &c->oom);
@@ -198,7 +198,7 @@ int cmp_image_walk(struct imgfs_compare *c, struct imgfs_error *err)
 		return error_set(err, -ENOMEM, "out of memory");
 	if (ret > 0 || ret == -EUCLEAN)
 		return error_set(err, -EUCLEAN,
-				       "the image tree cannot be walked");
+				 "the image tree cannot be walked");
 	return ret;
 }
 
@@ -217,8 +217,7 @@ static int digest_file(struct imgfs_compare *c, struct img_entry *ie,
 	while (!r && pos < ie->inode.size) {
 		r = imgfs_read(c->img, &ie->inode, pos, buf, DIGEST_CHUNK, err);
 		if (r == 0)
-			r = error_set(err, -EUCLEAN,
-					    "file data ends early");
+			r = error_set(err, -EUCLEAN, "file data ends early");
 		if (r > 0) {
 			EVP_DigestUpdate(md, buf, (size_t)r);
 			pos += (uint64_t)r;

@@ -388,10 +388,9 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		ret = add_entry(c, tar_archive(t), ae, path);
 		if (ret) {
 			error_set(err, ret, "%s: %s", tar,
-					ret == -EIO
-						? archive_error_string(
-							  tar_archive(t))
-						: strerror(-ret));
+				  ret == -EIO
+					  ? archive_error_string(tar_archive(t))
+					  : strerror(-ret));
 			break;
 		}
 	}
@@ -401,8 +400,8 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	imgfs_tar_close(t);
 	if (!ret)
 		fflags_tally_warn(&c->fflags,
-					"file flags mkfs.img drops are on",
-					c->o.warn, c->o.warn_arg);
+				  "file flags mkfs.img drops are on", c->o.warn,
+				  c->o.warn_arg);
 	if (!ret && (finish(c) || c->oom))
 		ret = error_set(err, -ENOMEM, "out of memory");
 	return ret;

@@ -67,14 +67,14 @@ static int copy_extent(void *arg, const struct imgfs_extent *ext)
 		    (uint64_t)got > x->o.limit - x->res.data_bytes) {
 			x->res.limit_reached = true;
 			return error_set(&c->err, -EFBIG,
-					       "file data beyond the limit");
+					 "file data beyond the limit");
 		}
 		x->res.data_bytes += (uint64_t)got;
 		ret = pwrite_full(c->fd, x->buf, (size_t)got,
-					ext->logical + done);
+				  ext->logical + done);
 		if (ret)
 			return error_set(&c->err, ret, "write: %s",
-					       strerror(-ret));
+					 strerror(-ret));
 		done += (uint64_t)got;
 	}
 	return 0;

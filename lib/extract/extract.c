@@ -38,11 +38,11 @@ static int open_target(struct imgfs_extract *x, const char *dir,
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return error_set(err, -errno, "cannot create %s: %s", dir,
-				       strerror(errno));
+				 strerror(errno));
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
 		return error_set(err, -errno, "cannot open %s: %s", dir,
-				       strerror(errno));
+				 strerror(errno));
 	empty = extract_dir_is_empty(x->rootfd);
 	if (empty < 0)
 		return error_set(err, empty, "cannot read %s", dir);

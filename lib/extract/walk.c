@@ -138,8 +138,8 @@ static int walk_image(struct walk_ctx *w, struct imgfs_error *err)
 		return ret;
 	if (!imgfs_inode_is_dir(&inode))
 		return error_set(err, -ENOTDIR,
-				       "the root (nid %llu) is not a directory",
-				       (unsigned long long)root);
+				 "the root (nid %llu) is not a directory",
+				 (unsigned long long)root);
 	ce.inode = &inode;
 	ce.parent_nid = root;
 	ce.link_parent_serial = IMGFS_WALK_NO_SERIAL;

@@ -70,7 +70,7 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 long acl_encode(struct archive_entry *e, int type, uint8_t **out,
-		      const char *path, struct imgfs_error *err)
+		const char *path, struct imgfs_error *err)
 {
 	int n = archive_entry_acl_reset(e, type);
 	int etype, permset, tag, id;
@@ -81,8 +81,8 @@ long acl_encode(struct archive_entry *e, int type, uint8_t **out,
 
 	if (archive_entry_acl_types(e) & ARCHIVE_ENTRY_ACL_TYPE_NFS4)
 		return error_set(err, -EOPNOTSUPP,
-				       "%s: NFSv4 ACLs cannot be stored in EROFS",
-				       path);
+				 "%s: NFSv4 ACLs cannot be stored in EROFS",
+				 path);
 	if (n <= 0)
 		return 0;
 	ents = calloc((size_t)n, sizeof(*ents));
@@ -95,8 +95,8 @@ long acl_encode(struct archive_entry *e, int type, uint8_t **out,
 		if (t < 0) {
 			free(ents);
 			return error_set(err, -EOPNOTSUPP,
-					       "%s: unsupported ACL entry tag %d",
-					       path, tag);
+					 "%s: unsupported ACL entry tag %d",
+					 path, tag);
 		}
 		ents[count].e_tag = (uint16_t)t;
 		ents[count].e_perm = (uint16_t)(permset & 7);
@@ -114,9 +114,8 @@ long acl_encode(struct archive_entry *e, int type, uint8_t **out,
 	}
 	acl_version_encode(buf, IMGFS_ACL_XATTR_VERSION);
 	for (int i = 0; i < count; i++)
-		acl_entry_encode(&ents[i],
-				       buf + IMGFS_ACL_HEADER_SIZE +
-					       IMGFS_ACL_ENTRY_SIZE * i);
+		acl_entry_encode(&ents[i], buf + IMGFS_ACL_HEADER_SIZE +
+						   IMGFS_ACL_ENTRY_SIZE * i);
 	free(ents);
 	*out = buf;
 	return IMGFS_ACL_HEADER_SIZE + (long)IMGFS_ACL_ENTRY_SIZE * count;
@@ -164,8 +163,8 @@ const char *acl_value_problem(const void *value, size_t len)
 		uint32_t id;
 
 		acl_entry_decode(v + IMGFS_ACL_HEADER_SIZE +
-					       IMGFS_ACL_ENTRY_SIZE * i,
-				       &e);
+					 IMGFS_ACL_ENTRY_SIZE * i,
+				 &e);
 		tag = e.e_tag;
 		id = e.e_id;
 

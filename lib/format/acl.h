@@ -34,7 +34,7 @@ uint32_t acl_version_decode(const uint8_t *b);
  * negative errno (NFSv4 ACLs cannot be represented).
  */
 long acl_encode(struct archive_entry *e, int type, uint8_t **out,
-		      const char *path, struct imgfs_error *err);
+		const char *path, struct imgfs_error *err);
 
 /*
  * Permission bits (0..7) of the access ACL's mask entry of @e, or -1 when

@@ -98,14 +98,10 @@ struct imgfs_inode_extended {
 	uint32_t i_nlink;
 };
 
-void inode_compact_encode(const struct imgfs_inode_compact *di,
-				uint8_t *b);
-void inode_compact_decode(const uint8_t *b,
-				struct imgfs_inode_compact *di);
-void inode_extended_encode(const struct imgfs_inode_extended *di,
-				 uint8_t *b);
-void inode_extended_decode(const uint8_t *b,
-				 struct imgfs_inode_extended *di);
+void inode_compact_encode(const struct imgfs_inode_compact *di, uint8_t *b);
+void inode_compact_decode(const uint8_t *b, struct imgfs_inode_compact *di);
+void inode_extended_encode(const struct imgfs_inode_extended *di, uint8_t *b);
+void inode_extended_decode(const uint8_t *b, struct imgfs_inode_extended *di);
 
 /* Directory entry, 12 bytes at the start of a directory block (§6.2). */
 struct imgfs_dirent {
@@ -126,9 +122,9 @@ struct imgfs_xattr_ibody_header {
 };
 
 void xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
-				     uint8_t *b);
+			       uint8_t *b);
 void xattr_ibody_header_decode(const uint8_t *b,
-				     struct imgfs_xattr_ibody_header *h);
+			       struct imgfs_xattr_ibody_header *h);
 
 /* Shared xattr id @i of the xattr area starting at @area (§7.1). */
 void xattr_shared_id_encode(uint8_t *area, unsigned int i, uint32_t id);
@@ -153,21 +149,20 @@ struct imgfs_xattr_long_prefix {
 };
 
 void xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
-				    uint8_t *b);
+			      uint8_t *b);
 void xattr_long_prefix_decode(const uint8_t *b,
-				    struct imgfs_xattr_long_prefix *p);
+			      struct imgfs_xattr_long_prefix *p);
 
 /*
  * Split a full xattr name into its short prefix index and suffix (§7.3).
  * Only the namespaces the kernel lists are accepted (not "lustre.");
  * returns -EOPNOTSUPP for any other name.
  */
-int xattr_split_name(const char *name, uint8_t *index,
-			   const char **suffix);
+int xattr_split_name(const char *name, uint8_t *index, const char **suffix);
 
 /* Name filter bit (0..31) of a name: base index + suffix (§7.6). */
 unsigned int xattr_filter_bit(unsigned int base_index, const char *suffix,
-				    size_t len);
+			      size_t len);
 
 /* Chunk index record, 8 bytes (§5.3). */
 struct imgfs_chunk_index {
@@ -202,10 +197,8 @@ void device_slot_encode(const struct imgfs_device_slot *d, uint8_t *b);
 void device_slot_decode(const uint8_t *b, struct imgfs_device_slot *d);
 
 /* The device's size and unified address; the high bits count with 48BIT. */
-uint64_t device_slot_blocks(const struct imgfs_device_slot *d,
-				  bool is48);
-uint64_t device_slot_uniaddr(const struct imgfs_device_slot *d,
-				   bool is48);
+uint64_t device_slot_blocks(const struct imgfs_device_slot *d, bool is48);
+uint64_t device_slot_uniaddr(const struct imgfs_device_slot *d, bool is48);
 
 /*
  * Compression configuration records after the superblock (§3.5): each a
@@ -281,10 +274,8 @@ struct imgfs_lcluster_index {
 	uint16_t di_delta[2];
 };
 
-void lcluster_index_encode(const struct imgfs_lcluster_index *li,
-				 uint8_t *b);
-void lcluster_index_decode(const uint8_t *b,
-				 struct imgfs_lcluster_index *li);
+void lcluster_index_encode(const struct imgfs_lcluster_index *li, uint8_t *b);
+void lcluster_index_decode(const uint8_t *b, struct imgfs_lcluster_index *li);
 
 /*
  * Compact index packs (§9.6): a pack of @size bytes (8 for 2 entries, 32
@@ -294,13 +285,12 @@ void lcluster_index_decode(const uint8_t *b,
  * into a pack zeroed beforehand.
  */
 void compact_entry_encode(uint8_t *pack, unsigned int ebits,
-				unsigned int lobits, unsigned int i,
-				unsigned int lo, unsigned int type);
+			  unsigned int lobits, unsigned int i, unsigned int lo,
+			  unsigned int type);
 unsigned int compact_entry_decode(const uint8_t *pack, unsigned int ebits,
-					unsigned int lobits, unsigned int i,
-					unsigned int *type);
-void compact_blkaddr_encode(uint8_t *pack, unsigned int size,
-				  uint32_t blkaddr);
+				  unsigned int lobits, unsigned int i,
+				  unsigned int *type);
+void compact_blkaddr_encode(uint8_t *pack, unsigned int size, uint32_t blkaddr);
 uint32_t compact_blkaddr_decode(const uint8_t *pack, unsigned int size);
 
 #endif /* IMGFS_FORMAT_FORMAT_H */

@@ -7,8 +7,7 @@
 
 #include "format/format.h"
 
-void inode_compact_encode(const struct imgfs_inode_compact *di,
-				uint8_t *b)
+void inode_compact_encode(const struct imgfs_inode_compact *di, uint8_t *b)
 {
 	memset(b, 0, IMGFS_INODE_COMPACT_SIZE);
 	imgfs_put_le16(b + 0, di->i_format);
@@ -23,8 +22,7 @@ void inode_compact_encode(const struct imgfs_inode_compact *di,
 	imgfs_put_le16(b + 26, di->i_gid);
 }
 
-void inode_compact_decode(const uint8_t *b,
-				struct imgfs_inode_compact *di)
+void inode_compact_decode(const uint8_t *b, struct imgfs_inode_compact *di)
 {
 	di->i_format = imgfs_get_le16(b + 0);
 	di->i_xattr_icount = imgfs_get_le16(b + 2);
@@ -38,8 +36,7 @@ void inode_compact_decode(const uint8_t *b,
 	di->i_gid = imgfs_get_le16(b + 26);
 }
 
-void inode_extended_encode(const struct imgfs_inode_extended *di,
-				 uint8_t *b)
+void inode_extended_encode(const struct imgfs_inode_extended *di, uint8_t *b)
 {
 	memset(b, 0, IMGFS_INODE_EXTENDED_SIZE);
 	imgfs_put_le16(b + 0, di->i_format);
@@ -56,8 +53,7 @@ void inode_extended_encode(const struct imgfs_inode_extended *di,
 	imgfs_put_le32(b + 44, di->i_nlink);
 }
 
-void inode_extended_decode(const uint8_t *b,
-				 struct imgfs_inode_extended *di)
+void inode_extended_decode(const uint8_t *b, struct imgfs_inode_extended *di)
 {
 	di->i_format = imgfs_get_le16(b + 0);
 	di->i_xattr_icount = imgfs_get_le16(b + 2);

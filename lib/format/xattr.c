@@ -32,8 +32,7 @@ const char *imgfs_xattr_prefix(unsigned int index)
 	return index < NR_PREFIXES ? prefixes[index].prefix : NULL;
 }
 
-int xattr_split_name(const char *name, uint8_t *index,
-			   const char **suffix)
+int xattr_split_name(const char *name, uint8_t *index, const char **suffix)
 {
 	for (unsigned int i = 0; i < NR_PREFIXES; i++) {
 		size_t plen;
@@ -53,14 +52,14 @@ int xattr_split_name(const char *name, uint8_t *index,
 }
 
 unsigned int xattr_filter_bit(unsigned int base_index, const char *suffix,
-				    size_t len)
+			      size_t len)
 {
 	return XXH32(suffix, len, IMGFS_XATTR_FILTER_SEED + base_index) &
 	       (IMGFS_XATTR_FILTER_BITS - 1);
 }
 
 void xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
-				     uint8_t *b)
+			       uint8_t *b)
 {
 	memset(b, 0, IMGFS_XATTR_IBODY_HEADER_SIZE);
 	imgfs_put_le32(b + 0, h->h_name_filter);
@@ -68,7 +67,7 @@ void xattr_ibody_header_encode(const struct imgfs_xattr_ibody_header *h,
 }
 
 void xattr_ibody_header_decode(const uint8_t *b,
-				     struct imgfs_xattr_ibody_header *h)
+			       struct imgfs_xattr_ibody_header *h)
 {
 	h->h_name_filter = imgfs_get_le32(b + 0);
 	h->h_shared_count = b[4];
@@ -102,14 +101,14 @@ void xattr_entry_decode(const uint8_t *b, struct imgfs_xattr_entry *e)
 }
 
 void xattr_long_prefix_encode(const struct imgfs_xattr_long_prefix *p,
-				    uint8_t *b)
+			      uint8_t *b)
 {
 	imgfs_put_le16(b + 0, p->len);
 	b[2] = p->base_index;
 }
 
 void xattr_long_prefix_decode(const uint8_t *b,
-				    struct imgfs_xattr_long_prefix *p)
+			      struct imgfs_xattr_long_prefix *p)
 {
 	p->len = imgfs_get_le16(b + 0);
 	p->base_index = b[2];

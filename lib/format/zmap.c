@@ -39,8 +39,7 @@ void map_header_decode(const uint8_t *b, struct imgfs_map_header *h)
 	h->h_clusterbits = b[7];
 }
 
-void lcluster_index_encode(const struct imgfs_lcluster_index *li,
-				 uint8_t *b)
+void lcluster_index_encode(const struct imgfs_lcluster_index *li, uint8_t *b)
 {
 	imgfs_put_le16(b + 0, li->di_advise);
 	imgfs_put_le16(b + 2, li->di_clusterofs);
@@ -52,8 +51,7 @@ void lcluster_index_encode(const struct imgfs_lcluster_index *li,
 	}
 }
 
-void lcluster_index_decode(const uint8_t *b,
-				 struct imgfs_lcluster_index *li)
+void lcluster_index_decode(const uint8_t *b, struct imgfs_lcluster_index *li)
 {
 	li->di_advise = imgfs_get_le16(b + 0);
 	li->di_clusterofs = imgfs_get_le16(b + 2);
@@ -63,8 +61,8 @@ void lcluster_index_decode(const uint8_t *b,
 }
 
 void compact_entry_encode(uint8_t *pack, unsigned int ebits,
-				unsigned int lobits, unsigned int i,
-				unsigned int lo, unsigned int type)
+			  unsigned int lobits, unsigned int i, unsigned int lo,
+			  unsigned int type)
 {
 	uint32_t v = (lo & ((1u << lobits) - 1)) | (type & 3u) << lobits;
 	unsigned int bit = ebits * i;
@@ -75,8 +73,8 @@ void compact_entry_encode(uint8_t *pack, unsigned int ebits,
 }
 
 unsigned int compact_entry_decode(const uint8_t *pack, unsigned int ebits,
-					unsigned int lobits, unsigned int i,
-					unsigned int *type)
+				  unsigned int lobits, unsigned int i,
+				  unsigned int *type)
 {
 	unsigned int bit = ebits * i;
 	const uint8_t *b = pack + bit / 8;
@@ -89,8 +87,7 @@ unsigned int compact_entry_decode(const uint8_t *pack, unsigned int ebits,
 	return v & ((1u << lobits) - 1);
 }
 
-void compact_blkaddr_encode(uint8_t *pack, unsigned int size,
-				  uint32_t blkaddr)
+void compact_blkaddr_encode(uint8_t *pack, unsigned int size, uint32_t blkaddr)
 {
 	imgfs_put_le32(pack + size - 4, blkaddr);
 }

@@ -60,7 +60,7 @@ static int follow(struct resolve *r, const struct imgfs_inode *inode,
 
 	if (++r->links > IMGFS_RESOLVE_MAX_LINKS)
 		return error_set(r->err, -ELOOP,
-				       "too many levels of symbolic links");
+				 "too many levels of symbolic links");
 	len = imgfs_readlink(r->img, inode, target, sizeof(target), r->err);
 	if (len < 0)
 		return (int)len;

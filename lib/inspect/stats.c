@@ -283,7 +283,7 @@ static int stats_dir_end(void *arg, const char *path,
 	copy = strdup(path);
 	if (!copy)
 		return error_set(((struct gather *)arg)->err, -ENOMEM,
-				       "out of memory");
+				 "out of memory");
 	if (n == IMGFS_STATS_TOP_DIRS)
 		free(st->top_dirs[--n].path);
 	for (i = n; i > 0 && st->top_dirs[i - 1].entries < entries; i--)

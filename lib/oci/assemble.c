@@ -753,8 +753,8 @@ static int missing_error(struct assemble *a, struct imgfs_error *err)
 			a->missing, a->unverified, list);
 	else
 		ret = error_set(err, -ENOENT,
-				      "%zu units are not converted yet: %s",
-				      a->missing, list);
+				"%zu units are not converted yet: %s",
+				a->missing, list);
 	free(other);
 	return ret;
 }

@@ -114,7 +114,7 @@ ssize_t oci_blob_read(struct oci_blob_reader *r, void *buf, size_t len,
 	if (n < 0) {
 		r->failed = true;
 		return error_set(err, -errno, "blob %s: %s", r->want.str,
-				       strerror(errno));
+				 strerror(errno));
 	}
 	if (r->size + (uint64_t)n > r->want_size) {
 		r->failed = true;
@@ -136,7 +136,7 @@ int oci_blob_finish(struct oci_blob_reader *r, struct imgfs_error *err)
 
 	if (r->failed)
 		return error_set(err, -EIO, "blob %s: read failed",
-				       r->want.str);
+				 r->want.str);
 	while ((n = oci_blob_read(r, buf, sizeof(buf), err)) > 0)
 		;
 	if (n < 0)
@@ -410,18 +410,16 @@ static int link_replace(int fd, int dirfd, const char *dir, const char *name,
 		if (!linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW))
 			break;
 		if (errno != EEXIST)
-			return error_set(err, -errno, "%s/%s: %s", dir,
-					       name, strerror(errno));
+			return error_set(err, -errno, "%s/%s: %s", dir, name,
+					 strerror(errno));
 	}
 	if (i == 100)
-		return error_set(err, -EEXIST, "%s: no temporary name",
-				       dir);
+		return error_set(err, -EEXIST, "%s: no temporary name", dir);
 	if (renameat(dirfd, tmp, dirfd, name)) {
 		int e = errno;
 
 		unlinkat(dirfd, tmp, 0);
-		return error_set(err, -e, "%s/%s: %s", dir, name,
-				       strerror(e));
+		return error_set(err, -e, "%s/%s: %s", dir, name, strerror(e));
 	}
 	return 0;
 }
@@ -434,14 +432,14 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 
 	if (sync && fsync(t->fd))
 		return error_set(err, -errno, "%s/%s: %s", t->dir, name,
-				       strerror(errno));
+				 strerror(errno));
 	if (t->tmpname) {
 		/* what is already there is kept only if it is right */
 		if (!replace && existing_ok(t->dirfd, name)) {
 			unlinkat(t->dirfd, t->tmpname, 0);
 		} else if (renameat(t->dirfd, t->tmpname, t->dirfd, name)) {
-			return error_set(err, -errno, "%s/%s: %s", t->dir,
-					       name, strerror(errno));
+			return error_set(err, -errno, "%s/%s: %s", t->dir, name,
+					 strerror(errno));
 		}
 		free(t->tmpname);
 		t->tmpname = NULL;
@@ -452,8 +450,8 @@ int oci_tmpfile_publish(struct oci_tmpfile *t, const char *name, bool replace,
 		if (!linkat(AT_FDCWD, proc, t->dirfd, name, AT_SYMLINK_FOLLOW))
 			goto synced;
 		if (errno != EEXIST)
-			return error_set(err, -errno, "%s/%s: %s", t->dir,
-					       name, strerror(errno));
+			return error_set(err, -errno, "%s/%s: %s", t->dir, name,
+					 strerror(errno));
 		if (existing_ok(t->dirfd, name))
 			goto synced;
 	}
@@ -494,7 +492,7 @@ int oci_write_all(int fd, const void *buf, size_t len, const char *what,
 			continue;
 		if (n < 0)
 			return error_set(err, -errno, "%s: %s", what,
-					       strerror(errno));
+					 strerror(errno));
 		p += n;
 		len -= (size_t)n;
 	}
@@ -555,7 +553,7 @@ static int copy_into(struct oci_blob_reader *r, struct oci_tmpfile *t,
 
 	if (lseek(r->fd, 0, SEEK_SET) < 0)
 		return error_set(err, -errno, "blob %s: %s", d->str,
-				       strerror(errno));
+				 strerror(errno));
 	r->size = 0;
 	oci_hash_free(r->h);
 	r->h = oci_hash_new();
@@ -591,8 +589,7 @@ int oci_blob_copy_at(const char *sroot, const char *srel, const char *dst,
 	/* on the same filesystem: the checked file hard-linked (no copy) */
 	if (!link_replace(r.fd, dfd, dst, oci_digest_hex(d), err)) {
 		if (sync && fsync(dfd))
-			ret = error_set(err, -EIO, "%s: cannot sync",
-					      dst);
+			ret = error_set(err, -EIO, "%s: cannot sync", dst);
 		goto out;
 	}
 	imgfs_error_clear(err);

@@ -181,9 +181,8 @@ int oci_record_load(const char *dir, const struct oci_digest *opts,
 	    !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) <= 0) {
 		imgfs_error_clear(err);
-		ret = error_set(err, -EINVAL,
-				      "%s/%s: not a valid unit record", dir,
-				      path);
+		ret = error_set(err, -EINVAL, "%s/%s: not a valid unit record",
+				dir, path);
 		goto out;
 	}
 	u->out_size = (uint64_t)json_object_get_int64(v);

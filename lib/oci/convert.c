@@ -155,8 +155,8 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	}
 	/* say which layer the entry is in */
 	if (ret && !strstr(err->msg, u->blob.str))
-		error_prefix(err, ret, "layer %s (diffID %s)",
-				   u->blob.str, u->diff_id.str);
+		error_prefix(err, ret, "layer %s (diffID %s)", u->blob.str,
+			     u->diff_id.str);
 	if (ret)
 		return ret;
 	if (strcmp(f.plain_digest.str, u->diff_id.str))
@@ -172,7 +172,7 @@ static void compare_report(void *arg, const struct imgfs_compare_difference *d)
 	struct imgfs_error *first = arg;
 
 	error_set(first, -EUCLEAN, "%s: %s: %s",
-			imgfs_compare_kind_name(d->kind), d->path, d->msg);
+		  imgfs_compare_kind_name(d->kind), d->path, d->msg);
 }
 
 /* The image against the checker, then against the source streamed again. */
@@ -200,9 +200,9 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 		ret = imgfs_check_verity(img, NULL, &vchk, err);
 	if (!ret && res.errors)
 		ret = error_set(err, -EUCLEAN,
-				      "layer %s: the checker found %" PRIu64
-				      " errors in its image",
-				      u->blob.str, res.errors);
+				"layer %s: the checker found %" PRIu64
+				" errors in its image",
+				u->blob.str, res.errors);
 	if (ret)
 		goto out;
 	imgfs_compare_options_init(&co);
@@ -256,7 +256,7 @@ static int hash_fd(int fd, struct oci_digest *d, uint64_t *size,
 
 		if (n < 0) {
 			ret = error_set(err, (int)n, "image: %s",
-					      strerror((int)-n));
+					strerror((int)-n));
 			goto out;
 		}
 		if (!n)
@@ -296,7 +296,7 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 
 		if (n < 0) {
 			ret = error_set(err, (int)n, "image: %s",
-					      strerror((int)-n));
+					strerror((int)-n));
 			goto out;
 		}
 		off += (uint64_t)(n > 0 ? n : 0);
@@ -306,12 +306,12 @@ static int zstd_fd(int in, int out, struct imgfs_error *err)
 			left = ZSTD_compressStream2(c, &ob, &ib, mode);
 			if (ZSTD_isError(left)) {
 				ret = error_set(err, -EIO, "zstd: %s",
-						      ZSTD_getErrorName(left));
+						ZSTD_getErrorName(left));
 				goto out;
 			}
 			if (pwrite_full(out, obuf, ob.pos, woff)) {
-				ret = error_set(
-					err, -EIO, "layer blob: write failed");
+				ret = error_set(err, -EIO,
+						"layer blob: write failed");
 				goto out;
 			}
 			woff += ob.pos;
@@ -348,8 +348,8 @@ static int cache_publish(const struct oci_run *run, struct oci_unit *u, int fd,
 
 		while ((n = pread_full(fd, buf, sizeof(buf), off)) > 0) {
 			if (pwrite_full(t.fd, buf, (size_t)n, off)) {
-				ret = error_set(err, -EIO,
-						      "%s: write failed", path);
+				ret = error_set(err, -EIO, "%s: write failed",
+						path);
 				break;
 			}
 			off += (uint64_t)n;
@@ -424,8 +424,7 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 						  false, run->sync, err);
 #else
 		ret = error_set(err, -ENOTSUP,
-				      "built without zstd: %s is not available",
-				      mt);
+				"built without zstd: %s is not available", mt);
 #endif
 	} else if (!ret) {
 		ret = oci_tmpfile_publish(&img, oci_digest_hex(&u->out), false,

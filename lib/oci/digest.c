@@ -35,10 +35,9 @@ int oci_digest_parse(const char *s, struct oci_digest *d, const char *what,
 	size_t n;
 
 	if (!colon)
-		return error_set(
-			err, -EINVAL,
-			"%s: '%s' is not a digest (ALGORITHM:HEX)", what,
-			s ? s : "(none)");
+		return error_set(err, -EINVAL,
+				 "%s: '%s' is not a digest (ALGORITHM:HEX)",
+				 what, s ? s : "(none)");
 	if ((size_t)(colon - s) != 6 || strncmp(s, "sha256", 6)) {
 		/* sha512 is registered, but no tool writes layouts with it */
 		return error_set(
@@ -167,9 +166,8 @@ struct oci_memo_entry *oci_memo_find(struct oci_memo *m,
 	uint64_t h;
 
 	memcpy(&h, d->raw, sizeof(h));
-	for (struct imgfs_hnode *n =
-		     hashtab_first(&m->t, h ^ (uint64_t)tag);
-	     n; n = hashtab_next(n)) {
+	for (struct imgfs_hnode *n = hashtab_first(&m->t, h ^ (uint64_t)tag); n;
+	     n = hashtab_next(n)) {
 		struct oci_memo_entry *e =
 			imgfs_container_of(n, struct oci_memo_entry, node);
 

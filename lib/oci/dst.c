@@ -42,16 +42,15 @@ int oci_lock(const char *dst, bool exclusive, int *fd, struct imgfs_error *err)
 	close(dfd);
 	if (*fd < 0)
 		return error_set(err, -errno, "%s/.imgfs/lock: %s", dst,
-				       strerror(errno));
+				 strerror(errno));
 	if (flock(*fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) {
 		ret = errno == EWOULDBLOCK
 			      ? error_set(
 					err, -EBUSY,
 					"%s: another run is writing into this layout (%s/.imgfs/lock is locked): nothing removed",
 					dst, dst)
-			      : error_set(err, -errno,
-						"%s/.imgfs/lock: %s", dst,
-						strerror(errno));
+			      : error_set(err, -errno, "%s/.imgfs/lock: %s",
+					  dst, strerror(errno));
 		close(*fd);
 		*fd = -1;
 	}

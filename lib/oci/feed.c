@@ -77,8 +77,7 @@ static int sink(struct oci_feed *f, const void *buf, size_t len)
 		}
 		if (n < 0)
 			return error_set(&f->err, -errno, "blob %s: %s",
-					       f->blob.want.str,
-					       strerror(errno));
+					 f->blob.want.str, strerror(errno));
 		p += n;
 		len -= (size_t)n;
 	}
@@ -104,13 +103,13 @@ static int run_gunzip(struct oci_feed *f, char *out)
 
 	if (gunzip_stream_init(&s, blob_raw, f))
 		return error_set(&f->err, -ENOMEM, "out of memory");
-	while (!ret && (n = gunzip_read(&s, (uint8_t *)out, FEED_BUF,
-					      msg, sizeof(msg))) > 0)
+	while (!ret && (n = gunzip_read(&s, (uint8_t *)out, FEED_BUF, msg,
+					sizeof(msg))) > 0)
 		ret = sink(f, out, (size_t)n);
 	if (!ret && n < 0)
 		ret = msg[0] ? error_set(&f->err, -EBADMSG, "blob %s: %s",
-					       f->blob.want.str, msg) :
-			       (int)n; /* the blob reader's error, in f->err */
+					 f->blob.want.str, msg)
+			     : (int)n; /* the blob reader's error, in f->err */
 	gunzip_stream_end(&s);
 	return ret;
 }
@@ -160,10 +159,9 @@ static int run_decompress(struct oci_feed *f)
 	}
 	goto out;
 fail:
-	ret = error_set(&f->err, -EBADMSG, "blob %s: %s",
-			      f->blob.want.str,
-			      archive_error_string(a) ? archive_error_string(a)
-						      : "cannot decompress");
+	ret = error_set(&f->err, -EBADMSG, "blob %s: %s", f->blob.want.str,
+			archive_error_string(a) ? archive_error_string(a)
+						: "cannot decompress");
 out:
 	if (a)
 		archive_read_free(a);

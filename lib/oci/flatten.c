@@ -85,7 +85,7 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 		imgfs_tar_close(op->t);
 		op->t = NULL;
 		error_set(err, -EINVAL, "blob %s: no tar stream in it",
-				l->blob.str);
+			  l->blob.str);
 	}
 	if (!op->t) {
 		struct imgfs_error ferr;

@@ -157,7 +157,7 @@ static int drop(int dfd, const char *dir, const char *name, bool blob,
 		return 0; /* not ours to remove */
 	if (unlinkat(dfd, name, 0) && errno != ENOENT)
 		return error_set(err, -errno, "%s/%s: %s", dir, name,
-				       strerror(errno));
+				 strerror(errno));
 	if (blob) {
 		st->blobs_removed++;
 		st->bytes_removed += (uint64_t)sb.st_size;
@@ -210,7 +210,7 @@ static int sweep(const struct reach *r, const char *dir, bool blobs,
 	if (!dh) {
 		close(dfd);
 		return error_set(err, -errno, "%s/%s: %s", r->root, dir,
-				       strerror(errno));
+				 strerror(errno));
 	}
 	while (!ret && (de = readdir(dh))) {
 		const char *n = de->d_name;
@@ -309,8 +309,8 @@ int imgfs_oci_gc(const char *dst, struct imgfs_oci_gc_stats *st,
 	memset(st, 0, sizeof(*st));
 	st->struct_size = sizeof(*st);
 	if (lstat(dst, &sb) || !S_ISDIR(sb.st_mode))
-		return error_set(err, -ENOTDIR,
-				       "%s: not a layout directory", dst);
+		return error_set(err, -ENOTDIR, "%s: not a layout directory",
+				 dst);
 	ret = oci_lock(dst, true, &fd, err);
 	if (ret)
 		return ret;

@@ -40,8 +40,8 @@ static inline int oci_check_depth(int depth, struct imgfs_error *err)
 {
 	if (depth > OCI_MAX_DEPTH)
 		return error_set(err, -ELOOP,
-				       "indexes nested more than %d deep",
-				       OCI_MAX_DEPTH);
+				 "indexes nested more than %d deep",
+				 OCI_MAX_DEPTH);
 	return 0;
 }
 

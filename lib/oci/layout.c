@@ -190,9 +190,8 @@ static int collect_manifest(struct oci_walk *w, struct oci_walk_doc *n,
 	l->nr_images++;
 	if (!json_object_object_get_ex(n->doc, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array))
-		return error_set(err, -EINVAL,
-				       "manifest %s: no layers array",
-				       n->d.str);
+		return error_set(err, -EINVAL, "manifest %s: no layers array",
+				 n->d.str);
 	/* no tar layer (a signature, an artifact): nothing to convert */
 	if (!oci_tar_layers(layers))
 		return 0;

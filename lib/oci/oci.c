@@ -32,12 +32,12 @@ static int check_options(const struct imgfs_oci_options *o,
 		return ret;
 	if (!imgfs_oci_layer_media_type(o->layer_type))
 		return error_set(err, -EINVAL, "unknown layer type %d",
-				       (int)o->layer_type);
+				 (int)o->layer_type);
 	if (o->shard_count && o->shard_index >= o->shard_count)
 		return error_set(err, -EINVAL,
-				       "shard %" PRIu64 " of %" PRIu64
-				       ": the index must be below the count",
-				       o->shard_index, o->shard_count);
+				 "shard %" PRIu64 " of %" PRIu64
+				 ": the index must be below the count",
+				 o->shard_index, o->shard_count);
 	if (!o->mkfs)
 		return 0;
 	if (o->mkfs->tar_index)
@@ -217,8 +217,8 @@ static int prove_unit(const struct oci_run *run, struct oci_unit *u,
 
 	if (strcmp(u->out_media_type, mt))
 		return error_set(err, -EBADMSG,
-				       "it gives media type %s, not %s",
-				       u->out_media_type, mt);
+				 "it gives media type %s, not %s",
+				 u->out_media_type, mt);
 	if (!zstd && strcmp(u->out.str, u->out_diff_id.str))
 		return error_set(
 			err, -EBADMSG,
@@ -226,7 +226,7 @@ static int prove_unit(const struct oci_run *run, struct oci_unit *u,
 			u->out_diff_id.str, u->out.str);
 	if (zstd && !run->o->trust_records)
 		return error_set(err, -EAGAIN,
-				       "a +zstd unit is converted again");
+				 "a +zstd unit is converted again");
 	ret = oci_feed_start(&f, run->dst, &u->out, u->out_size, zstd, err);
 	if (!ret)
 		ret = oci_feed_end(&f, err);
@@ -476,9 +476,9 @@ static int failures(const struct oci_layout *l,
 						"%s%s", len ? " " : "",
 						l->units[i].blob.str);
 	return error_set(err, -EIO,
-			       "%" PRIu64 " units failed, %" PRIu64
-			       " images not published: %s",
-			       st->failed, st->images_failed, list);
+			 "%" PRIu64 " units failed, %" PRIu64
+			 " images not published: %s",
+			 st->failed, st->images_failed, list);
 }
 
 /* What a call runs after preparing the layout. */

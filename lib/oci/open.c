@@ -121,8 +121,8 @@ static int file_error(int e, const char *root, const char *rel,
 			"%s/%s: a symbolic link (links are not followed)", root,
 			rel);
 	if (e == -EINVAL)
-		return error_set(err, -EINVAL,
-				       "%s/%s: not a regular file", root, rel);
+		return error_set(err, -EINVAL, "%s/%s: not a regular file",
+				 root, rel);
 	return error_set(err, e, "%s/%s: %s", root, rel, strerror(-e));
 }
 
@@ -178,8 +178,7 @@ int oci_dir_open(const char *root, const char *rel, bool create,
 	}
 	cur = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0) {
-		fd = error_set(err, -errno, "%s: %s", root,
-				     strerror(errno));
+		fd = error_set(err, -errno, "%s: %s", root, strerror(errno));
 		goto out;
 	}
 	for (s = p; s && *s; s = next) {
@@ -214,8 +213,7 @@ int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
 
 	*buf = NULL;
 	if (fstat(fd, &st))
-		return error_set(err, -errno, "%s: %s", what,
-				       strerror(errno));
+		return error_set(err, -errno, "%s: %s", what, strerror(errno));
 	if ((uint64_t)st.st_size > max)
 		return error_set(
 			err, -EFBIG,
@@ -233,7 +231,7 @@ int oci_read_fd(int fd, uint64_t max, char **buf, size_t *len, const char *what,
 		if (n < 0) {
 			free(b);
 			return error_set(err, -errno, "%s: %s", what,
-					       strerror(errno));
+					 strerror(errno));
 		}
 		if (!n)
 			break;
@@ -291,7 +289,6 @@ int oci_read_json_file(const char *root, const char *rel,
 	if (ret == -ENOMEM)
 		return error_set(err, ret, "out of memory");
 	if (ret)
-		return error_set(err, -EBADMSG, "%s: not a JSON object",
-				       what);
+		return error_set(err, -EBADMSG, "%s: not a JSON object", what);
 	return 0;
 }

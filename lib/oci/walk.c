@@ -64,16 +64,15 @@ int oci_desc_get(struct json_object *desc, struct oci_digest *d, uint64_t *size,
 
 	if (!desc || !json_object_is_type(desc, json_type_object))
 		return error_set(err, -EINVAL,
-				       "%s: a descriptor is not a JSON object",
-				       what);
+				 "%s: a descriptor is not a JSON object", what);
 	if (oci_digest_parse(oci_json_str(desc, "digest"), d, what, err))
 		return err->code;
 	if (!json_object_object_get_ex(desc, "size", &v) ||
 	    !json_object_is_type(v, json_type_int) ||
 	    (n = json_object_get_int64(v)) < 0)
 		return error_set(err, -EINVAL,
-				       "%s: descriptor of %s has no valid size",
-				       what, d->str);
+				 "%s: descriptor of %s has no valid size", what,
+				 d->str);
 	*size = (uint64_t)n;
 	if (media_type)
 		*media_type = oci_json_str(desc, "mediaType");
@@ -95,7 +94,7 @@ int oci_json_load(const char *root, const struct oci_digest *d, uint64_t size,
 		return error_set(err, ret, "out of memory");
 	if (ret)
 		return error_set(err, ret, "blob %s: not a JSON object",
-				       d->str);
+				 d->str);
 	return 0;
 }
 
@@ -217,7 +216,7 @@ static int load_config(struct oci_walk *w, struct oci_walk_doc *n,
 
 	if (!json_object_object_get_ex(n->doc, "config", &n->cdesc))
 		return error_set(err, -EINVAL, "manifest %s: no config",
-				       n->d.str);
+				 n->d.str);
 	if (oci_desc_get(n->cdesc, &n->cd, &csize, NULL, n->d.str, err))
 		return err->code;
 	return oci_json_load(w->root, &n->cd, csize, &n->config, err);

@@ -73,8 +73,8 @@ static uint64_t digest_hash(const struct oci_digest *d)
 
 static struct chk_blob *blob_find(struct oci_chk *c, const struct blob_key *k)
 {
-	struct imgfs_hnode *n = hashtab_find(
-		&c->blobs, digest_hash(k->digest), blob_eq, k);
+	struct imgfs_hnode *n =
+		hashtab_find(&c->blobs, digest_hash(k->digest), blob_eq, k);
 
 	return n ? imgfs_container_of(n, struct chk_blob, node) : NULL;
 }

@@ -114,8 +114,7 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 		return ret;
 	c.tail = &c.first;
 	if (stat(dir, &st))
-		return error_set(err, -errno, "%s: %s", dir,
-				       strerror(errno));
+		return error_set(err, -errno, "%s: %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return error_set(
 			err, -ENOTDIR,
@@ -123,10 +122,9 @@ int imgfs_oci_check(const char *dir, const struct imgfs_oci_check_options *in,
 			dir);
 	if (o->compare_src &&
 	    (stat(o->compare_src, &st) || !S_ISDIR(st.st_mode)))
-		return error_set(
-			err, -ENOTDIR,
-			"%s: the source layout is not a directory",
-			o->compare_src);
+		return error_set(err, -ENOTDIR,
+				 "%s: the source layout is not a directory",
+				 o->compare_src);
 	doc = load_file(&c, dir, "oci-layout");
 	if (doc && (!oci_json_str(doc, "imageLayoutVersion") ||
 		    strcmp(oci_json_str(doc, "imageLayoutVersion"), "1.0.0")))

@@ -185,9 +185,8 @@ static int open_plain(struct chk_stream *s, struct archive *a)
 	s->pending = (size_t)n;
 	s->gzip = gunzip_magic((const uint8_t *)s->buf, s->pending);
 	if (s->gzip)
-		return gunzip_stream_init(&s->gs, gz_raw, s) ?
-			       ARCHIVE_FATAL :
-			       ARCHIVE_OK;
+		return gunzip_stream_init(&s->gs, gz_raw, s) ? ARCHIVE_FATAL
+							     : ARCHIVE_OK;
 	archive_read_support_filter_all(a);
 	archive_read_support_format_raw(a);
 	archive_read_support_format_empty(a);
@@ -203,7 +202,7 @@ static la_ssize_t read_plain(struct chk_stream *s, struct archive *a,
 	if (!s->gzip)
 		return archive_read_data(a, buf, size);
 	return gunzip_read(&s->gs, (uint8_t *)buf, size, s->msg,
-				 sizeof(s->msg));
+			   sizeof(s->msg));
 }
 
 static const char *plain_error(struct chk_stream *s, struct archive *a)
@@ -608,9 +607,8 @@ static int layer_image(struct oci_chk *c, struct chk_blob *b,
 	}
 	*fd = tmpfile_open(temp_dir(NULL), "imgfs-oci-layer");
 	if (*fd < 0)
-		return error_set(c->err, -errno,
-				       "temporary file in %s: %s",
-				       temp_dir(NULL), strerror(errno));
+		return error_set(c->err, -errno, "temporary file in %s: %s",
+				 temp_dir(NULL), strerror(errno));
 	ret = uncompress(c, b, *fd);
 	if (ret) {
 		close(*fd);

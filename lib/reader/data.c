@@ -24,12 +24,13 @@ static int storage_check(const struct imgfs_image *img,
 {
 	if (img_range_ok(img, ext->pos, ext->length))
 		return 0;
-	return error_set(err, -IMGFS_EFSCORRUPTED,
-			       "nid %llu: data of bytes %llu..%llu at image offset %llu is beyond the end of the image",
-			       (unsigned long long)inode->nid,
-			       (unsigned long long)ext->logical,
-			       (unsigned long long)(ext->logical + ext->length),
-			       (unsigned long long)ext->pos);
+	return error_set(
+		err, -IMGFS_EFSCORRUPTED,
+		"nid %llu: data of bytes %llu..%llu at image offset %llu is beyond the end of the image",
+		(unsigned long long)inode->nid,
+		(unsigned long long)ext->logical,
+		(unsigned long long)(ext->logical + ext->length),
+		(unsigned long long)ext->pos);
 }
 
 static int map_blocks(const struct imgfs_image *img,
@@ -46,10 +47,11 @@ static int map_blocks(const struct imgfs_image *img,
 			ext->kind = IMGFS_EXTENT_HOLE;
 			return 0;
 		}
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: %llu bytes of block data but startblk is NULL",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)len);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: %llu bytes of block data but startblk is NULL",
+			(unsigned long long)inode->nid,
+			(unsigned long long)len);
 	}
 	ext->kind = IMGFS_EXTENT_PLAIN;
 	ext->pos = (inode->startblk << img->blkszbits) + logical;
@@ -67,11 +69,12 @@ static int map_inline(const struct imgfs_image *img,
 	if (offset < full)
 		return map_blocks(img, inode, 0, full, ext, err);
 	if ((inode->data_pos & (img->blksz - 1)) + tail > img->blksz)
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: inline data (%llu bytes at offset %llu) crosses a block boundary",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)tail,
-				       (unsigned long long)inode->data_pos);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: inline data (%llu bytes at offset %llu) crosses a block boundary",
+			(unsigned long long)inode->nid,
+			(unsigned long long)tail,
+			(unsigned long long)inode->data_pos);
 	ext->logical = full;
 	ext->length = tail;
 	ext->kind = IMGFS_EXTENT_INLINE;
@@ -157,12 +160,13 @@ static int chunk_extent(struct imgfs_image *img,
 		return storage_check(img, inode, ext, err);
 	}
 	if (dev)
-		return error_set(err, dev > img->sb.extra_devices ?
-				       -IMGFS_EFSCORRUPTED : -EOPNOTSUPP,
-				       "nid %llu: chunk %llu is on extra device %u (%u devices)",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)idx, dev,
-				       img->sb.extra_devices);
+		return error_set(
+			err,
+			dev > img->sb.extra_devices ? -IMGFS_EFSCORRUPTED
+						    : -EOPNOTSUPP,
+			"nid %llu: chunk %llu is on extra device %u (%u devices)",
+			(unsigned long long)inode->nid, (unsigned long long)idx,
+			dev, img->sb.extra_devices);
 	ext->kind = IMGFS_EXTENT_PLAIN;
 	ext->pos = blk << img->blkszbits;
 	ext->plen = round_up_blk(img, ext->length);
@@ -179,8 +183,8 @@ static int map_chunk(struct imgfs_image *img, const struct imgfs_inode *inode,
 	int ret;
 
 	ret = img_read(img, rec, recsz,
-			     chunk_array_pos(inode, recsz) + idx * recsz,
-			     "chunk index", inode->nid, err);
+		       chunk_array_pos(inode, recsz) + idx * recsz,
+		       "chunk index", inode->nid, err);
 	if (ret)
 		return ret;
 	return chunk_extent(img, inode, idx, rec, ext, err);
@@ -192,11 +196,12 @@ int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 {
 	memset(ext, 0, sizeof(*ext));
 	if (offset >= inode->size)
-		return error_set(err, -EINVAL,
-				       "nid %llu: offset %llu is past the end of the file (%llu bytes)",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)offset,
-				       (unsigned long long)inode->size);
+		return error_set(
+			err, -EINVAL,
+			"nid %llu: offset %llu is past the end of the file (%llu bytes)",
+			(unsigned long long)inode->nid,
+			(unsigned long long)offset,
+			(unsigned long long)inode->size);
 	switch (inode->layout) {
 	case IMGFS_LAYOUT_FLAT_PLAIN:
 		return map_blocks(img, inode, 0, inode->size, ext, err);
@@ -209,8 +214,8 @@ int imgfs_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 		return z_map(img, inode, offset, ext, err);
 	}
 	return error_set(err, -IMGFS_EFSCORRUPTED,
-			       "nid %llu: unsupported data layout %u",
-			       (unsigned long long)inode->nid, inode->layout);
+			 "nid %llu: unsupported data layout %u",
+			 (unsigned long long)inode->nid, inode->layout);
 }
 
 /* Chunk-based files: read the record array in batches, not per chunk. */
@@ -230,7 +235,7 @@ static int chunk_iterate(struct imgfs_image *img,
 		batch = nr - i < sizeof(buf) / recsz ? nr - i :
 						       sizeof(buf) / recsz;
 		ret = img_read(img, buf, batch * recsz, base + i * recsz,
-				     "chunk index", inode->nid, err);
+			       "chunk index", inode->nid, err);
 		if (ret)
 			return ret;
 		for (j = 0; j < batch; j++) {
@@ -264,9 +269,9 @@ int imgfs_extent_iterate(struct imgfs_image *img,
 		/* A mapper must make progress, or a loop is possible. */
 		if (ext.logical > off || ext.logical + ext.length <= off)
 			return error_set(err, -IMGFS_EFSCORRUPTED,
-					       "nid %llu: bad mapping at offset %llu",
-					       (unsigned long long)inode->nid,
-					       (unsigned long long)off);
+					 "nid %llu: bad mapping at offset %llu",
+					 (unsigned long long)inode->nid,
+					 (unsigned long long)off);
 		ret = fn(arg, &ext);
 		if (ret)
 			return ret;
@@ -295,21 +300,22 @@ static ssize_t read_fragment(struct imgfs_image *img,
 	ssize_t got;
 
 	if (!zs || !zs->have_packed || zs->packed.nid == inode->nid)
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: fragment without a usable packed inode",
-				       (unsigned long long)inode->nid);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: fragment without a usable packed inode",
+			(unsigned long long)inode->nid);
 	got = read_range(img, &zs->packed, ext->pos + (offset - ext->logical),
 			 buf, n, verify, err);
 	if (got < 0)
 		return got;
 	if ((size_t)got != n)
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)ext->logical,
-				       (unsigned long long)(ext->logical +
-							    ext->length),
-				       (unsigned long long)zs->packed.nid);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: fragment of bytes %llu..%llu is beyond the end of packed inode %llu",
+			(unsigned long long)inode->nid,
+			(unsigned long long)ext->logical,
+			(unsigned long long)(ext->logical + ext->length),
+			(unsigned long long)zs->packed.nid);
 	return got;
 }
 
@@ -329,16 +335,14 @@ static ssize_t read_extent(struct imgfs_image *img,
 		return (ssize_t)n;
 	case IMGFS_EXTENT_PLAIN:
 	case IMGFS_EXTENT_INLINE:
-		ret = img_read(img, buf, n,
-				     ext->pos + (offset - ext->logical),
-				     "file data", inode->nid, err);
+		ret = img_read(img, buf, n, ext->pos + (offset - ext->logical),
+			       "file data", inode->nid, err);
 		return ret ? ret : (ssize_t)n;
 	case IMGFS_EXTENT_FRAGMENT:
 		return read_fragment(img, inode, ext, offset, buf, n, verify,
 				     err);
 	default:
-		return z_read(img, inode, ext, offset, buf, n, verify,
-				    err);
+		return z_read(img, inode, ext, offset, buf, n, verify, err);
 	}
 }
 
@@ -367,18 +371,19 @@ static ssize_t read_range(struct imgfs_image *img,
 		if (ext.logical > offset + done ||
 		    ext.logical + ext.length <= offset + done)
 			return error_set(err, -IMGFS_EFSCORRUPTED,
-					       "nid %llu: bad mapping at offset %llu",
-					       (unsigned long long)inode->nid,
-					       (unsigned long long)(offset + done));
+					 "nid %llu: bad mapping at offset %llu",
+					 (unsigned long long)inode->nid,
+					 (unsigned long long)(offset + done));
 		n = read_extent(img, inode, &ext, offset + done, p + done,
 				len - done, verify, err);
 		if (n < 0)
 			return n;
 		if (n == 0)
-			return error_set(err, -EIO,
-					       "nid %llu: no progress reading at %llu",
-					       (unsigned long long)inode->nid,
-					       (unsigned long long)(offset + done));
+			return error_set(
+				err, -EIO,
+				"nid %llu: no progress reading at %llu",
+				(unsigned long long)inode->nid,
+				(unsigned long long)(offset + done));
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
@@ -391,9 +396,9 @@ ssize_t imgfs_read(struct imgfs_image *img, const struct imgfs_inode *inode,
 	return read_range(img, inode, offset, buf, len, false, err);
 }
 
-ssize_t read_verify(struct imgfs_image *img,
-			  const struct imgfs_inode *inode, uint64_t offset,
-			  void *buf, size_t len, struct imgfs_error *err)
+ssize_t read_verify(struct imgfs_image *img, const struct imgfs_inode *inode,
+		    uint64_t offset, void *buf, size_t len,
+		    struct imgfs_error *err)
 {
 	return read_range(img, inode, offset, buf, len, true, err);
 }
@@ -405,23 +410,23 @@ ssize_t imgfs_readlink(struct imgfs_image *img, const struct imgfs_inode *inode,
 
 	if (!imgfs_inode_is_symlink(inode))
 		return error_set(err, -EINVAL, "nid %llu: not a symlink",
-				       (unsigned long long)inode->nid);
+				 (unsigned long long)inode->nid);
 	if (!inode->size || inode->size > IMGFS_SYMLINK_MAX)
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: bad symlink length %llu",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)inode->size);
+				 "nid %llu: bad symlink length %llu",
+				 (unsigned long long)inode->nid,
+				 (unsigned long long)inode->size);
 	if (size < inode->size + 1)
 		return error_set(err, -ERANGE,
-				       "nid %llu: symlink target buffer too small",
-				       (unsigned long long)inode->nid);
+				 "nid %llu: symlink target buffer too small",
+				 (unsigned long long)inode->nid);
 	n = imgfs_read(img, inode, 0, buf, (size_t)inode->size, err);
 	if (n < 0)
 		return n;
 	buf[n] = '\0';
 	if ((uint64_t)n != inode->size || strlen(buf) != (size_t)n)
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: symlink target contains a NUL byte",
-				       (unsigned long long)inode->nid);
+				 "nid %llu: symlink target contains a NUL byte",
+				 (unsigned long long)inode->nid);
 	return n;
 }

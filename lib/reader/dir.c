@@ -51,9 +51,8 @@ static int dirent_name(const uint8_t *blk, unsigned int blen, unsigned int n,
 	return 0;
 }
 
-int dirblk_check(const uint8_t *blk, unsigned int blen,
-		       unsigned int blksz, unsigned int *nr, unsigned int *bad,
-		       const char **why)
+int dirblk_check(const uint8_t *blk, unsigned int blen, unsigned int blksz,
+		 unsigned int *nr, unsigned int *bad, const char **why)
 {
 	struct imgfs_dirent first;
 	unsigned int nameoff0, i, off, len;
@@ -83,7 +82,7 @@ int dirblk_check(const uint8_t *blk, unsigned int blen,
 }
 
 void dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
-			unsigned int i, struct imgfs_dirent_info *de, char *name)
+		  unsigned int i, struct imgfs_dirent_info *de, char *name)
 {
 	struct imgfs_dirent d;
 	unsigned int off, len;
@@ -101,8 +100,8 @@ void dirblk_entry(const uint8_t *blk, unsigned int blen, unsigned int nr,
 }
 
 int dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
-		   imgfs_dirent_fn fn, void *arg, imgfs_dirblk_bad_fn bad,
-		   void *bad_arg, struct imgfs_error *err)
+	     imgfs_dirent_fn fn, void *arg, imgfs_dirblk_bad_fn bad,
+	     void *bad_arg, struct imgfs_error *err)
 {
 	uint64_t nblocks = (dir->size + img->blksz - 1) >> img->blkszbits;
 	char name[IMGFS_NAME_MAX + 1];
@@ -112,7 +111,7 @@ int dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 
 	if (!imgfs_inode_is_dir(dir))
 		return error_set(err, -ENOTDIR, "nid %llu: not a directory",
-				       (unsigned long long)dir->nid);
+				 (unsigned long long)dir->nid);
 	blk = malloc(img->blksz);
 	if (!blk)
 		return error_set(err, -ENOMEM, "out of memory");
@@ -129,17 +128,17 @@ int dir_walk(struct imgfs_image *img, const struct imgfs_inode *dir,
 			ret = (int)n;
 			break;
 		}
-		ret = dirblk_check(blk, blen, img->blksz, &nr, &badi,
-					 &why);
+		ret = dirblk_check(blk, blen, img->blksz, &nr, &badi, &why);
 		if (ret) {
 			if (bad) {
 				ret = bad(bad_arg, b, badi, why);
 				continue;
 			}
-			ret = error_set(err, ret,
-					      "nid %llu: directory block %llu entry %u: %s",
-					      (unsigned long long)dir->nid,
-					      (unsigned long long)b, badi, why);
+			ret = error_set(
+				err, ret,
+				"nid %llu: directory block %llu entry %u: %s",
+				(unsigned long long)dir->nid,
+				(unsigned long long)b, badi, why);
 			break;
 		}
 		for (i = 0; i < nr && !ret; i++) {

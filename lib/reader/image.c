@@ -34,14 +34,14 @@ static int sb_checksum(struct imgfs_image *img, uint32_t *crc,
 	int ret;
 
 	if (!img_range_ok(img, IMGFS_SUPER_OFFSET, len))
-		return error_set(err, -EINVAL,
-				       "image (%llu bytes) is shorter than the superblock checksum range (%u bytes at 1024)",
-				       (unsigned long long)img->size, len);
+		return error_set(
+			err, -EINVAL,
+			"image (%llu bytes) is shorter than the superblock checksum range (%u bytes at 1024)",
+			(unsigned long long)img->size, len);
 	buf = malloc(len);
 	if (!buf)
 		return error_set(err, -ENOMEM, "out of memory");
-	ret = img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock",
-			     0, err);
+	ret = img_read(img, buf, len, IMGFS_SUPER_OFFSET, "superblock", 0, err);
 	if (!ret)
 		*crc = super_checksum(buf, len);
 	free(buf);
@@ -98,31 +98,36 @@ static int sb_validate(struct imgfs_image *img, struct imgfs_error *err)
 	struct imgfs_sb_info *sb = &img->sb;
 
 	if (sb->magic != IMGFS_SUPER_MAGIC)
-		return error_set(err, -EINVAL,
-				       "not an EROFS image: magic 0x%08x at offset 1024",
-				       sb->magic);
+		return error_set(
+			err, -EINVAL,
+			"not an EROFS image: magic 0x%08x at offset 1024",
+			sb->magic);
 	if (sb->blkszbits < IMGFS_MIN_BLKSZBITS ||
 	    sb->blkszbits > IMGFS_MAX_BLKSZBITS)
-		return error_set(err, -EINVAL,
-				       "superblock: blkszbits %u not supported (9..12)",
-				       sb->blkszbits);
+		return error_set(
+			err, -EINVAL,
+			"superblock: blkszbits %u not supported (9..12)",
+			sb->blkszbits);
 	if (sb->dirblkbits)
-		return error_set(err, -EINVAL,
-				       "superblock: dirblkbits %u not supported (must be 0)",
-				       sb->dirblkbits);
+		return error_set(
+			err, -EINVAL,
+			"superblock: dirblkbits %u not supported (must be 0)",
+			sb->dirblkbits);
 	if (sb->sb_size > SB_SIZE_MAX)
-		return error_set(err, -EINVAL,
-				       "superblock: invalid sb_extslots %u (size %u > %u)",
-				       sb->sb_extslots, sb->sb_size,
-				       SB_SIZE_MAX);
+		return error_set(
+			err, -EINVAL,
+			"superblock: invalid sb_extslots %u (size %u > %u)",
+			sb->sb_extslots, sb->sb_size, SB_SIZE_MAX);
 	if (sb->unknown_incompat && !(img->flags & IMGFS_OPEN_IGNORE_FEATURES))
-		return error_set(err, -EOPNOTSUPP,
-				       "superblock: unknown incompatible features 0x%x",
-				       sb->unknown_incompat);
+		return error_set(
+			err, -EOPNOTSUPP,
+			"superblock: unknown incompatible features 0x%x",
+			sb->unknown_incompat);
 	if ((sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_METABOX) &&
 	    sb->sb_size <= IMGFS_SUPER_BASE_SIZE)
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "superblock: METABOX set but sb_extslots is 0");
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"superblock: METABOX set but sb_extslots is 0");
 	return 0;
 }
 
@@ -144,8 +149,7 @@ static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
 	if (!(sb->feature_incompat & IMGFS_FEATURE_INCOMPAT_DEVICE_TABLE) ||
 	    !sb->extra_devices ||
 	    !img_range_ok(img, pos,
-				(uint64_t)sb->extra_devices *
-					IMGFS_DEVICE_SLOT_SIZE))
+			  (uint64_t)sb->extra_devices * IMGFS_DEVICE_SLOT_SIZE))
 		return 0;
 	img->dev_base = calloc(sb->extra_devices, sizeof(uint64_t));
 	img->dev_blocks = calloc(sb->extra_devices, sizeof(uint64_t));
@@ -153,8 +157,8 @@ static int load_devices(struct imgfs_image *img, struct imgfs_error *err)
 		return error_set(err, -ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < sb->extra_devices; i++) {
 		if (img_read(img, slot, sizeof(slot),
-				   pos + (uint64_t)i * sizeof(slot),
-				   "device slot", 0, &e))
+			     pos + (uint64_t)i * sizeof(slot), "device slot", 0,
+			     &e))
 			return 0;
 		device_slot_decode(slot, &d);
 		img->dev_blocks[i] = device_slot_blocks(&d, is48);
@@ -174,29 +178,31 @@ static int load_one_prefix(struct imgfs_image *img, unsigned int n,
 	int ret;
 
 	*pos = (*pos + 3) & ~(uint64_t)3;
-	ret = img_read(img, hdr, sizeof(hdr), *pos, "long xattr prefix",
-			     0, err);
+	ret = img_read(img, hdr, sizeof(hdr), *pos, "long xattr prefix", 0,
+		       err);
 	if (ret)
 		return ret;
 	xattr_long_prefix_decode(hdr, &rec);
 	len = rec.len;
 	if (len < 1 || len > 256)
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "long xattr prefix %u at offset %llu: bad length %u",
-				       n, (unsigned long long)*pos, len);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"long xattr prefix %u at offset %llu: bad length %u", n,
+			(unsigned long long)*pos, len);
 	p->base_index = rec.base_index;
 	p->infix_len = (uint8_t)(len - 1);
 	ret = img_read(img, p->infix, p->infix_len,
-			     *pos + IMGFS_XATTR_LONG_PREFIX_HDR_SIZE,
-			     "long xattr prefix", 0, err);
+		       *pos + IMGFS_XATTR_LONG_PREFIX_HDR_SIZE,
+		       "long xattr prefix", 0, err);
 	if (ret)
 		return ret;
 	p->infix[p->infix_len] = '\0';
 	if (!imgfs_xattr_prefix(p->base_index) || p->base_index == 5 ||
 	    memchr(p->infix, '\0', p->infix_len))
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "long xattr prefix %u: bad base index %u or NUL in infix",
-				       n, p->base_index);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"long xattr prefix %u: bad base index %u or NUL in infix",
+			n, p->base_index);
 	*pos += 2 + len;
 	return 0;
 }
@@ -241,11 +247,12 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 	int ret;
 
 	if (!img_range_ok(img, IMGFS_SUPER_OFFSET, sizeof(raw)))
-		return error_set(err, -EINVAL,
-				       "not an EROFS image: only %llu bytes, no superblock",
-				       (unsigned long long)img->size);
-	ret = img_read(img, raw, sizeof(raw), IMGFS_SUPER_OFFSET,
-			     "superblock", 0, err);
+		return error_set(
+			err, -EINVAL,
+			"not an EROFS image: only %llu bytes, no superblock",
+			(unsigned long long)img->size);
+	ret = img_read(img, raw, sizeof(raw), IMGFS_SUPER_OFFSET, "superblock",
+		       0, err);
 	if (ret)
 		return ret;
 	sb_parse(sb, raw);
@@ -266,9 +273,10 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 		sb->checksum_ok = sb->checksum_calc == sb->checksum;
 		if (!sb->checksum_ok &&
 		    !(img->flags & IMGFS_OPEN_IGNORE_CHECKSUM))
-			return error_set(err, -EBADMSG,
-					       "superblock: bad checksum 0x%08x (expected 0x%08x)",
-					       sb->checksum, sb->checksum_calc);
+			return error_set(
+				err, -EBADMSG,
+				"superblock: bad checksum 0x%08x (expected 0x%08x)",
+				sb->checksum, sb->checksum_calc);
 	}
 	ret = load_prefixes(img, err);
 	if (!ret)
@@ -321,7 +329,7 @@ static int fd_size(int fd, uint64_t *size, struct imgfs_error *err)
 	end = lseek(fd, 0, SEEK_END);
 	if (end < 0)
 		return error_set(err, -errno, "cannot size the image: %s",
-				       strerror(errno));
+				 strerror(errno));
 	*size = (uint64_t)end;
 	return 0;
 }
@@ -352,8 +360,7 @@ int imgfs_image_open(const char *path, unsigned int flags,
 
 	*out = NULL;
 	if (fd < 0)
-		return error_set(err, -errno, "%s: %s", path,
-				       strerror(errno));
+		return error_set(err, -errno, "%s: %s", path, strerror(errno));
 	ret = imgfs_image_open_fd(fd, flags, out, err);
 	if (ret) {
 		close(fd);

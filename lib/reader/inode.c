@@ -57,9 +57,8 @@ static int decode_layout(const struct imgfs_image *img,
 
 	if (inode->layout >= IMGFS_LAYOUT_MAX)
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: unsupported data layout %u",
-				       (unsigned long long)inode->nid,
-				       inode->layout);
+				 "nid %llu: unsupported data layout %u",
+				 (unsigned long long)inode->nid, inode->layout);
 	if (inode->layout != IMGFS_LAYOUT_CHUNK_BASED) {
 		inode->startblk_null = (inode->startblk & mask) == mask;
 		return 0;
@@ -68,9 +67,8 @@ static int decode_layout(const struct imgfs_image *img,
 	if ((inode->chunk_format & ~IMGFS_CHUNK_FORMAT_ALL) ||
 	    (inode->raw_u >> 16))
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: unsupported chunk format 0x%x",
-				       (unsigned long long)inode->nid,
-				       inode->raw_u);
+				 "nid %llu: unsupported chunk format 0x%x",
+				 (unsigned long long)inode->nid, inode->raw_u);
 	inode->chunkbits = img->blkszbits +
 			   (inode->chunk_format & IMGFS_CHUNK_FORMAT_BLKBITS_MASK);
 	inode->startblk = 0;
@@ -81,15 +79,16 @@ static int check_nid(const struct imgfs_image *img, uint64_t nid,
 		     struct imgfs_error *err)
 {
 	if (nid & NID_METABOX_BIT)
-		return error_set(err, -EOPNOTSUPP,
-				       "nid %llu: inodes inside a metabox are not supported",
-				       (unsigned long long)nid);
+		return error_set(
+			err, -EOPNOTSUPP,
+			"nid %llu: inodes inside a metabox are not supported",
+			(unsigned long long)nid);
 	if (nid > (UINT64_MAX - img->meta_base) >> IMGFS_ISLOTBITS ||
-	    !img_range_ok(img, nid_pos(img, nid),
-				IMGFS_INODE_COMPACT_SIZE))
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: inode is beyond the end of the image",
-				       (unsigned long long)nid);
+	    !img_range_ok(img, nid_pos(img, nid), IMGFS_INODE_COMPACT_SIZE))
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: inode is beyond the end of the image",
+			(unsigned long long)nid);
 	return 0;
 }
 
@@ -106,8 +105,8 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		return ret;
 	inode->nid = nid;
 	inode->pos = nid_pos(img, nid);
-	ret = img_read(img, b, IMGFS_INODE_COMPACT_SIZE, inode->pos,
-			     "inode", nid, err);
+	ret = img_read(img, b, IMGFS_INODE_COMPACT_SIZE, inode->pos, "inode",
+		       nid, err);
 	if (ret)
 		return ret;
 	/* the fields read here sit at the same offsets in both forms */
@@ -115,8 +114,8 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	inode->i_format = dc.i_format;
 	if (inode->i_format & ~IMGFS_I_ALL_BITS)
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: unsupported i_format 0x%04x",
-				       (unsigned long long)nid, inode->i_format);
+				 "nid %llu: unsupported i_format 0x%04x",
+				 (unsigned long long)nid, inode->i_format);
 	inode->version = imgfs_i_version(inode->i_format);
 	inode->layout = imgfs_i_layout(inode->i_format);
 	inode->xattr_icount = dc.i_xattr_icount;
@@ -127,8 +126,8 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	inode->ino = dc.i_ino;
 	if (!mode_type_ok(inode->mode))
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: bogus i_mode 0%o",
-				       (unsigned long long)nid, inode->mode);
+				 "nid %llu: bogus i_mode 0%o",
+				 (unsigned long long)nid, inode->mode);
 	if ((inode->mode & 0170000) == 0040000)
 		inode->dot_omitted = inode->i_format & IMGFS_I_DOT_OMITTED;
 	else
@@ -138,16 +137,16 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		struct imgfs_inode_extended de;
 
 		inode->inode_size = IMGFS_INODE_EXTENDED_SIZE;
-		ret = img_read(img, b, IMGFS_INODE_EXTENDED_SIZE,
-				     inode->pos, "extended inode", nid, err);
+		ret = img_read(img, b, IMGFS_INODE_EXTENDED_SIZE, inode->pos,
+			       "extended inode", nid, err);
 		if (ret)
 			return ret;
 		inode_extended_decode(b, &de);
 		decode_extended(inode, &de);
 		if (inode->size >> 63)
 			return error_set(err, -IMGFS_EFSCORRUPTED,
-					       "nid %llu: negative i_size",
-					       (unsigned long long)nid);
+					 "nid %llu: negative i_size",
+					 (unsigned long long)nid);
 	} else {
 		inode->inode_size = IMGFS_INODE_COMPACT_SIZE;
 		decode_compact(img, inode, &dc);
@@ -157,12 +156,11 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 	if (ret)
 		return ret;
 	inode->data_pos = inode->pos + inode->inode_size + inode->xattr_isize;
-	if (!img_range_ok(img, inode->pos,
-				inode->data_pos - inode->pos))
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: inline xattr area (%u bytes) is beyond the end of the image",
-				       (unsigned long long)nid,
-				       inode->xattr_isize);
+	if (!img_range_ok(img, inode->pos, inode->data_pos - inode->pos))
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: inline xattr area (%u bytes) is beyond the end of the image",
+			(unsigned long long)nid, inode->xattr_isize);
 	return 0;
 }
 
@@ -175,8 +173,7 @@ int imgfs_inode_read_root(struct imgfs_image *img, struct imgfs_inode *inode,
 		return ret;
 	if (!imgfs_inode_is_dir(inode))
 		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "root nid %llu is not a directory (mode 0%o)",
-				       (unsigned long long)inode->nid,
-				       inode->mode);
+				 "root nid %llu is not a directory (mode 0%o)",
+				 (unsigned long long)inode->nid, inode->mode);
 	return 0;
 }

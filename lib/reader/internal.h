@@ -41,25 +41,24 @@ struct imgfs_image {
 
 /* Bounds-checked read that reports errors in terms of @what (for messages). */
 int img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
-		   const char *what, uint64_t nid, struct imgfs_error *err);
+	     const char *what, uint64_t nid, struct imgfs_error *err);
 
 /* True if [off, off + len) lies inside the image (overflow-safe). */
-static inline bool img_range_ok(const struct imgfs_image *img,
-				      uint64_t off, uint64_t len)
+static inline bool img_range_ok(const struct imgfs_image *img, uint64_t off,
+				uint64_t len)
 {
 	return off <= img->size && len <= img->size - off;
 }
 
 /* Byte offset of inode @nid (primary metadata area NIDs only). */
-static inline uint64_t nid_pos(const struct imgfs_image *img,
-				     uint64_t nid)
+static inline uint64_t nid_pos(const struct imgfs_image *img, uint64_t nid)
 {
 	return img->meta_base + (nid << IMGFS_ISLOTBITS);
 }
 
 /* Byte offset of shared xattr @id. */
 static inline uint64_t shared_xattr_pos(const struct imgfs_image *img,
-					      uint32_t id)
+					uint32_t id)
 {
 	return img->xattr_base + ((uint64_t)id << 2);
 }
@@ -76,11 +75,10 @@ static inline uint64_t shared_xattr_pos(const struct imgfs_image *img,
 int z_image_init(struct imgfs_image *img, struct imgfs_error *err);
 void z_image_free(struct imgfs_image *img);
 int z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
-		uint64_t offset, struct imgfs_extent *ext,
-		struct imgfs_error *err);
+	  uint64_t offset, struct imgfs_extent *ext, struct imgfs_error *err);
 ssize_t z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
-		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
-		     size_t len, bool verify, struct imgfs_error *err);
+	       const struct imgfs_extent *ext, uint64_t offset, void *buf,
+	       size_t len, bool verify, struct imgfs_error *err);
 
 /*
  * imgfs_read() for a checker that needs to know whether the bytes can be
@@ -91,8 +89,8 @@ ssize_t z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
  * whatever the order the files are read in. Memory: one small record per
  * pcluster verified.
  */
-ssize_t read_verify(struct imgfs_image *img,
-			  const struct imgfs_inode *inode, uint64_t offset,
-			  void *buf, size_t len, struct imgfs_error *err);
+ssize_t read_verify(struct imgfs_image *img, const struct imgfs_inode *inode,
+		    uint64_t offset, void *buf, size_t len,
+		    struct imgfs_error *err);
 
 #endif /* IMGFS_READER_INTERNAL_H */

@@ -27,22 +27,22 @@ static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
 }
 
 int img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,
-		   const char *what, uint64_t nid, struct imgfs_error *err)
+	     const char *what, uint64_t nid, struct imgfs_error *err)
 {
 	int ret;
 
 	if (!img_range_ok(img, off, len))
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
-				       (unsigned long long)nid, what,
-				       (unsigned long long)off, len,
-				       (unsigned long long)img->size);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: %s at offset %llu (+%zu) is beyond the end of the image (%llu bytes)",
+			(unsigned long long)nid, what, (unsigned long long)off,
+			len, (unsigned long long)img->size);
 	ret = raw_pread(img, buf, len, off);
 	if (ret)
 		return error_set(err, ret,
-				       "nid %llu: reading %s at offset %llu: %s",
-				       (unsigned long long)nid, what,
-				       (unsigned long long)off, strerror(-ret));
+				 "nid %llu: reading %s at offset %llu: %s",
+				 (unsigned long long)nid, what,
+				 (unsigned long long)off, strerror(-ret));
 	return 0;
 }
 
@@ -50,9 +50,10 @@ int imgfs_image_pread(struct imgfs_image *img, void *buf, size_t len,
 		      uint64_t off, struct imgfs_error *err)
 {
 	if (!img_range_ok(img, off, len))
-		return error_set(err, -IMGFS_EFSCORRUPTED,
-				       "range %llu+%zu is beyond the end of the image (%llu bytes)",
-				       (unsigned long long)off, len,
-				       (unsigned long long)img->size);
+		return error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"range %llu+%zu is beyond the end of the image (%llu bytes)",
+			(unsigned long long)off, len,
+			(unsigned long long)img->size);
 	return img_read(img, buf, len, off, "data", 0, err);
 }

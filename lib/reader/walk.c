@@ -237,7 +237,7 @@ static int walk_entries(struct walk *w, const struct imgfs_inode *dir)
 	int ret;
 
 	ret = dir_walk(w->img, dir, walk_dirent, w,
-			     w->o.bad_block ? walk_bad_block : NULL, w, &e);
+		       w->o.bad_block ? walk_bad_block : NULL, w, &e);
 	if (ret >= 0 || !e.code)
 		return ret; /* done, stopped, or failed in a callback */
 	/* the reader's own failure: an unreadable or invalid block */
@@ -261,8 +261,8 @@ static int walk_list(struct walk *w, uint64_t nid, uint64_t serial,
 		return ret;
 	if (!imgfs_inode_is_dir(&dir))
 		return error_set(w->err, -ENOTDIR,
-				       "%s (nid %llu): not a directory", path,
-				       (unsigned long long)nid);
+				 "%s (nid %llu): not a directory", path,
+				 (unsigned long long)nid);
 	if (o->dir_begin) {
 		ret = o->dir_begin(o->arg, path, &dir);
 		if (ret)
@@ -309,7 +309,7 @@ static int walk_depth_first(struct walk *w, uint64_t start_nid)
 
 			if (IMGFS_VEC_RESERVE(stack, cap, depth + 1, 16)) {
 				ret = error_set(w->err, -ENOMEM,
-						      "out of memory");
+						"out of memory");
 				break;
 			}
 			memset(stack + old, 0, (cap - old) * sizeof(*stack));

@@ -93,9 +93,10 @@ static int walk_inline(struct xattr_walk *w, const uint8_t *area,
 	}
 	return 0;
 bad:
-	return error_set(err, -IMGFS_EFSCORRUPTED,
-			       "nid %llu: inline xattr entry at area offset %u extends past the xattr area (%u bytes)",
-			       (unsigned long long)w->inode->nid, off, isize);
+	return error_set(
+		err, -IMGFS_EFSCORRUPTED,
+		"nid %llu: inline xattr entry at area offset %u extends past the xattr area (%u bytes)",
+		(unsigned long long)w->inode->nid, off, isize);
 }
 
 static int walk_shared(struct xattr_walk *w, const uint8_t *area,
@@ -115,13 +116,13 @@ static int walk_shared(struct xattr_walk *w, const uint8_t *area,
 		unsigned int sz;
 
 		ret = img_read(w->img, e, IMGFS_XATTR_ENTRY_SIZE, pos,
-				     "shared xattr", w->inode->nid, err);
+			       "shared xattr", w->inode->nid, err);
 		if (ret)
 			break;
 		xattr_entry_decode(e, &hdr);
 		sz = imgfs_xattr_entry_size(hdr.e_name_len, hdr.e_value_size);
 		ret = img_read(w->img, e, sz, pos, "shared xattr",
-				     w->inode->nid, err);
+			       w->inode->nid, err);
 		if (ret)
 			break;
 		x.shared_id = id;
@@ -145,9 +146,10 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 	if (!isize)
 		return 0;
 	if (isize == IMGFS_XATTR_IBODY_HEADER_SIZE)
-		return error_set(err, -EOPNOTSUPP,
-				       "nid %llu: xattr area of 12 bytes (header only) is not supported",
-				       (unsigned long long)inode->nid);
+		return error_set(
+			err, -EOPNOTSUPP,
+			"nid %llu: xattr area of 12 bytes (header only) is not supported",
+			(unsigned long long)inode->nid);
 	area = malloc(isize);
 	w = malloc(sizeof(*w));
 	if (!area || !w) {
@@ -155,16 +157,16 @@ int imgfs_xattr_iterate(struct imgfs_image *img,
 		goto out;
 	}
 	ret = img_read(img, area, isize, inode->pos + inode->inode_size,
-			     "inline xattr area", inode->nid, err);
+		       "inline xattr area", inode->nid, err);
 	if (ret)
 		goto out;
 	xattr_ibody_header_decode(area, &h);
 	count = h.h_shared_count;
 	if (IMGFS_XATTR_IBODY_HEADER_SIZE + 4 * count > isize) {
-		ret = error_set(err, -IMGFS_EFSCORRUPTED,
-				      "nid %llu: %u shared xattr ids do not fit the %u-byte xattr area",
-				      (unsigned long long)inode->nid, count,
-				      isize);
+		ret = error_set(
+			err, -IMGFS_EFSCORRUPTED,
+			"nid %llu: %u shared xattr ids do not fit the %u-byte xattr area",
+			(unsigned long long)inode->nid, count, isize);
 		goto out;
 	}
 	*w = (struct xattr_walk){ .img = img, .inode = inode, .all = all,

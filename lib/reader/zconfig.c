@@ -44,25 +44,25 @@ static int cfg_record(struct imgfs_image *img, struct imgfs_zstate *zs,
 
 	*pos = (*pos + 3) & ~3ull;
 	if (img_read(img, p, IMGFS_COMPR_CFG_HDR_SIZE, *pos,
-			   "compression config", 0, &e))
+		     "compression config", 0, &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
 			       zalg_name(alg), e.msg);
 	len = compr_cfg_len_decode(p);
 	if (!img_range_ok(img, *pos + IMGFS_COMPR_CFG_HDR_SIZE, len))
-		return cfg_bad(zs, -IMGFS_EFSCORRUPTED,
-			       "%s config record (%u bytes at %llu) is beyond the end of the image",
-			       zalg_name(alg), len,
-			       (unsigned long long)*pos);
+		return cfg_bad(
+			zs, -IMGFS_EFSCORRUPTED,
+			"%s config record (%u bytes at %llu) is beyond the end of the image",
+			zalg_name(alg), len, (unsigned long long)*pos);
 	memset(p, 0, sizeof(p));
 	if (img_read(img, p, len < sizeof(p) ? len : sizeof(p),
-			   *pos + IMGFS_COMPR_CFG_HDR_SIZE, "compression config",
-			   0, &e))
+		     *pos + IMGFS_COMPR_CFG_HDR_SIZE, "compression config", 0,
+		     &e))
 		return cfg_bad(zs, e.code, "%s config record: %s",
 			       zalg_name(alg), e.msg);
 	*pos += IMGFS_COMPR_CFG_HDR_SIZE + len;
 	/* alg < IMGFS_COMPR_MAX: every id has a table */
-	if (zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits,
-					     why, sizeof(why)))
+	if (zalg_by_id(alg)->cfg_parse(&zs->cfg, p, len, img->blkszbits, why,
+				       sizeof(why)))
 		return cfg_bad(zs, -IMGFS_EFSCORRUPTED, "%s", why);
 	return 0;
 }
@@ -134,7 +134,7 @@ int z_image_init(struct imgfs_image *img, struct imgfs_error *err)
 		pthread_mutex_destroy(&zs->lock);
 		free(zs);
 		return error_set(err, -ENOMEM,
-				       "cannot create a condition variable");
+				 "cannot create a condition variable");
 	}
 	img->zpriv = zs;
 	parse_cfgs(img, zs);

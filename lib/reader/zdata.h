@@ -112,9 +112,8 @@ struct imgfs_zstate {
  * compressed @inode (the inline tail pcluster, if any, follows it; see
  * IMGFS_EXTENT_F_INLINE). For the checker's overlap accounting.
  */
-int z_index_range(struct imgfs_image *img,
-			const struct imgfs_inode *inode, uint64_t *start,
-			uint64_t *end, struct imgfs_error *err);
+int z_index_range(struct imgfs_image *img, const struct imgfs_inode *inode,
+		  uint64_t *start, uint64_t *end, struct imgfs_error *err);
 
 /* Decode and free helpers of lib/reader/zread.c. */
 void zwork_free(struct imgfs_zwork *w);

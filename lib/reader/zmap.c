@@ -85,8 +85,8 @@ static int zcorrupt(struct zmap *zm, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return error_set(zm->err, -IMGFS_EFSCORRUPTED,
-			       "nid %llu: compressed index: %s",
-			       (unsigned long long)zm->inode->nid, msg);
+			 "nid %llu: compressed index: %s",
+			 (unsigned long long)zm->inode->nid, msg);
 }
 
 /* Point *@p at @len (<= 64) index bytes at image offset @pos. */
@@ -110,7 +110,7 @@ static int zfetch(struct zmap *zm, uint64_t pos, size_t len,
 						   WIN_SIZE;
 	zm->win_len = 0;
 	ret = img_read(zm->img, zm->win, n, start, "compressed index",
-			     zm->inode->nid, zm->err);
+		       zm->inode->nid, zm->err);
 	if (ret)
 		return ret;
 	zm->win_pos = start;
@@ -237,10 +237,10 @@ static int load_compact(struct zmap *zm, uint64_t lcn, struct zrec *r)
 	pos += n << shift;
 	vcnt = shift == 2 ? 2 : 16;
 	if (shift == 1 && zm->lbits > 12)
-		return error_set(zm->err, -EOPNOTSUPP,
-				       "nid %llu: 2-byte compact indexes with lclusterbits %u",
-				       (unsigned long long)zm->inode->nid,
-				       zm->lbits);
+		return error_set(
+			zm->err, -EOPNOTSUPP,
+			"nid %llu: 2-byte compact indexes with lclusterbits %u",
+			(unsigned long long)zm->inode->nid, zm->lbits);
 	psz = vcnt << shift;
 	ret = zfetch(zm, pos & ~(uint64_t)(psz - 1), psz, &pack);
 	if (ret)
@@ -306,10 +306,10 @@ static int load_rec(struct zmap *zm, uint64_t lcn, struct zrec *r)
 static int setup_compact(struct zmap *zm)
 {
 	if (zm->lbits > 14)
-		return error_set(zm->err, -EOPNOTSUPP,
-				       "nid %llu: compact indexes with lclusterbits %u",
-				       (unsigned long long)zm->inode->nid,
-				       zm->lbits);
+		return error_set(
+			zm->err, -EOPNOTSUPP,
+			"nid %llu: compact indexes with lclusterbits %u",
+			(unsigned long long)zm->inode->nid, zm->lbits);
 	if (!(zm->advise & IMGFS_ADVISE_BIG_PCLUSTER_1) !=
 	    !(zm->advise & IMGFS_ADVISE_BIG_PCLUSTER_2))
 		return zcorrupt(zm, "BIG_PCLUSTER_1 and _2 differ (advise 0x%x)",
@@ -333,9 +333,10 @@ static int setup_header(struct zmap *zm, const struct imgfs_map_header *h)
 	zm->lbits = zm->img->blkszbits + (h->h_clusterbits & 15);
 	if (zm->inode->layout == IMGFS_LAYOUT_COMPRESSED_FULL &&
 	    (zm->advise & IMGFS_ADVISE_EXTENTS))
-		return error_set(zm->err, -EOPNOTSUPP,
-				       "nid %llu: 48-bit encoded extents are not supported",
-				       (unsigned long long)zm->inode->nid);
+		return error_set(
+			zm->err, -EOPNOTSUPP,
+			"nid %llu: 48-bit encoded extents are not supported",
+			(unsigned long long)zm->inode->nid);
 	if (zm->advise & IMGFS_ADVISE_FRAGMENT_PCLUSTER) {
 		zm->fragment = true;
 		zm->fragoff = h->h_fragmentoff;
@@ -369,12 +370,11 @@ static int zmap_setup(struct zmap *zm, struct imgfs_image *img,
 	zm->win_len = 0;
 	if (!zs)
 		return error_set(err, -EINVAL,
-				       "nid %llu: compression state missing",
-				       (unsigned long long)inode->nid);
+				 "nid %llu: compression state missing",
+				 (unsigned long long)inode->nid);
 	if (zs->cfg_err)
 		return error_set(err, zs->cfg_err, "nid %llu: %s",
-				       (unsigned long long)inode->nid,
-				       zs->cfg_msg);
+				 (unsigned long long)inode->nid, zs->cfg_msg);
 	zm->hpos = (inode->data_pos + 7) & ~7ull;
 	ret = zfetch(zm, zm->hpos, IMGFS_MAP_HEADER_SIZE, &h);
 	if (ret)
@@ -503,13 +503,12 @@ static int fragment_extent(struct zmap *zm, struct imgfs_extent *ext)
 				(unsigned long long)ext->logical,
 				(unsigned long long)(ext->logical + ext->length));
 	if (!zs->have_packed)
-		return error_set(zm->err,
-				       zs->packed_err ? zs->packed_err :
-							-IMGFS_EFSCORRUPTED,
-				       "nid %llu: fragment in packed inode %llu: %s",
-				       (unsigned long long)zm->inode->nid,
-				       (unsigned long long)sb->packed_nid,
-				       zs->packed_msg);
+		return error_set(
+			zm->err,
+			zs->packed_err ? zs->packed_err : -IMGFS_EFSCORRUPTED,
+			"nid %llu: fragment in packed inode %llu: %s",
+			(unsigned long long)zm->inode->nid,
+			(unsigned long long)sb->packed_nid, zs->packed_msg);
 	if (ext->pos > zs->packed.size ||
 	    ext->length > zs->packed.size - ext->pos)
 		return zcorrupt(zm, "fragment %llu+%llu is beyond the packed inode (%llu bytes)",
@@ -614,10 +613,11 @@ static int head_algorithm(struct zmap *zm, const struct zrec *hr,
 		ext->flags |= IMGFS_EXTENT_F_PARTIAL;
 	if (alg >= IMGFS_COMPR_MAX)
 		return error_set(zm->err, -EOPNOTSUPP,
-				       "nid %llu: unknown compression algorithm %u",
-				       (unsigned long long)zm->inode->nid, alg);
+				 "nid %llu: unknown compression algorithm %u",
+				 (unsigned long long)zm->inode->nid, alg);
 	if (!(zm->zs->cfg.algs & (1u << alg)))
-		return zcorrupt(zm, "algorithm %s is not enabled in the superblock",
+		return zcorrupt(zm,
+				"algorithm %s is not enabled in the superblock",
 				zalg_name(alg));
 	if (zm->kend - ext->logical > IMGFS_MAX_EXTENT_SIZE)
 		return zcorrupt(zm, "extent at byte %llu spans %llu bytes (over 12 MiB)",
@@ -721,8 +721,7 @@ static void map_remember(struct imgfs_zstate *zs,
 }
 
 int z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
-		uint64_t offset, struct imgfs_extent *ext,
-		struct imgfs_error *err)
+	  uint64_t offset, struct imgfs_extent *ext, struct imgfs_error *err)
 {
 	struct imgfs_zstate *zs = img->zpriv;
 	struct zmap *zm;
@@ -743,9 +742,8 @@ int z_map(struct imgfs_image *img, const struct imgfs_inode *inode,
 	return ret;
 }
 
-int z_index_range(struct imgfs_image *img,
-			const struct imgfs_inode *inode, uint64_t *start,
-			uint64_t *end, struct imgfs_error *err)
+int z_index_range(struct imgfs_image *img, const struct imgfs_inode *inode,
+		  uint64_t *start, uint64_t *end, struct imgfs_error *err)
 {
 	struct zmap *zm = calloc(1, sizeof(*zm));
 	struct zrec r;

@@ -151,16 +151,15 @@ static int zerr(struct imgfs_error *err, int code,
 		const struct imgfs_inode *inode, const struct imgfs_extent *ext,
 		const char *why)
 {
-	return error_set(err, code,
-			       "nid %llu: file bytes %llu..%llu: %s%s pcluster at byte %llu (%llu bytes): %s",
-			       (unsigned long long)inode->nid,
-			       (unsigned long long)ext->logical,
-			       (unsigned long long)(ext->logical + ext->length),
-			       (ext->flags & IMGFS_EXTENT_F_INLINE) ? "inline " :
-								      "",
-			       zalg_name(ext->algorithm),
-			       (unsigned long long)ext->pos,
-			       (unsigned long long)ext->plen, why);
+	return error_set(
+		err, code,
+		"nid %llu: file bytes %llu..%llu: %s%s pcluster at byte %llu (%llu bytes): %s",
+		(unsigned long long)inode->nid,
+		(unsigned long long)ext->logical,
+		(unsigned long long)(ext->logical + ext->length),
+		(ext->flags & IMGFS_EXTENT_F_INLINE) ? "inline " : "",
+		zalg_name(ext->algorithm), (unsigned long long)ext->pos,
+		(unsigned long long)ext->plen, why);
 }
 
 /*
@@ -204,17 +203,16 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 			      BUF_STEP))
 		return error_set(err, -ENOMEM, "out of memory");
 	ret = img_read(img, w->in, (size_t)ext->plen, ext->pos,
-			     "compressed data", inode->nid, err);
+		       "compressed data", inode->nid, err);
 	if (ret)
 		return ret;
 	if (stream_start(img, zs, ext, w->in, &skip, &exact))
 		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
 			    "compressed data start not found (the first block is all zeros)");
 	ret = zdecode(w->dec, &zs->cfg, ext->algorithm, w->in + skip,
-			    (size_t)ext->plen - skip, w->out,
-			    (size_t)ext->length,
-			    ext->flags & IMGFS_EXTENT_F_PARTIAL, exact, why,
-			    sizeof(why));
+		      (size_t)ext->plen - skip, w->out, (size_t)ext->length,
+		      ext->flags & IMGFS_EXTENT_F_PARTIAL, exact, why,
+		      sizeof(why));
 	if (ret == -ENOMEM)
 		return error_set(err, ret, "out of memory");
 	if (ret)
@@ -397,7 +395,7 @@ static ssize_t read_raw(struct imgfs_image *img,
 
 	if (!(ext->flags & IMGFS_EXTENT_F_INTERLACED)) {
 		ret = img_read(img, buf, n, ext->pos + j, "file data",
-				     inode->nid, err);
+			       inode->nid, err);
 		return ret ? ret : (ssize_t)n;
 	}
 	c = ext->logical & (img->blksz - 1);
@@ -407,32 +405,34 @@ static ssize_t read_raw(struct imgfs_image *img,
 	start = (c + j) % ext->plen;
 	first = ext->plen - start < n ? (size_t)(ext->plen - start) : n;
 	ret = img_read(img, buf, first, ext->pos + start, "file data",
-			     inode->nid, err);
+		       inode->nid, err);
 	if (!ret && first < n)
-		ret = img_read(img, (uint8_t *)buf + first, n - first,
-				     ext->pos, "file data", inode->nid, err);
+		ret = img_read(img, (uint8_t *)buf + first, n - first, ext->pos,
+			       "file data", inode->nid, err);
 	return ret ? ret : (ssize_t)n;
 }
 
 ssize_t z_read(struct imgfs_image *img, const struct imgfs_inode *inode,
-		     const struct imgfs_extent *ext, uint64_t offset, void *buf,
-		     size_t len, bool verify, struct imgfs_error *err)
+	       const struct imgfs_extent *ext, uint64_t offset, void *buf,
+	       size_t len, bool verify, struct imgfs_error *err)
 {
 	uint64_t avail;
 	size_t n;
 
 	if (!img->zpriv || offset < ext->logical ||
 	    offset - ext->logical >= ext->length)
-		return error_set(err, -EINVAL,
-				       "nid %llu: offset %llu is outside the extent given",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)offset);
+		return error_set(
+			err, -EINVAL,
+			"nid %llu: offset %llu is outside the extent given",
+			(unsigned long long)inode->nid,
+			(unsigned long long)offset);
 	avail = ext->logical + ext->length - offset;
 	n = avail < len ? (size_t)avail : len;
 	if (ext->kind != IMGFS_EXTENT_COMPRESSED)
-		return error_set(err, -EINVAL,
-				       "nid %llu: extent kind %u is not compressed data",
-				       (unsigned long long)inode->nid, ext->kind);
+		return error_set(
+			err, -EINVAL,
+			"nid %llu: extent kind %u is not compressed data",
+			(unsigned long long)inode->nid, ext->kind);
 	if (ext->flags & IMGFS_EXTENT_F_RAW)
 		return read_raw(img, inode, ext, offset, buf, n, err);
 	return read_decoded(img, inode, ext, offset, buf, n, verify, err);

@@ -38,8 +38,8 @@ int la_iter_read(struct entry_iter *it, struct iter_block *b,
 		return 0;
 	if (r != ARCHIVE_OK) {
 		msg = archive_error_string(l->a);
-		return error_set(err, -EIO, "%s: reading data: %s",
-				       l->path, msg ? msg : "unknown error");
+		return error_set(err, -EIO, "%s: reading data: %s", l->path,
+				 msg ? msg : "unknown error");
 	}
 	b->off = off;
 	/* what libarchive has consumed of the stream, up to the block (a
@@ -55,7 +55,7 @@ static int archive_iter_next(struct entry_iter *it, const struct iter_entry **e,
 	(void)it;
 	*e = NULL;
 	return error_set(err, -EINVAL,
-			       "entries of this source are set by its caller");
+			 "entries of this source are set by its caller");
 }
 
 static void archive_iter_destroy(struct entry_iter *it)

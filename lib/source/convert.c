@@ -159,8 +159,7 @@ static int convert_xattrs(struct entry_conv *c, struct archive_entry *e,
 					&c->xattrs[n].size) == ARCHIVE_OK)
 		n++;
 	for (int i = 0; i < 2; i++) {
-		long len = acl_encode(e, acl_types[i], &c->acl[i], path,
-					    err);
+		long len = acl_encode(e, acl_types[i], &c->acl[i], path, err);
 
 		if (len < 0)
 			return (int)len;

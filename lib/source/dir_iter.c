@@ -98,25 +98,26 @@ static int check_unchanged(struct archive_entry *e, uint64_t read,
 	struct stat st;
 
 	if (read != want)
-		return error_set(err, -EIO,
-				       "%s: changed while being read: %llu bytes of data read, %llu when it was listed",
-				       path, (unsigned long long)read,
-				       (unsigned long long)want);
+		return error_set(
+			err, -EIO,
+			"%s: changed while being read: %llu bytes of data read, %llu when it was listed",
+			path, (unsigned long long)read,
+			(unsigned long long)want);
 	if (lstat(archive_entry_sourcepath(e), &st) < 0 ||
 	    (uint64_t)st.st_dev != (uint64_t)archive_entry_dev(e) ||
 	    (uint64_t)st.st_ino != (uint64_t)archive_entry_ino64(e))
 		return 0;
 	if ((uint64_t)st.st_size != (uint64_t)archive_entry_size(e))
-		return error_set(err, -EIO,
-				       "%s: changed while being read: %llu bytes when it was listed, %llu now",
-				       path,
-				       (unsigned long long)archive_entry_size(e),
-				       (unsigned long long)st.st_size);
+		return error_set(
+			err, -EIO,
+			"%s: changed while being read: %llu bytes when it was listed, %llu now",
+			path, (unsigned long long)archive_entry_size(e),
+			(unsigned long long)st.st_size);
 	if (st.st_ctim.tv_sec != archive_entry_ctime(e) ||
 	    st.st_ctim.tv_nsec != archive_entry_ctime_nsec(e))
-		return error_set(err, -EIO,
-				       "%s: changed while being read (its ctime moved)",
-				       path);
+		return error_set(
+			err, -EIO,
+			"%s: changed while being read (its ctime moved)", path);
 	return 0;
 }
 
@@ -149,15 +150,14 @@ static int dir_read_next(struct dir_iter *d, struct archive_entry **out,
 			return 0;
 		if (r < ARCHIVE_WARN)
 			return error_set(err, -EIO, "%s: %s", d->path,
-					       archive_error_string(d->disk));
+					 archive_error_string(d->disk));
 		if (archive_entry_filetype(e) == AE_IFDIR)
 			archive_read_disk_descend(d->disk);
 		else if (is_skipped(d, e))
 			continue;
 		if (strip_root(e, d->root, strlen(d->root)))
-			return error_set(err, -EINVAL,
-					       "%s: unexpected path",
-					       archive_entry_pathname(e));
+			return error_set(err, -EINVAL, "%s: unexpected path",
+					 archive_entry_pathname(e));
 		if (archive_entry_filetype(e) != AE_IFDIR)
 			archive_entry_linkify(d->lr, &e, &d->spare);
 		if (e) {
@@ -213,7 +213,7 @@ static int dir_open(struct dir_iter *d, struct imgfs_error *err)
 	archive_read_disk_set_behavior(d->disk, 0);
 	if (archive_read_disk_open(d->disk, d->root) != ARCHIVE_OK)
 		return error_set(err, -EIO, "%s: %s", d->path,
-				       archive_error_string(d->disk));
+				 archive_error_string(d->disk));
 	return 0;
 }
 

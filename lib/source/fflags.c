@@ -174,7 +174,7 @@ size_t fflags_user(const char *text, char *buf, size_t size)
 }
 
 void fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
-			    const char *flags)
+		      const char *flags)
 {
 	size_t need;
 	char *p;
@@ -191,8 +191,8 @@ void fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
 				   t->len ? ", " : "", path, flags);
 }
 
-void fflags_tally_warn(const struct imgfs_fflags_tally *t,
-			     const char *what, imgfs_warn_fn warn, void *arg)
+void fflags_tally_warn(const struct imgfs_fflags_tally *t, const char *what,
+		       imgfs_warn_fn warn, void *arg)
 {
 	const char *more = t->entries > IMGFS_FFLAGS_SHOWN ? ", ..." : "";
 	const char *first = t->first ? t->first : "";

@@ -34,12 +34,12 @@ struct imgfs_fflags_tally {
 /* Count the entry at @path with user flags @flags. Memory stays bounded:
  * only the first few are named. */
 void fflags_tally_add(struct imgfs_fflags_tally *t, const char *path,
-			    const char *flags);
+		      const char *flags);
 
 /* The one warning "@what N entries: first ones..." through @warn (may be
  * NULL), when any entry was counted. */
-void fflags_tally_warn(const struct imgfs_fflags_tally *t,
-			     const char *what, imgfs_warn_fn warn, void *arg);
+void fflags_tally_warn(const struct imgfs_fflags_tally *t, const char *what,
+		       imgfs_warn_fn warn, void *arg);
 
 void fflags_tally_free(struct imgfs_fflags_tally *t);
 

@@ -24,7 +24,7 @@ static int comps_reserve(struct imgfs_path_comps *c, size_t text_len,
 }
 
 int path_comps_parse(struct imgfs_path_comps *c, const char *path,
-			   struct imgfs_error *err)
+		     struct imgfs_error *err)
 {
 	size_t plen = strlen(path), i = 0, used = 0;
 
@@ -50,9 +50,10 @@ int path_comps_parse(struct imgfs_path_comps *c, const char *path,
 			continue;
 		}
 		if (n > IMGFS_NAME_MAX)
-			return error_set(err, -ENAMETOOLONG,
-					       "%s: path component of %zu bytes exceeds the 255-byte limit",
-					       path, n);
+			return error_set(
+				err, -ENAMETOOLONG,
+				"%s: path component of %zu bytes exceeds the 255-byte limit",
+				path, n);
 		if (c->n)
 			c->text[used++] = '/';
 		c->off[c->n] = (uint32_t)used;

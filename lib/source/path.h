@@ -28,7 +28,7 @@ struct imgfs_path_comps {
  * 255 bytes. @c is freed by path_comps_free() in every case.
  */
 int path_comps_parse(struct imgfs_path_comps *c, const char *path,
-			   struct imgfs_error *err);
+		     struct imgfs_error *err);
 void path_comps_free(struct imgfs_path_comps *c);
 
 /* Is @name (@len bytes) "." or ".."? */

@@ -31,8 +31,7 @@ static uint8_t *slot(struct readahead *r, uint64_t n)
 	return r->data + (size_t)(n % r->nslots) * r->chunk;
 }
 
-long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk,
-		    bool *end)
+long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk, bool *end)
 {
 	size_t n = 0;
 

@@ -41,8 +41,7 @@ int readahead_next(struct readahead *r, const uint8_t **buf, size_t *len,
  * set): the length, or -1 when decoding failed. What the thread does for
  * each chunk, and what a reader without the thread does itself.
  */
-long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk,
-		    bool *end);
+long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk, bool *end);
 
 /* Stop the thread (it is cancelled only while it waits for input). */
 void readahead_free(struct readahead *r);

@@ -121,8 +121,7 @@ static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
 			  const void **buf)
 {
 	char msg[160] = "";
-	long n = gunzip_read(&g->gs, g->out, sizeof(g->out), msg,
-				   sizeof(msg));
+	long n = gunzip_read(&g->gs, g->out, sizeof(g->out), msg, sizeof(msg));
 
 	*buf = g->out;
 	if (n >= 0)
@@ -426,7 +425,7 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 		t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS);
 		if (!t->ra)
 			return error_set(err, -errno, "%s: %s", t->path,
-					       strerror(errno));
+					 strerror(errno));
 	} else if (!(t->own[0] = malloc(FEED_SIZE)) ||
 		   !(t->own[1] = malloc(FEED_SIZE))) {
 		return error_set(err, -ENOMEM, "out of memory");
@@ -438,7 +437,7 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 fail:
 	msg = archive_error_string(t->outer);
 	return error_set(err, -EIO, "%s: %s", t->path,
-			       msg ? msg : "cannot open");
+			 msg ? msg : "cannot open");
 }
 
 static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
@@ -455,7 +454,7 @@ static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
 		return 0;
 	msg = archive_error_string(t->a);
 	return error_set(err, -EIO, "%s: %s", t->path,
-			       msg ? msg : "cannot open");
+			 msg ? msg : "cannot open");
 }
 
 /* Read the tar stream on @fd, closed with the reader when @own_fd. */
@@ -495,8 +494,7 @@ struct imgfs_tar *imgfs_tar_open(const char *path, struct imgfs_error *err)
 	if (strcmp(path, "-")) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			error_set(err, -errno, "%s: %s", path,
-					strerror(errno));
+			error_set(err, -errno, "%s: %s", path, strerror(errno));
 			return NULL;
 		}
 	}
@@ -519,14 +517,15 @@ int tar_copy_to(struct imgfs_tar *t, int fd, struct imgfs_error *err)
 	/* only the opening read may have happened: it is in buf[0] */
 	if (t->copy_fd >= 0 || t->delivered != t->len[0] || t->start[0] ||
 	    t->entries || t->state != TAR_READING)
-		return error_set(err, -EINVAL,
-				       "%s: the tar stream is already being read: it cannot be copied whole",
-				       t->path);
+		return error_set(
+			err, -EINVAL,
+			"%s: the tar stream is already being read: it cannot be copied whole",
+			t->path);
 	t->copy_fd = fd;
 	if (copy_plain(t, t->buf[0], t->len[0], 0))
 		return error_set(err, t->copy_err,
-				       "%s: keeping a copy of the tar: %s",
-				       t->path, strerror(-t->copy_err));
+				 "%s: keeping a copy of the tar: %s", t->path,
+				 strerror(-t->copy_err));
 	return 0;
 }
 
@@ -612,7 +611,7 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 		ret = src_fill_raw(g);
 		if (ret)
 			return error_set(err, ret, "%s: %s", t->path,
-					       strerror(-ret));
+					 strerror(-ret));
 		if (!g->avail_in)
 			return 0;
 		p = g->in;
@@ -621,10 +620,11 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 	hex[0] = '\0';
 	if (p)
 		hex_bytes(hex, sizeof(hex), p, avail);
-	return error_set(err, -EINVAL,
-			       "%s: trailing garbage after the %s data at byte %lld of the input%s%s",
-			       t->path, archive_filter_name(t->outer, 0),
-			       (long long)used, p ? ": " : "", hex);
+	return error_set(
+		err, -EINVAL,
+		"%s: trailing garbage after the %s data at byte %lld of the input%s%s",
+		t->path, archive_filter_name(t->outer, 0), (long long)used,
+		p ? ": " : "", hex);
 }
 
 /*
@@ -647,12 +647,12 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		if (plain_take(t, i)) {
 			msg = archive_error_string(t->outer);
 			return error_set(err, -EIO, "%s: %s", t->path,
-					       msg ? msg : "read error");
+					 msg ? msg : "read error");
 		}
 		if (copy_plain(t, t->buf[i], t->len[i], t->start[i]))
 			return error_set(err, t->copy_err,
-					       "%s: keeping a copy of the tar: %s",
-					       t->path, strerror(-t->copy_err));
+					 "%s: keeping a copy of the tar: %s",
+					 t->path, strerror(-t->copy_err));
 		for (size_t k = 0; k < t->len[i] && nonzero == UINT64_MAX; k++)
 			if (t->buf[i][k])
 				nonzero = t->start[i] + k;
@@ -678,9 +678,10 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		const char *how = t->compressed ? " once decompressed" : "";
 
 		if (!o->allow_missing_end)
-			return error_set(err, -EINVAL,
-					       "%s: empty input (0 bytes%s) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
-					       t->path, how);
+			return error_set(
+				err, -EINVAL,
+				"%s: empty input (0 bytes%s) is not a tar archive (--allow-missing-end accepts it as an empty layer)",
+				t->path, how);
 		warnf(o, "%s: empty input (0 bytes%s) read as an empty layer",
 		      t->path, how);
 		return 0;
@@ -688,9 +689,10 @@ static int missing_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	/* some producers end there: GNU tar, bsdtar and Go read it */
 	where(t, at, sizeof(at));
 	if (o->require_end && !o->allow_missing_end)
-		return error_set(err, -EINVAL,
-				       "%s: the input ends %s without an end-of-archive marker: truncated? (refused: --require-end)",
-				       t->path, at);
+		return error_set(
+			err, -EINVAL,
+			"%s: the input ends %s without an end-of-archive marker: truncated? (refused: --require-end)",
+			t->path, at);
 	warnf(o, "%s: the input ends %s without an end-of-archive marker: truncated?",
 	      t->path, at);
 	return 0;
@@ -708,17 +710,17 @@ static int tar_end(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	int ret = 0;
 
 	if (end < 0 || (uint64_t)end < before)
-		return error_set(err, -EIO,
-				       "%s: lost track of the tar stream",
-				       t->path);
+		return error_set(err, -EIO, "%s: lost track of the tar stream",
+				 t->path);
 	if ((uint64_t)end == before)
 		ret = missing_end(t, o, err);
 	else if ((uint64_t)end - before < TAR_BLOCK ||
 		 plain_is_zero(t, (uint64_t)end - TAR_BLOCK, TAR_BLOCK) != 1)
 		/* headers (pax, long name) and then the end of the input */
-		ret = error_set(err, -EIO,
-				      "%s: the input ends inside the headers of the entry %s: truncated",
-				      t->path, where(t, at, sizeof(at)));
+		ret = error_set(
+			err, -EIO,
+			"%s: the input ends inside the headers of the entry %s: truncated",
+			t->path, where(t, at, sizeof(at)));
 	return ret ? ret : drain(t, o, (uint64_t)end, err);
 }
 
@@ -736,19 +738,21 @@ static int header_error(struct imgfs_tar *t, int r, struct archive_entry *e,
 	/* a warning means libarchive dropped or could not convert part of
 	 * the entry: taking it as it is would store something else */
 	if (r == ARCHIVE_WARN && name)
-		return error_set(err, -EINVAL,
-				       "%s: entry %llu cannot be read as archived: %s",
-				       name, t->entries + 1, msg);
+		return error_set(
+			err, -EINVAL,
+			"%s: entry %llu cannot be read as archived: %s", name,
+			t->entries + 1, msg);
 	if (r == ARCHIVE_WARN)
-		return error_set(err, -EINVAL,
-				       "entry %llu (%s) cannot be read as archived: %s",
-				       t->entries + 1, at, msg);
+		return error_set(
+			err, -EINVAL,
+			"entry %llu (%s) cannot be read as archived: %s",
+			t->entries + 1, at, msg);
 	if (r == ARCHIVE_RETRY)
-		return error_set(err, -EIO,
-				       "damaged tar header at byte %llu of the tar stream, %s: %s",
-				       (unsigned long long)before, at, msg);
-	return error_set(err, -EIO, "reading the archive %s: %s", at,
-			       msg);
+		return error_set(
+			err, -EIO,
+			"damaged tar header at byte %llu of the tar stream, %s: %s",
+			(unsigned long long)before, at, msg);
+	return error_set(err, -EIO, "reading the archive %s: %s", at, msg);
 }
 
 static int remember(struct imgfs_tar *t, struct archive_entry *e,
@@ -800,9 +804,10 @@ static int raw_names(struct imgfs_tar *t, uint64_t before,
 
 	if (t->hdr_lost || end < 0 || (uint64_t)end < before ||
 	    (uint64_t)end - before > t->hdr_len)
-		return error_set(err, -EIO,
-				       "%s: entry %llu: its header blocks cannot be read again for its names",
-				       t->path, t->entries + 1);
+		return error_set(
+			err, -EIO,
+			"%s: entry %llu: its header blocks cannot be read again for its names",
+			t->path, t->entries + 1);
 	t->hdr_len = (size_t)((uint64_t)end - before);
 	ret = tar_raw_pax_names(t->hdr, t->hdr_len, e);
 	return ret ? error_set(err, -ENOMEM, "out of memory") : 0;
@@ -815,7 +820,7 @@ const uint8_t *tar_entry_headers(const struct imgfs_tar *t, size_t *len)
 }
 
 int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
-		   struct archive_entry **e, struct imgfs_error *err)
+	     struct archive_entry **e, struct imgfs_error *err)
 {
 	uint64_t before;
 	int r;
@@ -824,8 +829,8 @@ int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	if (t->state == TAR_DONE)
 		return 0;
 	if (t->state == TAR_FAILED)
-		return error_set(err, -EINVAL,
-				       "%s: reading already failed", t->path);
+		return error_set(err, -EINVAL, "%s: reading already failed",
+				 t->path);
 	if (!t->a) {
 		r = missing_end(t, o, err);
 		if (!r)
@@ -834,7 +839,7 @@ int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		/* the rest of the previous entry, padding included: the
 		 * position below is then where the next header starts */
 		r = error_set(err, -EIO, "%s: reading data: %s", t->last,
-				    archive_error_string(t->a));
+			      archive_error_string(t->a));
 	} else {
 		before = (uint64_t)archive_filter_bytes(t->a, 0);
 		r = next_header(t, before, e);

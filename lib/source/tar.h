@@ -37,7 +37,7 @@ struct archive_entry;
  * (ARCHIVE_WARN).
  */
 int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
-		   struct archive_entry **e, struct imgfs_error *err);
+	     struct archive_entry **e, struct imgfs_error *err);
 
 /* The libarchive handle @t's entries and their data are read from. */
 struct archive *tar_archive(struct imgfs_tar *t);

@@ -74,22 +74,24 @@ static int take_whiteout(struct flatten *f, const char *path,
 	size_t len = c->len[c->n - 1], plen = strlen(WH_PREFIX);
 
 	if (path_ends_in_dir_form(path))
-		return error_set(err, -EINVAL,
-				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
-				       path);
+		return error_set(
+			err, -EINVAL,
+			"%s: whiteout path ends in \"/\", \".\" or \"..\"",
+			path);
 	if (len == strlen(WH_OPAQUE) && !memcmp(name, WH_OPAQUE, len))
 		return stack_paths_record(&f->paths, c, c->n - 1, f->layer,
 					  STACK_OPAQUE, err);
 	if (len >= strlen(WH_META) && !memcmp(name, WH_META, strlen(WH_META)))
 		return error_set(err, -EINVAL,
-				       "%s: unknown whiteout meta-entry", path);
+				 "%s: unknown whiteout meta-entry", path);
 	if (len == plen)
-		return error_set(err, -EINVAL,
-				       "%s: whiteout without a name", path);
+		return error_set(err, -EINVAL, "%s: whiteout without a name",
+				 path);
 	if (path_is_dot_name(name + plen, len - plen))
-		return error_set(err, -EINVAL,
-				       "%s: whiteout for \"%.*s\", which is not a file name",
-				       path, (int)(len - plen), name + plen);
+		return error_set(
+			err, -EINVAL,
+			"%s: whiteout for \"%.*s\", which is not a file name",
+			path, (int)(len - plen), name + plen);
 	/* the path it deletes: the name without its prefix */
 	c->off[c->n - 1] += (uint32_t)plen;
 	c->len[c->n - 1] -= (uint16_t)plen;
@@ -101,8 +103,7 @@ static int take_whiteout(struct flatten *f, const char *path,
 static int give(struct flatten *f, struct imgfs_writer *w, struct archive *a,
 		struct archive_entry *e, struct imgfs_error *err)
 {
-	return writer_take(w, f->it, archive_iter_set(f->it, a, e, err),
-				 err);
+	return writer_take(w, f->it, archive_iter_set(f->it, a, e, err), err);
 }
 
 /*
@@ -202,18 +203,18 @@ static int link_visible(struct flatten *f, struct imgfs_writer *w,
 		node = stack_paths_find(&f->paths, &f->tcomps);
 		if (node && node->saved_layer == f->layer &&
 		    node->saved_off == STACK_UNSAVED)
-			return error_set(err, -EOPNOTSUPP,
-					       "%s: hard link target \"%s\" is deleted by a layer above, and its entry could not be kept for the link",
-					       path, target);
+			return error_set(
+				err, -EOPNOTSUPP,
+				"%s: hard link target \"%s\" is deleted by a layer above, and its entry could not be kept for the link",
+				path, target);
 		if (node && node->saved_layer == f->layer)
 			return show_saved(f, w, node->saved_off,
 					  f->tcomps.text, path, err);
 		s = stack_links_get(&f->links, f->tcomps.text, err);
 		return s ? stack_links_wait(s, path, err) : err->code;
 	}
-	return error_set(err, -ELOOP,
-			       "%s: more than %d hard links in a chain", path,
-			       LINK_HOPS);
+	return error_set(err, -ELOOP, "%s: more than %d hard links in a chain",
+			 path, LINK_HOPS);
 }
 
 /* Links that waited for @s, now to @target (which they named). */
@@ -305,8 +306,8 @@ static int take_entry(struct flatten *f, struct imgfs_writer *w,
 
 	if (!path)
 		return error_set(err, -EINVAL,
-				       "entry %llu: path name cannot be decoded",
-				       f->entries);
+				 "entry %llu: path name cannot be decoded",
+				 f->entries);
 	ret = path_comps_parse(c, path, err);
 	if (ret)
 		return ret;
@@ -337,17 +338,18 @@ static int check_links(struct flatten *f, struct imgfs_error *err)
 
 	for (struct stack_saved *s = f->links.all; s && !ret; s = s->next_all)
 		if (s->nr_pending)
-			ret = error_set(err, -ENOENT,
-					      "%s: hard link target \"%s\" is not a file of the same layer",
-					      s->pending[0], s->path);
+			ret = error_set(
+				err, -ENOENT,
+				"%s: hard link target \"%s\" is not a file of the same layer",
+				s->pending[0], s->path);
 	for (size_t i = 0; i < f->nr_checks && !ret; i++) {
 		ret = path_comps_parse(&f->tcomps, f->checks[i].target, err);
 		if (!ret &&
 		    stack_paths_entry_layer(&f->paths, &f->tcomps) != f->layer)
-			ret = error_set(err, -ENOENT,
-					      "%s: hard link target \"%s\" is not in the same layer",
-					      f->checks[i].path,
-					      f->checks[i].target);
+			ret = error_set(
+				err, -ENOENT,
+				"%s: hard link target \"%s\" is not in the same layer",
+				f->checks[i].path, f->checks[i].target);
 	}
 	for (size_t i = 0; i < f->nr_checks; i++) {
 		free(f->checks[i].path);
@@ -385,7 +387,7 @@ static int open_layer(struct flatten *f, unsigned int layer,
 
 		if (!ret && !f->t)
 			ret = error_set(err, -EINVAL,
-					      "the opener gave no tar reader");
+					"the opener gave no tar reader");
 		f->a = ret ? NULL : tar_archive(f->t);
 		return ret;
 	}
@@ -471,13 +473,15 @@ static int check_args(struct imgfs_mkfs_options *opts,
 		return ret;
 	if (!nlayers || nlayers > INT32_MAX)
 		return error_set(err, -EINVAL,
-				       "flattening needs at least one layer");
+				 "flattening needs at least one layer");
 	if (opts->whiteouts != IMGFS_WHITEOUT_OVERLAY)
-		return error_set(err, -EINVAL,
-				       "flattening applies whiteouts: they cannot be kept");
+		return error_set(
+			err, -EINVAL,
+			"flattening applies whiteouts: they cannot be kept");
 	if (opts->tar_index != IMGFS_TAR_INDEX_NONE)
-		return error_set(err, -EINVAL,
-				       "a flattened image cannot be a tar index: its data comes from several layers");
+		return error_set(
+			err, -EINVAL,
+			"a flattened image cannot be a tar index: its data comes from several layers");
 	return 0;
 }
 
@@ -490,8 +494,8 @@ static int flatten(struct flatten *f, const char *image_path,
 	f->it = archive_iter_new(f->opts->warn, f->opts->warn_arg, err);
 	ret = f->it ? stack_paths_init(&f->paths, err) : err->code;
 	if (!ret)
-		ret = convert_feed(image_path, f->opts, NULL, feed, f,
-					 stats, err);
+		ret = convert_feed(image_path, f->opts, NULL, feed, f, stats,
+				   err);
 	for (size_t i = 0; i < f->nr_checks; i++) {
 		free(f->checks[i].path);
 		free(f->checks[i].target);
@@ -520,7 +524,7 @@ int imgfs_flatten(const struct imgfs_mkfs_options *opts, unsigned int nlayers,
 	ret = check_args(&full, opts, nlayers, err);
 	if (!ret && (!opener || !opener->open || !opener->close))
 		ret = error_set(err, -EINVAL,
-				      "a layer opener needs open and close");
+				"a layer opener needs open and close");
 	return ret ? ret : flatten(&f, image_path, stats, err);
 }
 
@@ -536,8 +540,8 @@ static int check_target(unsigned int nlayers, const char *const *tars,
 		if (!stat(tars[i], &lt) && lt.st_dev == st.st_dev &&
 		    lt.st_ino == st.st_ino)
 			return error_set(err, -EINVAL,
-					       "%s: refusing to overwrite layer %s",
-					       image_path, tars[i]);
+					 "%s: refusing to overwrite layer %s",
+					 image_path, tars[i]);
 	return 0;
 }
 

@@ -37,7 +37,7 @@ void stack_links_init(struct stack_links *l)
 {
 	memset(l, 0, sizeof(*l));
 	spillfile_init(&l->spill_file, "imgfs-flatten",
-			 "the temporary file for hidden entries");
+		       "the temporary file for hidden entries");
 }
 
 void stack_links_forget(struct stack_saved *s)
@@ -147,8 +147,9 @@ static int spill_open(struct stack_links *l, struct imgfs_error *err)
 	    archive_write_set_bytes_per_block(l->spill, 0) ||
 	    archive_write_open(l->spill, l, NULL, spill_write, NULL)) {
 		spill_writer_free(l);
-		return error_set(err, -ENOMEM,
-				       "temporary file for hidden entries: cannot start its tar writer");
+		return error_set(
+			err, -ENOMEM,
+			"temporary file for hidden entries: cannot start its tar writer");
 	}
 	return 0;
 }
@@ -167,9 +168,8 @@ static int write_zeros(struct stack_links *l, uint64_t len, const char *name,
 		size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
 
 		if (archive_write_data(l->spill, zeros, n) < 0)
-			return error_set(err, -EIO, "%s: keeping it: %s",
-					       name,
-					       archive_error_string(l->spill));
+			return error_set(err, -EIO, "%s: keeping it: %s", name,
+					 archive_error_string(l->spill));
 		len -= n;
 	}
 	return 0;
@@ -189,23 +189,24 @@ static int copy_data(struct stack_links *l, struct archive *a,
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
 		if (off < 0 || (uint64_t)off < pos)
-			return error_set(err, -EIO,
-					       "%s: data block at offset %lld out of order",
-					       name, (long long)off);
+			return error_set(
+				err, -EIO,
+				"%s: data block at offset %lld out of order",
+				name, (long long)off);
 		ret = write_zeros(l, (uint64_t)off - pos, name, err);
 		if (ret)
 			return ret;
 		if (archive_write_data(l->spill, buf, len) < 0) {
 			msg = archive_error_string(l->spill);
-			return error_set(err, -EIO, "%s: keeping it: %s",
-					       name, msg ? msg : "write error");
+			return error_set(err, -EIO, "%s: keeping it: %s", name,
+					 msg ? msg : "write error");
 		}
 		pos = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF) {
 		msg = archive_error_string(a);
-		return error_set(err, -EIO, "%s: reading data: %s",
-				       name, msg ? msg : "unknown error");
+		return error_set(err, -EIO, "%s: reading data: %s", name,
+				 msg ? msg : "unknown error");
 	}
 	return pos < size ? write_zeros(l, size - pos, name, err) : 0;
 }
@@ -251,15 +252,15 @@ int stack_links_save(struct stack_links *l, struct archive *a,
 	ret = copy_data(l, a, e, name, err);
 	if (!ret && archive_write_finish_entry(l->spill) < ARCHIVE_WARN)
 		ret = error_set(err, -EIO, "%s: keeping it: %s", name,
-				      archive_error_string(l->spill));
+				archive_error_string(l->spill));
 	return ret;
 }
 
 static la_ssize_t spill_read(struct archive *a, void *arg, const void **buf)
 {
 	struct stack_links *l = arg;
-	ssize_t n = pread_full(l->spill_file.fd, l->buf, SPILL_CHUNK,
-				     l->back_pos);
+	ssize_t n =
+		pread_full(l->spill_file.fd, l->buf, SPILL_CHUNK, l->back_pos);
 
 	if (n < 0) {
 		archive_set_error(a, (int)-n, "temporary file: %s",
@@ -285,9 +286,10 @@ int stack_links_load(struct stack_links *l, uint64_t off, struct archive **a,
 	    archive_read_open(l->back, l, NULL, spill_read, NULL) ||
 	    archive_read_next_header(l->back, e) != ARCHIVE_OK) {
 		msg = l->back ? archive_error_string(l->back) : NULL;
-		error_set(err, -EIO,
-				"reading back a hidden entry from the temporary file: %s",
-				msg ? msg : "out of memory");
+		error_set(
+			err, -EIO,
+			"reading back a hidden entry from the temporary file: %s",
+			msg ? msg : "out of memory");
 		stack_links_done(l);
 		return err->code;
 	}

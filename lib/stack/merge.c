@@ -121,23 +121,25 @@ static int put_chunk(void *arg, const struct imgfs_extent *ext)
 	if (ext->kind == IMGFS_EXTENT_HOLE)
 		return 0;
 	if (ext->kind != IMGFS_EXTENT_PLAIN || ext->device)
-		return error_set(m->err, -EOPNOTSUPP,
-				       "%s: data %s: only uncompressed data in whole blocks of the layer image can be referred to",
-				       cc->path,
-				       ext->kind == IMGFS_EXTENT_INLINE ?
-					       "inline with its inode" :
-				       ext->device ? "on another device" :
-						     "compressed");
+		return error_set(
+			m->err, -EOPNOTSUPP,
+			"%s: data %s: only uncompressed data in whole blocks of the layer image can be referred to",
+			cc->path,
+			ext->kind == IMGFS_EXTENT_INLINE
+				? "inline with its inode"
+			: ext->device ? "on another device"
+				      : "compressed");
 	/* a chunk is contiguous from a block boundary */
 	if ((start & ((1ull << bits) - 1)) ||
 	    (m->chunks[c].device && m->chunks[c].blkaddr != blk))
-		return error_set(m->err, -EOPNOTSUPP,
-				       "%s: data not contiguous from a block boundary in the layer image",
-				       cc->path);
+		return error_set(
+			m->err, -EOPNOTSUPP,
+			"%s: data not contiguous from a block boundary in the layer image",
+			cc->path);
 	if (blk >= IMGFS_NULL_ADDR)
 		return error_set(m->err, -EFBIG,
-				       "%s: data beyond 32-bit block addresses",
-				       cc->path);
+				 "%s: data beyond 32-bit block addresses",
+				 cc->path);
 	m->chunks[c].device = (uint16_t)(m->layer + 1);
 	m->chunks[c].blkaddr = (uint32_t)blk;
 	return 0;
@@ -167,8 +169,8 @@ static int add_file(struct merge *m, struct imgfs_entry *e,
 	ret = imgfs_extent_iterate(m->img, inode, put_chunk, &cc, m->err);
 	if (ret)
 		return ret < 0 ? ret : -EIO;
-	return writer_add_external(m->w, e, cc.chunkbits, m->chunks,
-					 (size_t)nr, m->err);
+	return writer_add_external(m->w, e, cc.chunkbits, m->chunks, (size_t)nr,
+				   m->err);
 }
 
 static int remember_shown(struct merge *m, uint64_t nid, const char *path)
@@ -209,9 +211,8 @@ static int add_visible(struct merge *m, const char *path,
 	ret = imgfs_xattr_iterate(m->img, inode, false, copy_xattr, m, m->err);
 	if (ret)
 		return ret < 0 ? error_set(m->err, ret,
-						 "%s: xattrs: out of memory",
-						 path) :
-				 0;
+					   "%s: xattrs: out of memory", path)
+			       : 0;
 	e.xattrs = m->xattrs;
 	e.nr_xattrs = m->nr_xattrs;
 	if (S_ISCHR(inode->mode) || S_ISBLK(inode->mode)) {
@@ -352,10 +353,10 @@ static int open_layers(struct merge *m, struct imgfs_error *err)
 			return layer_error(m, i, ret);
 		sb = imgfs_image_sb(m->imgs[i]);
 		if (sb->blkszbits != m->opts->blkszbits || sb->extra_devices)
-			return error_set(err, -EINVAL,
-					       "%s: layer images must have the merged image's %u-byte blocks and no devices of their own",
-					       m->paths[i],
-					       1u << m->opts->blkszbits);
+			return error_set(
+				err, -EINVAL,
+				"%s: layer images must have the merged image's %u-byte blocks and no devices of their own",
+				m->paths[i], 1u << m->opts->blkszbits);
 	}
 	return 0;
 }
@@ -376,17 +377,18 @@ int imgfs_merge_images(const struct imgfs_mkfs_options *in,
 		return ret;
 	if (!nlayers || nlayers > UINT16_MAX)
 		return error_set(err, -EINVAL,
-				       "merging needs at least one layer image");
+				 "merging needs at least one layer image");
 	if (opts->compress != IMGFS_COMPRESS_NONE || opts->tar_index ||
 	    opts->whiteouts != IMGFS_WHITEOUT_OVERLAY)
-		return error_set(err, -EINVAL,
-				       "a merged image holds metadata only: no compression, tar index or kept whiteouts");
+		return error_set(
+			err, -EINVAL,
+			"a merged image holds metadata only: no compression, tar index or kept whiteouts");
 	ret = stack_paths_init(&m.tree, err);
 	if (!ret)
 		ret = open_layers(&m, err);
 	if (!ret)
-		ret = convert_feed(image_path, opts, NULL, merge_feed,
-					 &m, stats, err);
+		ret = convert_feed(image_path, opts, NULL, merge_feed, &m,
+				   stats, err);
 	for (unsigned int i = 0; m.imgs && i < nlayers; i++)
 		imgfs_image_close(m.imgs[i]);
 	free(m.imgs);

@@ -137,10 +137,8 @@ int stack_paths_record(struct stack_paths *p, const struct imgfs_path_comps *c,
 			next = node_new(p, node, name, c->len[i]);
 			if (!next ||
 			    hashtab_insert(&p->tab, &next->hnode,
-						 node_hash(node, name,
-							   c->len[i])))
-				return error_set(err, -ENOMEM,
-						       "out of memory");
+					   node_hash(node, name, c->len[i])))
+				return error_set(err, -ENOMEM, "out of memory");
 		}
 		node = next;
 	}

@@ -17,8 +17,8 @@
  * make @code its code: a caller names what the callee could not know (the
  * layer, the file) without losing the cause. Returns @code.
  */
-int error_prefix(struct imgfs_error *err, int code, const char *fmt,
-		       ...) __attribute__((format(printf, 3, 4)));
+int error_prefix(struct imgfs_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * Record a failure: @code is a negative errno. The message is kept only if

@@ -88,9 +88,8 @@ static const char *isal_why(const struct imgfs_gunzip *g, int r)
 	}
 }
 
-int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
-		      size_t *in_len, uint8_t *out, size_t *out_len,
-		      const char **why)
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in, size_t *in_len,
+		uint8_t *out, size_t *out_len, const char **why)
 {
 	size_t room = *out_len;
 	int r;
@@ -144,9 +143,8 @@ void gunzip_member(struct imgfs_gunzip *g)
 	inflateReset(&g->zs);
 }
 
-int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
-		      size_t *in_len, uint8_t *out, size_t *out_len,
-		      const char **why)
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in, size_t *in_len,
+		uint8_t *out, size_t *out_len, const char **why)
 {
 	size_t room = *out_len;
 	int r;
@@ -184,8 +182,8 @@ void hex_bytes(char *out, size_t size, const uint8_t *p, size_t n)
 					 i ? " " : "", p[i]);
 }
 
-int gunzip_stream_init(struct imgfs_gunzip_stream *s,
-			     imgfs_gunzip_in_fn in, void *arg)
+int gunzip_stream_init(struct imgfs_gunzip_stream *s, imgfs_gunzip_in_fn in,
+		       void *arg)
 {
 	memset(s, 0, sizeof(*s));
 	s->in = in;
@@ -241,8 +239,8 @@ static int stream_next_member(struct imgfs_gunzip_stream *s, char *msg,
 	return 0;
 }
 
-long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
-		       size_t size, char *msg, size_t msglen)
+long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out, size_t size,
+		 char *msg, size_t msglen)
 {
 	while (!s->done) {
 		const char *why;
@@ -256,8 +254,7 @@ long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
 		if (!s->in_member)
 			continue;
 		before = s->avail;
-		r = gunzip_step(s->gz, &s->next, &s->avail, out, &len,
-				      &why);
+		r = gunzip_step(s->gz, &s->next, &s->avail, out, &len, &why);
 		s->pos += before - s->avail;
 		if (r < 0) {
 			snprintf(msg, msglen, "corrupt gzip data: %s", why);

@@ -23,9 +23,8 @@ void gunzip_member(struct imgfs_gunzip *g);
  * when the member (trailer included) has ended, 0 when more input or
  * output room is needed, or -EINVAL with *@why naming the damage.
  */
-int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in,
-		      size_t *in_len, uint8_t *out, size_t *out_len,
-		      const char **why);
+int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in, size_t *in_len,
+		uint8_t *out, size_t *out_len, const char **why);
 
 /*
  * Raw input for a stream: *@buf and its length, 0 at the end, or -errno
@@ -44,15 +43,15 @@ struct imgfs_gunzip_stream {
 	bool eof, in_member, done;
 };
 
-int gunzip_stream_init(struct imgfs_gunzip_stream *s,
-			     imgfs_gunzip_in_fn in, void *arg);
+int gunzip_stream_init(struct imgfs_gunzip_stream *s, imgfs_gunzip_in_fn in,
+		       void *arg);
 void gunzip_stream_end(struct imgfs_gunzip_stream *s);
 /*
  * Up to @size decoded bytes into @out: their count, 0 at the end of the
  * last member, -errno from the input callback, or -EINVAL with @msg set.
  */
-long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out,
-		       size_t size, char *msg, size_t msglen);
+long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out, size_t size,
+		 char *msg, size_t msglen);
 /* Whether @p (@n bytes) starts like a gzip member. */
 bool gunzip_magic(const uint8_t *p, size_t n);
 /* "1f 8b 00 ..." of up to 8 bytes, for messages naming unexpected data. */

@@ -49,7 +49,7 @@ static int hashtab_grow(struct imgfs_hashtab *t)
 }
 
 int hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
-			 uint64_t hash)
+		   uint64_t hash)
 {
 	struct imgfs_hnode **b;
 
@@ -70,8 +70,7 @@ static struct imgfs_hnode *same_hash(struct imgfs_hnode *n, uint64_t hash)
 	return n;
 }
 
-struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t,
-					uint64_t hash)
+struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t, uint64_t hash)
 {
 	if (!t->nr_buckets)
 		return NULL;
@@ -83,9 +82,8 @@ struct imgfs_hnode *hashtab_next(const struct imgfs_hnode *n)
 	return same_hash(n->next, n->hash);
 }
 
-struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t,
-				       uint64_t hash, imgfs_hash_eq_fn eq,
-				       const void *key)
+struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t, uint64_t hash,
+				 imgfs_hash_eq_fn eq, const void *key)
 {
 	struct imgfs_hnode *n;
 
@@ -163,7 +161,7 @@ static int u64map_grow(struct imgfs_u64map *m)
 }
 
 uint64_t *u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
-				   uint64_t value, bool *added)
+			     uint64_t value, bool *added)
 {
 	size_t i;
 
@@ -190,8 +188,7 @@ int u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value)
 	return added;
 }
 
-bool u64map_get(const struct imgfs_u64map *m, uint64_t key,
-		      uint64_t *value)
+bool u64map_get(const struct imgfs_u64map *m, uint64_t key, uint64_t *value)
 {
 	size_t i;
 

@@ -43,19 +43,17 @@ typedef bool (*imgfs_hash_eq_fn)(const struct imgfs_hnode *n, const void *key);
  * the table when it is 3/4 full. Returns 0, or -ENOMEM with nothing added.
  */
 int hashtab_insert(struct imgfs_hashtab *t, struct imgfs_hnode *n,
-			 uint64_t hash);
+		   uint64_t hash);
 
 /* The most recently inserted node with @hash, or NULL. */
-struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t,
-					uint64_t hash);
+struct imgfs_hnode *hashtab_first(const struct imgfs_hashtab *t, uint64_t hash);
 
 /* The next older node with the same hash as @n, or NULL. */
 struct imgfs_hnode *hashtab_next(const struct imgfs_hnode *n);
 
 /* The most recent node with @hash for which @eq(node, @key) holds. */
-struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t,
-				       uint64_t hash, imgfs_hash_eq_fn eq,
-				       const void *key);
+struct imgfs_hnode *hashtab_find(const struct imgfs_hashtab *t, uint64_t hash,
+				 imgfs_hash_eq_fn eq, const void *key);
 
 /* Free the bucket array; the nodes belong to the caller. */
 void hashtab_free(struct imgfs_hashtab *t);
@@ -90,11 +88,10 @@ int u64map_add(struct imgfs_u64map *m, uint64_t key, uint64_t value);
  * pointer is valid until the next addition.
  */
 uint64_t *u64map_find_or_add(struct imgfs_u64map *m, uint64_t key,
-				   uint64_t value, bool *added);
+			     uint64_t value, bool *added);
 
 /* Whether @key is there; its value goes to *@value (may be NULL). */
-bool u64map_get(const struct imgfs_u64map *m, uint64_t key,
-		      uint64_t *value);
+bool u64map_get(const struct imgfs_u64map *m, uint64_t key, uint64_t *value);
 
 /* Change the value of @key, which must be there; false if it is not. */
 bool u64map_set(struct imgfs_u64map *m, uint64_t key, uint64_t value);

@@ -19,7 +19,7 @@ EVP_MD_CTX *sha256_new(void)
 }
 
 int sha256_join(const void *a, size_t alen, const void *b, size_t blen,
-		      uint8_t *out)
+		uint8_t *out)
 {
 	EVP_MD_CTX *c = sha256_new();
 	int ok = c && EVP_DigestUpdate(c, a, alen) &&

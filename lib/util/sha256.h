@@ -16,6 +16,6 @@ EVP_MD_CTX *sha256_new(void);
 
 /* @out (32 bytes) = SHA-256(@a || @b); either part may be empty. 0 or -EIO. */
 int sha256_join(const void *a, size_t alen, const void *b, size_t blen,
-		      uint8_t *out);
+		uint8_t *out);
 
 #endif /* IMGFS_SHA256_H */

@@ -13,8 +13,7 @@
 #include "util/spill.h"
 #include "util/tmpfile.h"
 
-void spillfile_init(struct imgfs_spill *s, const char *prefix,
-		      const char *what)
+void spillfile_init(struct imgfs_spill *s, const char *prefix, const char *what)
 {
 	s->fd = -1;
 	s->open = false;
@@ -31,15 +30,15 @@ int spillfile_open(struct imgfs_spill *s, struct imgfs_error *err)
 		return 0;
 	s->fd = tmpfile_open(dir, s->prefix);
 	if (s->fd < 0)
-		return error_set(err, -errno, "creating %s in %s: %s",
-				       s->what, dir, strerror(errno));
+		return error_set(err, -errno, "creating %s in %s: %s", s->what,
+				 dir, strerror(errno));
 	s->open = true;
 	s->size = 0;
 	return 0;
 }
 
 int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
-		       uint64_t *off, struct imgfs_error *err)
+		     uint64_t *off, struct imgfs_error *err)
 {
 	int ret = spillfile_open(s, err);
 
@@ -48,7 +47,7 @@ int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
 	ret = pwrite_full(s->fd, buf, len, s->size);
 	if (ret)
 		return error_set(err, ret, "writing %s: %s", s->what,
-				       strerror(-ret));
+				 strerror(-ret));
 	if (off)
 		*off = s->size;
 	s->size += len;
@@ -56,15 +55,14 @@ int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
 }
 
 int spillfile_read(const struct imgfs_spill *s, void *buf, size_t len,
-		     uint64_t off, struct imgfs_error *err)
+		   uint64_t off, struct imgfs_error *err)
 {
 	ssize_t n = s->open ? pread_full(s->fd, buf, len, off) : -EBADF;
 
 	if (n < 0 || (size_t)n < len)
-		return error_set(err, n < 0 ? (int)n : -EIO,
-				       "reading %s: %s", s->what,
-				       n < 0 ? strerror((int)-n) :
-					       "unexpected end");
+		return error_set(err, n < 0 ? (int)n : -EIO, "reading %s: %s",
+				 s->what,
+				 n < 0 ? strerror((int)-n) : "unexpected end");
 	return 0;
 }
 

@@ -25,18 +25,18 @@ struct imgfs_spill {
 
 /* Name a spill ($TMPDIR or /tmp); @prefix and @what must outlive it. */
 void spillfile_init(struct imgfs_spill *s, const char *prefix,
-		      const char *what);
+		    const char *what);
 
 /* Make the file now, if not yet made: to learn early whether it can be. */
 int spillfile_open(struct imgfs_spill *s, struct imgfs_error *err);
 
 /* Append @len bytes; their offset goes to *@off (may be NULL). */
 int spillfile_append(struct imgfs_spill *s, const void *buf, size_t len,
-		       uint64_t *off, struct imgfs_error *err);
+		     uint64_t *off, struct imgfs_error *err);
 
 /* Read back @len bytes at @off, all of them. */
 int spillfile_read(const struct imgfs_spill *s, void *buf, size_t len,
-		     uint64_t off, struct imgfs_error *err);
+		   uint64_t off, struct imgfs_error *err);
 
 /* Start again empty (the file stays); on failure, after what is there. */
 void spillfile_empty(struct imgfs_spill *s);

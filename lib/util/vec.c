@@ -6,8 +6,7 @@
 
 #include "util/vec.h"
 
-int vec_reserve(void **p, size_t *cap, size_t need, size_t size,
-		      size_t first)
+int vec_reserve(void **p, size_t *cap, size_t need, size_t size, size_t first)
 {
 	size_t n = *cap ? *cap : (first ? first : 1);
 	void *q;

@@ -14,12 +14,10 @@
  * until it holds @need. Returns 0 (the array untouched when it was large
  * enough), or -ENOMEM with *@p and *@cap unchanged.
  */
-int vec_reserve(void **p, size_t *cap, size_t need, size_t size,
-		      size_t first);
+int vec_reserve(void **p, size_t *cap, size_t need, size_t size, size_t first);
 
 /* vec_reserve() for an array @arr with size_t capacity @cap. */
-#define IMGFS_VEC_RESERVE(arr, cap, need, first)                           \
-	vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
-			  (first))
+#define IMGFS_VEC_RESERVE(arr, cap, need, first) \
+	vec_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)), (first))
 
 #endif /* IMGFS_VEC_H */

@@ -64,8 +64,8 @@ static void *worker_main(void *arg)
 }
 
 struct imgfs_workpool *workpool_create(unsigned int nthreads,
-					     void (*local_free)(void *local),
-					     struct imgfs_error *err)
+				       void (*local_free)(void *local),
+				       struct imgfs_error *err)
 {
 	struct imgfs_workpool *p;
 	int ret;
@@ -88,8 +88,8 @@ struct imgfs_workpool *workpool_create(unsigned int nthreads,
 				     &p->workers[i]);
 		if (ret) {
 			error_set(err, -ret,
-					"starting compression thread %u: %s",
-					i + 1, strerror(ret));
+				  "starting compression thread %u: %s", i + 1,
+				  strerror(ret));
 			workpool_destroy(p);
 			return NULL;
 		}

@@ -31,8 +31,8 @@ struct imgfs_work {
  * NULL with @err set when threads cannot be created or memory runs out.
  */
 struct imgfs_workpool *workpool_create(unsigned int nthreads,
-					     void (*local_free)(void *local),
-					     struct imgfs_error *err);
+				       void (*local_free)(void *local),
+				       struct imgfs_error *err);
 
 /* Queue @work (its run function set) behind every earlier item. */
 void workpool_submit(struct imgfs_workpool *p, struct imgfs_work *work);

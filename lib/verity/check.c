@@ -40,8 +40,7 @@ static int check_emit(struct vt *t, unsigned int level, uint64_t index,
 
 	if (level >= c->v.lay.levels)
 		return error_set(err, -EIO,
-				       "dm-verity: internal error: level %u",
-				       level);
+				 "dm-verity: internal error: level %u", level);
 	ret = vt_pread(c->v.hash_fd, c->cmp, c->v.hbs, off, "hash block",
 			 err);
 	if (ret)
@@ -103,21 +102,21 @@ static int check_report(struct vcheck *c, const uint8_t *root,
 	}
 	if (chk->bad_data_block != IMGFS_VERITY_NONE)
 		return error_set(err, -EBADMSG,
-				       "dm-verity: data block %" PRIu64
-				       " (offset %" PRIu64
-				       ") does not match its hash",
-				       chk->bad_data_block,
-				       chk->bad_data_block * c->v.dbs);
+				 "dm-verity: data block %" PRIu64
+				 " (offset %" PRIu64
+				 ") does not match its hash",
+				 chk->bad_data_block,
+				 chk->bad_data_block * c->v.dbs);
 	if (chk->bad_level != IMGFS_VERITY_NONE)
 		return error_set(err, -EBADMSG,
-				       "dm-verity: hash block %" PRIu64
-				       " of tree level %" PRIu64
-				       " does not match the level below",
-				       chk->bad_hash_block, chk->bad_level);
+				 "dm-verity: hash block %" PRIu64
+				 " of tree level %" PRIu64
+				 " does not match the level below",
+				 chk->bad_hash_block, chk->bad_level);
 	if (!chk->root_ok)
 		return error_set(err, -EBADMSG,
-				       "dm-verity: root hash %s, expected %s",
-				       chk->info.root_hex, want);
+				 "dm-verity: root hash %s, expected %s",
+				 chk->info.root_hex, want);
 	return 0;
 }
 
@@ -130,14 +129,13 @@ static int check_data_size(int fd, const struct imgfs_verity *v,
 
 	if (end < 0)
 		return error_set(err, -errno, "dm-verity: data size: %s",
-				       strerror(errno));
+				 strerror(errno));
 	if ((uint64_t)end < v->lay.data_blocks * v->dbs)
 		return error_set(err, -EBADMSG,
-				       "dm-verity: the data is %" PRIu64
-				       " bytes, the superblock says %" PRIu64
-				       " blocks of %u",
-				       (uint64_t)end, v->lay.data_blocks,
-				       v->dbs);
+				 "dm-verity: the data is %" PRIu64
+				 " bytes, the superblock says %" PRIu64
+				 " blocks of %u",
+				 (uint64_t)end, v->lay.data_blocks, v->dbs);
 	return 0;
 }
 
@@ -166,8 +164,7 @@ int imgfs_verity_verify_fd(int data_fd, int hash_fd, uint64_t hash_offset,
 		c->stored = malloc(c->v.hbs);
 		c->cmp = malloc(c->v.hbs);
 		if (!c->stored || !c->cmp)
-			ret = error_set(err, -ENOMEM,
-					      "verity: out of memory");
+			ret = error_set(err, -ENOMEM, "verity: out of memory");
 	}
 	if (!ret)
 		ret = vt_init(&c->v.t, c->v.dbs, c->v.hbs, c->v.salt,

@@ -22,8 +22,8 @@ static int open_spill(struct imgfs_verity *v, struct imgfs_error *err)
 
 	if (fd < 0)
 		return error_set(err, -errno,
-				       "verity: temporary file in %s: %s",
-				       v->tmpdir, strerror(errno));
+				 "verity: temporary file in %s: %s", v->tmpdir,
+				 strerror(errno));
 	return fd;
 }
 
@@ -34,11 +34,10 @@ static int dm_emit(struct vt *t, unsigned int level, uint64_t index,
 
 	if (v->announced) {
 		if (level >= v->lay.levels)
-			return error_set(
-				err, -EIO,
-				"verity: more data than the %" PRIu64
-				" bytes announced",
-				v->announced);
+			return error_set(err, -EIO,
+					 "verity: more data than the %" PRIu64
+					 " bytes announced",
+					 v->announced);
 		return vt_pwrite(v->hash_fd, block, v->hbs,
 				   v->lay.level_off[level] + index * v->hbs,
 				   err);
@@ -73,8 +72,7 @@ void imgfs_verity_derive(const void *seed, size_t seed_size, uint8_t *salt,
 	}
 	if (!uuid)
 		return;
-	if (sha256_join(uuid_tag, sizeof(uuid_tag) - 1, seed, seed_size,
-			      d))
+	if (sha256_join(uuid_tag, sizeof(uuid_tag) - 1, seed, seed_size, d))
 		memset(d, 0, sizeof(d));
 	memcpy(uuid, d, 16);
 	uuid[6] = (uuid[6] & 0x0f) | 0x80; /* version 8: custom */
@@ -90,21 +88,20 @@ static int check_params(const struct imgfs_verity_params *p, uint32_t dbs,
 			"verity: block sizes must be 512, 1024, 2048 or 4096 (data %u, hash %u)",
 			dbs, hbs);
 	if (p->salt_size > IMGFS_VERITY_SALT_MAX)
-		return error_set(
-			err, -EINVAL,
-			"verity: salt of %zu bytes, at most %d fit",
-			p->salt_size, IMGFS_VERITY_SALT_MAX);
+		return error_set(err, -EINVAL,
+				 "verity: salt of %zu bytes, at most %d fit",
+				 p->salt_size, IMGFS_VERITY_SALT_MAX);
 	if (p->hash_offset != IMGFS_VERITY_HASH_OFFSET_AUTO &&
 	    p->hash_offset % 512)
 		return error_set(err, -EINVAL,
-				       "verity: hash offset %" PRIu64
-				       " is not a multiple of 512",
-				       p->hash_offset);
+				 "verity: hash offset %" PRIu64
+				 " is not a multiple of 512",
+				 p->hash_offset);
 	if (p->head_size > IMGFS_VERITY_HEAD_MAX)
 		return error_set(err, -EINVAL,
-				       "verity: head of %" PRIu64
-				       " bytes, at most %d can be given last",
-				       p->head_size, IMGFS_VERITY_HEAD_MAX);
+				 "verity: head of %" PRIu64
+				 " bytes, at most %d can be given last",
+				 p->head_size, IMGFS_VERITY_HEAD_MAX);
 	return 0;
 }
 
@@ -135,11 +132,10 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 				      vt_round_up(v->announced, v->dbs) / v->dbs,
 				      v->dbs, v->hbs, v->hash_offset);
 		if (ret)
-			return error_set(
-				err, ret,
-				"verity: no hash area for %" PRIu64
-				" bytes at offset %" PRIu64,
-				v->announced, v->hash_offset);
+			return error_set(err, ret,
+					 "verity: no hash area for %" PRIu64
+					 " bytes at offset %" PRIu64,
+					 v->announced, v->hash_offset);
 	}
 	ret = vt_init(&v->t, v->dbs, v->hbs, v->salt, v->salt_size, err);
 	v->t.emit = v->hash_fd >= 0 ? dm_emit : NULL;
@@ -149,8 +145,7 @@ static int dm_setup(struct imgfs_verity *v, const struct imgfs_verity_params *p,
 		v->t.head_blocks = vt_round_up(p->head_size, v->dbs) / v->dbs;
 		v->t.headbuf = calloc(v->t.head_blocks, v->dbs);
 		if (!v->t.headbuf)
-			ret = error_set(err, -ENOMEM,
-					      "verity: out of memory");
+			ret = error_set(err, -ENOMEM, "verity: out of memory");
 		/* updates start after the head */
 		v->t.fed = p->head_size;
 		if (!ret && v->t.fed == v->t.head_blocks * v->dbs)
@@ -192,13 +187,12 @@ int imgfs_verity_update(struct imgfs_verity *v, const void *buf, size_t len,
 			struct imgfs_error *err)
 {
 	if (v->done)
-		return error_set(err, -EINVAL,
-				       "verity: update after finish");
+		return error_set(err, -EINVAL, "verity: update after finish");
 	if (v->announced && len > v->announced - v->t.fed)
 		return error_set(err, -EINVAL,
-				       "verity: more data than the %" PRIu64
-				       " bytes announced",
-				       v->announced);
+				 "verity: more data than the %" PRIu64
+				 " bytes announced",
+				 v->announced);
 	return vt_update(&v->t, buf, len, err);
 }
 
@@ -221,8 +215,7 @@ static int write_sb(struct imgfs_verity *v, struct imgfs_error *err)
 static int place_spilled(struct imgfs_verity *v, struct imgfs_error *err)
 {
 	uint8_t *buf = malloc(IO_CHUNK);
-	int ret = buf ? 0
-		      : error_set(err, -ENOMEM, "verity: out of memory");
+	int ret = buf ? 0 : error_set(err, -ENOMEM, "verity: out of memory");
 
 	for (unsigned int i = 0; !ret && i < v->lay.levels; i++) {
 		uint64_t len = v->t.lvcount[i] * v->hbs;
@@ -248,13 +241,12 @@ int imgfs_verity_set_head(struct imgfs_verity *v, const void *buf, size_t len,
 			  struct imgfs_error *err)
 {
 	if (v->done || !v->head_size || v->t.head_given)
-		return error_set(err, -EINVAL,
-				       "verity: no head expected here");
+		return error_set(err, -EINVAL, "verity: no head expected here");
 	if (len != v->head_size)
 		return error_set(err, -EINVAL,
-				       "verity: head of %zu bytes, %" PRIu64
-				       " announced",
-				       len, v->head_size);
+				 "verity: head of %zu bytes, %" PRIu64
+				 " announced",
+				 len, v->head_size);
 	memcpy(v->t.headbuf, buf, len);
 	v->t.head_given = true;
 	return 0;
@@ -271,9 +263,9 @@ int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 	v->done = 1;
 	if (v->announced && v->t.fed != v->announced)
 		return error_set(err, -EINVAL,
-				       "verity: %" PRIu64 " bytes fed, %" PRIu64
-				       " announced",
-				       v->t.fed, v->announced);
+				 "verity: %" PRIu64 " bytes fed, %" PRIu64
+				 " announced",
+				 v->t.fed, v->announced);
 	if (!v->t.fed)
 		return error_set(
 			err, -EINVAL,
@@ -283,10 +275,10 @@ int imgfs_verity_finish(struct imgfs_verity *v, struct imgfs_verity_result *res,
 				      vt_round_up(v->t.fed, v->dbs) / v->dbs,
 				      v->dbs, v->hbs, v->hash_offset);
 		if (ret)
-			return error_set(
-				err, ret,
-				"verity: no hash area for %" PRIu64 " bytes",
-				v->t.fed);
+			return error_set(err, ret,
+					 "verity: no hash area for %" PRIu64
+					 " bytes",
+					 v->t.fed);
 	}
 	ret = vt_finish(&v->t, root, err);
 	if (!ret && v->hash_fd >= 0 && !v->announced)
@@ -337,10 +329,10 @@ int imgfs_verity_format_fd(int data_fd, uint64_t data_size,
 	if (p.hash_fd == data_fd &&
 	    v->lay.hash_offset < v->lay.data_blocks * v->dbs)
 		ret = error_set(err, -EINVAL,
-				      "verity: hash offset %" PRIu64
-				      " is inside the data (%" PRIu64 " bytes)",
-				      v->lay.hash_offset,
-				      v->lay.data_blocks * v->dbs);
+				"verity: hash offset %" PRIu64
+				" is inside the data (%" PRIu64 " bytes)",
+				v->lay.hash_offset,
+				v->lay.data_blocks * v->dbs);
 	if (!ret)
 		ret = vt_feed_fd(data_fd, data_size, feed_dm, v, err);
 	if (!ret)

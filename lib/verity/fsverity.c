@@ -26,8 +26,7 @@ int imgfs_fsverity_create(struct imgfs_fsverity **out, struct imgfs_error *err)
 
 	*out = NULL;
 	if (!f)
-		return error_set(err, -ENOMEM,
-				       "fs-verity: out of memory");
+		return error_set(err, -ENOMEM, "fs-verity: out of memory");
 	ret = vt_init(&f->t, FSV_BLOCK, FSV_BLOCK, NULL, 0, err);
 	if (ret) {
 		imgfs_fsverity_free(f);
@@ -42,7 +41,7 @@ int imgfs_fsverity_update(struct imgfs_fsverity *f, const void *buf, size_t len,
 {
 	if (f->done)
 		return error_set(err, -EINVAL,
-				       "fs-verity: update after finish");
+				 "fs-verity: update after finish");
 	return vt_update(&f->t, buf, len, err);
 }
 
@@ -54,8 +53,7 @@ int imgfs_fsverity_finish(struct imgfs_fsverity *f,
 	int ret = 0;
 
 	if (f->done)
-		return error_set(err, -EINVAL,
-				       "fs-verity: finished twice");
+		return error_set(err, -EINVAL, "fs-verity: finished twice");
 	f->done = 1;
 	/* the fsverity_descriptor; an empty file's root hash is all zeros */
 	desc[0] = 1; /* version */

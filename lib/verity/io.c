@@ -19,9 +19,8 @@ int vt_pwrite(int fd, const void *buf, size_t len, uint64_t off,
 
 	if (ret)
 		return error_set(err, ret,
-				       "verity: writing at offset %" PRIu64
-				       ": %s",
-				       off, strerror(-ret));
+				 "verity: writing at offset %" PRIu64 ": %s",
+				 off, strerror(-ret));
 	return 0;
 }
 
@@ -33,9 +32,8 @@ static ssize_t pread_some(int fd, void *buf, size_t len, uint64_t off,
 
 	if (n < 0)
 		return error_set(err, (int)n,
-				       "verity: reading at offset %" PRIu64
-				       ": %s",
-				       off, strerror((int)-n));
+				 "verity: reading at offset %" PRIu64 ": %s",
+				 off, strerror((int)-n));
 	return n;
 }
 
@@ -48,9 +46,9 @@ int vt_pread(int fd, void *buf, size_t len, uint64_t off, const char *what,
 		return n;
 	if ((size_t)n < len)
 		return error_set(err, -EBADMSG,
-				       "verity: %s at offset %" PRIu64
-				       " is past the end of the file",
-				       what, off + n);
+				 "verity: %s at offset %" PRIu64
+				 " is past the end of the file",
+				 what, off + n);
 	return 0;
 }
 
@@ -59,8 +57,7 @@ int vt_feed_fd(int fd, uint64_t size,
 	       void *ctx, struct imgfs_error *err)
 {
 	uint8_t *buf = malloc(IO_CHUNK);
-	int ret = buf ? 0
-		      : error_set(err, -ENOMEM, "verity: out of memory");
+	int ret = buf ? 0 : error_set(err, -ENOMEM, "verity: out of memory");
 
 	for (uint64_t off = 0; !ret && off < size;) {
 		size_t want = size - off < IO_CHUNK ? size - off : IO_CHUNK;
@@ -69,11 +66,10 @@ int vt_feed_fd(int fd, uint64_t size,
 		if (n < 0)
 			ret = n;
 		else if (n == 0 && size != UINT64_MAX)
-			ret = error_set(
-				err, -EIO,
-				"verity: the data ends at %" PRIu64
-				", before %" PRIu64,
-				off, size);
+			ret = error_set(err, -EIO,
+					"verity: the data ends at %" PRIu64
+					", before %" PRIu64,
+					off, size);
 		else if (n == 0)
 			break;
 		else

@@ -102,7 +102,7 @@ int imgfs_verity_sidecar_parse(const char *json, size_t len,
 	if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
 	    !json_object_is_type(doc, json_type_object))
 		ret = error_set(err, -EBADMSG,
-				      "dm-verity sidecar: not a JSON object");
+				"dm-verity sidecar: not a JSON object");
 	else if (!only_space(json + json_tokener_get_parse_end(tok),
 			     len - json_tokener_get_parse_end(tok)))
 		ret = error_set(
@@ -113,14 +113,16 @@ int imgfs_verity_sidecar_parse(const char *json, size_t len,
 		 !json_object_is_type(root, json_type_string) ||
 		 imgfs_verity_parse_root(json_object_get_string(root),
 					 root_hash))
-		ret = error_set(err, -EBADMSG,
-				      "dm-verity sidecar: \"roothash\" is not %d hex digits",
-				      2 * DIGEST);
+		ret = error_set(
+			err, -EBADMSG,
+			"dm-verity sidecar: \"roothash\" is not %d hex digits",
+			2 * DIGEST);
 	else if (!json_object_object_get_ex(doc, "hashoffset", &off) ||
 		 !json_object_is_type(off, json_type_int) ||
 		 json_object_get_int64(off) < 0)
-		ret = error_set(err, -EBADMSG,
-				      "dm-verity sidecar: \"hashoffset\" is not a byte offset");
+		ret = error_set(
+			err, -EBADMSG,
+			"dm-verity sidecar: \"hashoffset\" is not a byte offset");
 	else
 		*hash_offset = (uint64_t)json_object_get_int64(off);
 	json_object_put(doc);

@@ -121,9 +121,8 @@ int verity_sb_decode(struct imgfs_verity *v, const uint8_t *sb,
 			"dm-verity: superblock version %u, hash type %u (only 1 and 1 are known)",
 			version, type);
 	if (!is_sha256(sb + SB_ALGORITHM))
-		return error_set(
-			err, -EBADMSG,
-			"dm-verity: hash algorithm is not sha256");
+		return error_set(err, -EBADMSG,
+				 "dm-verity: hash algorithm is not sha256");
 	v->dbs = imgfs_get_le32(sb + SB_DATA_BLOCK_SIZE);
 	v->hbs = imgfs_get_le32(sb + SB_HASH_BLOCK_SIZE);
 	if (!verity_block_size_ok(v->dbs) || !verity_block_size_ok(v->hbs) ||
@@ -138,9 +137,9 @@ int verity_sb_decode(struct imgfs_verity *v, const uint8_t *sb,
 	v->salt_size = salt_size;
 	if (verity_layout(&v->lay, blocks, v->dbs, v->hbs, hash_offset))
 		return error_set(err, -EBADMSG,
-				       "dm-verity: %" PRIu64
-				       " data blocks do not fit a hash area",
-				       blocks);
+				 "dm-verity: %" PRIu64
+				 " data blocks do not fit a hash area",
+				 blocks);
 	return 0;
 }
 

@@ -24,8 +24,7 @@ int vt_init(struct vt *t, uint32_t dbs, uint32_t hbs, const uint8_t *salt,
 	if (!t->salted || !t->work || !t->dbuf)
 		return error_set(err, -ENOMEM, "verity: out of memory");
 	if (!EVP_DigestUpdate(t->salted, salt, salt_size))
-		return error_set(err, -EIO,
-				       "verity: SHA-256 unavailable");
+		return error_set(err, -EIO, "verity: SHA-256 unavailable");
 	return 0;
 }
 
@@ -68,8 +67,7 @@ static int vt_close_block(struct vt *t, unsigned int level,
 		if (!t->held[level])
 			t->held[level] = malloc(t->hbs);
 		if (!t->held[level])
-			return error_set(err, -ENOMEM,
-					       "verity: out of memory");
+			return error_set(err, -ENOMEM, "verity: out of memory");
 		memcpy(t->held[level], t->lv[level], t->hbs);
 	}
 	if (t->emit) {
@@ -92,8 +90,7 @@ static int vt_push(struct vt *t, unsigned int level, const uint8_t *digest,
 	if (!t->lv[level]) {
 		t->lv[level] = malloc(t->hbs);
 		if (!t->lv[level])
-			return error_set(err, -ENOMEM,
-					       "verity: out of memory");
+			return error_set(err, -ENOMEM, "verity: out of memory");
 	}
 	memcpy(t->lv[level] + t->lvfill[level], digest, DIGEST);
 	t->lvfill[level] += DIGEST;
@@ -209,8 +206,7 @@ static int vt_fix_head(struct vt *t, struct imgfs_error *err)
 	}
 	while (t->lvcount[level]) {
 		if (level >= VT_MAX_LEVELS)
-			return error_set(err, -EFBIG,
-					       "verity: tree too deep");
+			return error_set(err, -EFBIG, "verity: tree too deep");
 		if (t->emit) {
 			ret = t->emit(t, level, 0, t->held[level], err);
 			if (ret)
@@ -246,8 +242,9 @@ int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 	int ret;
 
 	if (t->head_blocks && !t->head_given)
-		return error_set(err, -EINVAL,
-				       "verity: the head of the data was never given");
+		return error_set(
+			err, -EINVAL,
+			"verity: the head of the data was never given");
 	if (t->head_blocks && t->fed < t->head_blocks * t->dbs) {
 		ret = vt_short_head(t, err);
 		if (ret)
@@ -274,8 +271,7 @@ int vt_finish(struct vt *t, uint8_t *root, struct imgfs_error *err)
 			return ret;
 	}
 	if (t->lvfill[levels] != DIGEST)
-		return error_set(err, -EIO,
-				       "verity: internal error: no root");
+		return error_set(err, -EIO, "verity: internal error: no root");
 	memcpy(root, t->lv[levels], DIGEST);
 	return 0;
 }

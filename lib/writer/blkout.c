@@ -19,7 +19,7 @@
 #define BLKOUT_WRITEBEHIND (8u << 20)
 
 int blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
-		      uint64_t start, struct imgfs_error *err)
+		uint64_t start, struct imgfs_error *err)
 {
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
@@ -46,9 +46,8 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off,
 	int ret = pwrite_full(fd, p, len, off);
 
 	if (ret)
-		return error_set(err, ret,
-				       "writing image at offset %llu: %s",
-				       (unsigned long long)off, strerror(-ret));
+		return error_set(err, ret, "writing image at offset %llu: %s",
+				 (unsigned long long)off, strerror(-ret));
 	return 0;
 }
 
@@ -82,7 +81,7 @@ int blkout_flush(struct imgfs_blkout *o, struct imgfs_error *err)
 }
 
 int blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
-		       struct imgfs_error *err)
+		 struct imgfs_error *err)
 {
 	int ret;
 
@@ -111,8 +110,7 @@ int blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
 	return 0;
 }
 
-int blkout_zero(struct imgfs_blkout *o, uint64_t len,
-		      struct imgfs_error *err)
+int blkout_zero(struct imgfs_blkout *o, uint64_t len, struct imgfs_error *err)
 {
 	if (o->tap && len) {
 		int ret = o->tap(o->tap_arg, NULL, len, err);
@@ -130,7 +128,7 @@ int blkout_zero(struct imgfs_blkout *o, uint64_t len,
 		o->buf_start = o->pos;
 		if (ftruncate(o->fd, (off_t)o->pos) < 0)
 			return error_set(err, -errno, "extending image: %s",
-					       strerror(errno));
+					 strerror(errno));
 		return 0;
 	}
 	while (len) {

@@ -34,15 +34,14 @@ struct imgfs_blkout {
 };
 
 int blkout_init(struct imgfs_blkout *o, int fd, unsigned int blkszbits,
-		      uint64_t start, struct imgfs_error *err);
+		uint64_t start, struct imgfs_error *err);
 void blkout_free(struct imgfs_blkout *o);
 
 /* Append @len bytes. */
 int blkout_write(struct imgfs_blkout *o, const void *p, size_t len,
-		       struct imgfs_error *err);
+		 struct imgfs_error *err);
 /* Append @len zero bytes (holes inside allocated data). */
-int blkout_zero(struct imgfs_blkout *o, uint64_t len,
-		      struct imgfs_error *err);
+int blkout_zero(struct imgfs_blkout *o, uint64_t len, struct imgfs_error *err);
 /* Zero-fill up to the next block boundary. */
 int blkout_pad(struct imgfs_blkout *o, struct imgfs_error *err);
 /* Write out the buffer. */

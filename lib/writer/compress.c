@@ -47,9 +47,8 @@
 #define SEG_PCLUSTERS 32
 #define JOBS_PER_WORKER 1024 /* small files are small jobs */
 
-int compress_layout_inode(struct imgfs_compressor *c,
-				struct imgfs_node *inode,
-				struct imgfs_error *err)
+int compress_layout_inode(struct imgfs_compressor *c, struct imgfs_node *inode,
+			  struct imgfs_error *err)
 {
 	unsigned int ebase_mod;
 	uint8_t *map;
@@ -62,14 +61,15 @@ int compress_layout_inode(struct imgfs_compressor *c,
 	/* inodes are 32-byte aligned and 32 or 64 bytes long (§4.8) */
 	ebase_mod = (((inode->xattr_isize + 7) & ~7u) + 8) % 32;
 	ret = zmap_to_compact(inode->extra, inode->extra_len, inode->size,
-				    c->p.bits, ebase_mod, &map, &len);
+			      c->p.bits, ebase_mod, &map, &len);
 	if (ret == -ENOMEM)
 		return error_set(err, ret, "out of memory");
 	if (ret) {
 		/* the inline tail was sized for a compact map */
 		if (inode->tail_len)
-			return error_set(err, -EINVAL,
-					       "internal: compact index refused for an inode with an inline tail");
+			return error_set(
+				err, -EINVAL,
+				"internal: compact index refused for an inode with an inline tail");
 		return 0;
 	}
 	free(inode->extra);
@@ -79,8 +79,8 @@ int compress_layout_inode(struct imgfs_compressor *c,
 	return 0;
 }
 
-int compressor_super(struct imgfs_compressor *c,
-			   struct imgfs_sb_layout *sbl, struct imgfs_error *err)
+int compressor_super(struct imgfs_compressor *c, struct imgfs_sb_layout *sbl,
+		     struct imgfs_error *err)
 {
 	unsigned int len;
 
@@ -116,12 +116,13 @@ static int setup_params(struct zparams *p,
 	p->alg = zalg_by_kind(opts->compress);
 	if (!p->alg)
 		return error_set(err, -EINVAL,
-				       "unknown compression algorithm %d",
-				       (int)opts->compress);
+				 "unknown compression algorithm %d",
+				 (int)opts->compress);
 	if (pcl < bs || pcl % bs || pcl > PCLUSTER_MAX)
-		return error_set(err, -EINVAL,
-				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
-				       pcl, bs);
+		return error_set(
+			err, -EINVAL,
+			"pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
+			pcl, bs);
 	/* CBLKCNT has 11 bits: 1 MiB of 512-byte blocks is one too many */
 	if (pcl >> blkszbits > IMGFS_ZMAP_MAX_DELTA)
 		pcl = IMGFS_ZMAP_MAX_DELTA << blkszbits;
@@ -141,8 +142,8 @@ static int setup_params(struct zparams *p,
 	ctx = p->alg->ctx_new(&p->cfg);
 	if (!ctx)
 		return error_set(err, -ENOMEM,
-				       "cannot set up the %s compressor",
-				       p->alg->name);
+				 "cannot set up the %s compressor",
+				 p->alg->name);
 	p->alg->ctx_free(ctx);
 	return 0;
 }
@@ -161,8 +162,7 @@ static long usable_cpus(void)
 }
 
 int compress_check_options(const struct imgfs_mkfs_options *opts,
-				 unsigned int blkszbits,
-				 struct imgfs_error *err)
+			   unsigned int blkszbits, struct imgfs_error *err)
 {
 	struct zparams p;
 
@@ -170,8 +170,8 @@ int compress_check_options(const struct imgfs_mkfs_options *opts,
 }
 
 struct imgfs_compressor *
-compressor_create(const struct imgfs_mkfs_options *opts,
-			unsigned int blkszbits, struct imgfs_error *err)
+compressor_create(const struct imgfs_mkfs_options *opts, unsigned int blkszbits,
+		  struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = calloc(1, sizeof(*c));
 	long cpus;
@@ -195,8 +195,8 @@ compressor_create(const struct imgfs_mkfs_options *opts,
 							IMGFS_MAX_WORKERS;
 	if (c->workers > IMGFS_MAX_WORKERS) {
 		error_set(err, -EINVAL,
-				"%u compression workers: the range is 1 to %u",
-				c->workers, IMGFS_MAX_WORKERS);
+			  "%u compression workers: the range is 1 to %u",
+			  c->workers, IMGFS_MAX_WORKERS);
 		free(c);
 		return NULL;
 	}

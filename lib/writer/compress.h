@@ -31,16 +31,15 @@ struct imgfs_compressor;
  * Returns NULL with @err set on bad options or missing support.
  */
 struct imgfs_compressor *
-compressor_create(const struct imgfs_mkfs_options *opts,
-			unsigned int blkszbits, struct imgfs_error *err);
+compressor_create(const struct imgfs_mkfs_options *opts, unsigned int blkszbits,
+		  struct imgfs_error *err);
 
 /*
  * Check the compression options of @opts (algorithm, level, dictionary,
  * pcluster size) as compressor_create() does, without starting it.
  */
 int compress_check_options(const struct imgfs_mkfs_options *opts,
-				 unsigned int blkszbits,
-				 struct imgfs_error *err);
+			   unsigned int blkszbits, struct imgfs_error *err);
 
 /* Stop the workers and free everything. NULL is allowed. */
 void compressor_destroy(struct imgfs_compressor *c);
@@ -58,17 +57,15 @@ struct imgfs_compress_stream;
  * goes to the packed inode. @inode must stay alive until the flush.
  */
 int compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-			 const char *path, uint32_t inline_room,
-			 struct imgfs_compress_stream **s,
-			 struct imgfs_error *err);
+		   const char *path, uint32_t inline_room,
+		   struct imgfs_compress_stream **s, struct imgfs_error *err);
 
 /* The next @len bytes of the file; @buf NULL stands for zeros. */
-int compress_put(struct imgfs_compress_stream *s, const void *buf,
-		       uint64_t len, struct imgfs_error *err);
+int compress_put(struct imgfs_compress_stream *s, const void *buf, uint64_t len,
+		 struct imgfs_error *err);
 
 /* The rest of the file is zeros; @s is freed, also on failure. */
-int compress_end(struct imgfs_compress_stream *s,
-		       struct imgfs_error *err);
+int compress_end(struct imgfs_compress_stream *s, struct imgfs_error *err);
 
 /* Drop the file (NULL is allowed). */
 void compress_abort(struct imgfs_compress_stream *s);
@@ -98,16 +95,14 @@ struct imgfs_node *compressor_packed_inode(struct imgfs_compressor *c);
  * indexes when they can express it (they depend on where the map lands).
  * Does nothing for other inodes, or when @c is NULL.
  */
-int compress_layout_inode(struct imgfs_compressor *c,
-				struct imgfs_node *inode,
-				struct imgfs_error *err);
+int compress_layout_inode(struct imgfs_compressor *c, struct imgfs_node *inode,
+			  struct imgfs_error *err);
 
 /*
  * Add the superblock fields compression needs to @sbl: feature bits,
  * u1 (algorithm bitmap or LZ4 distance), configuration records.
  */
-int compressor_super(struct imgfs_compressor *c,
-			   struct imgfs_sb_layout *sbl,
-			   struct imgfs_error *err);
+int compressor_super(struct imgfs_compressor *c, struct imgfs_sb_layout *sbl,
+		     struct imgfs_error *err);
 
 #endif /* IMGFS_COMPRESS_H */

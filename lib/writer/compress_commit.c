@@ -50,8 +50,8 @@ int zjob_commit(struct imgfs_writer *w, struct imgfs_compressor *c,
 		return error_set(err, -ENOMEM, "out of memory");
 	nblk = j->out_len >> j->p->bits;
 	if (blk + nblk >= IMGFS_NULL_ADDR)
-		return error_set(err, -EFBIG,
-				       "%s: image exceeds 2^32 blocks", f->path);
+		return error_set(err, -EFBIG, "%s: image exceeds 2^32 blocks",
+				 f->path);
 	for (size_t i = 0; i < j->n_ext; i++)
 		f->any_z |= !j->ext[i].plain;
 	if (file_add_exts(f, j, blk))
@@ -128,11 +128,12 @@ int zfile_finish(struct imgfs_compressor *c, struct zfile *f,
 			ret = zmap_whole_fragment(f->frag_off, &map, &len);
 		else
 			ret = zmap_build_full(&mi, f->ext, f->n_ext, &map,
-						    &len);
+					      &len);
 		if (ret)
-			return error_set(err, ret,
-					       "%s: internal: compressed extents cannot be indexed",
-					       f->path);
+			return error_set(
+				err, ret,
+				"%s: internal: compressed extents cannot be indexed",
+				f->path);
 		inode->layout = IMGFS_LAYOUT_COMPRESSED_FULL;
 		inode->extra = map;
 		inode->extra_len = len;

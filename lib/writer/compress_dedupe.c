@@ -22,8 +22,8 @@ static uint64_t seen_hash(uint64_t size, const uint8_t *digest)
 struct zseen *zseen_find(const struct imgfs_compressor *c, uint64_t size,
 			 const uint8_t *digest)
 {
-	struct imgfs_hnode *n = hashtab_first(&c->seen,
-						    seen_hash(size, digest));
+	struct imgfs_hnode *n =
+		hashtab_first(&c->seen, seen_hash(size, digest));
 
 	for (; n; n = hashtab_next(n)) {
 		struct zseen *e = imgfs_container_of(n, struct zseen, hnode);
@@ -45,7 +45,7 @@ int zseen_add(struct imgfs_compressor *c, struct imgfs_node *inode,
 	memcpy(e->digest, digest, 32);
 	e->inode = inode;
 	if (hashtab_insert(&c->seen, &e->hnode,
-				 seen_hash(inode->size, digest))) {
+			   seen_hash(inode->size, digest))) {
 		free(e);
 		return -ENOMEM;
 	}

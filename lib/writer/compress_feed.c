@@ -126,9 +126,8 @@ struct imgfs_compress_stream {
 };
 
 int compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-			 const char *path, uint32_t inline_room,
-			 struct imgfs_compress_stream **out,
-			 struct imgfs_error *err)
+		   const char *path, uint32_t inline_room,
+		   struct imgfs_compress_stream **out, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
 	struct imgfs_compress_stream *s = calloc(1, sizeof(*s));
@@ -157,8 +156,8 @@ int compress_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	return 0;
 }
 
-int compress_put(struct imgfs_compress_stream *s, const void *buf,
-		       uint64_t len, struct imgfs_error *err)
+int compress_put(struct imgfs_compress_stream *s, const void *buf, uint64_t len,
+		 struct imgfs_error *err)
 {
 	return feed(&s->fd, buf, len, err);
 }

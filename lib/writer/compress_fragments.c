@@ -40,8 +40,7 @@ int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 			c->packed_inode = tree_node_new(&w->tree);
 			if (!c->packed || !c->packed_inode ||
 			    !(c->packed->path = strdup("(packed inode)")))
-				return error_set(err, -ENOMEM,
-						       "out of memory");
+				return error_set(err, -ENOMEM, "out of memory");
 			c->packed->inode = c->packed_inode;
 			c->packed_inode->mode = 0100644;
 			c->packed_inode->nlink = 1;

@@ -103,8 +103,8 @@ static int put_extent(const struct imgfs_zmap_info *mi, uint8_t *recs,
 }
 
 int zmap_build_full(const struct imgfs_zmap_info *mi,
-			  const struct imgfs_zext *ext, size_t n,
-			  uint8_t **map, uint32_t *len)
+		    const struct imgfs_zext *ext, size_t n, uint8_t **map,
+		    uint32_t *len)
 {
 	unsigned int bits = mi->blkszbits;
 	uint32_t lmask = (1u << bits) - 1;
@@ -304,7 +304,7 @@ static int encode_pack(const struct pack *p, bool big, uint32_t *base,
 			return -EINVAL;
 		type[i] = p->e[i].type;
 		compact_entry_encode(out, ebits, COMPACT_LOBITS, i,
-					   (unsigned int)lo[i], type[i]);
+				     (unsigned int)lo[i], type[i]);
 	}
 	for (unsigned int i = 0; i < p->avail; i++) {
 		long nblk;
@@ -338,8 +338,7 @@ static struct centry *parse_full(const uint8_t *full, uint64_t nlc,
 	for (uint64_t k = 0; k < nlc; k++) {
 		struct imgfs_lcluster_index li;
 
-		lcluster_index_decode(full + FULL_INDEX_START + 8 * k,
-					    &li);
+		lcluster_index_decode(full + FULL_INDEX_START + 8 * k, &li);
 		e[k].type = li.di_advise & IMGFS_LI_TYPE_MASK;
 		if (e[k].type == IMGFS_LCLUSTER_NONHEAD) {
 			e[k].d0 = li.di_delta[0];
@@ -382,10 +381,9 @@ static int encode_region(const struct centry *e, uint64_t first,
 	return 0;
 }
 
-int zmap_to_compact(const uint8_t *full, uint32_t full_len,
-			  uint64_t size, unsigned int blkszbits,
-			  unsigned int ebase_mod, uint8_t **map,
-			  uint32_t *len)
+int zmap_to_compact(const uint8_t *full, uint32_t full_len, uint64_t size,
+		    unsigned int blkszbits, unsigned int ebase_mod,
+		    uint8_t **map, uint32_t *len)
 {
 	uint64_t nlc = (size + (1u << blkszbits) - 1) >> blkszbits;
 	struct imgfs_map_header mh;

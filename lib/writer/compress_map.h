@@ -47,8 +47,8 @@ struct imgfs_zmap_info {
  * those rules, or -ENOMEM.
  */
 int zmap_build_full(const struct imgfs_zmap_info *mi,
-			  const struct imgfs_zext *ext, size_t n,
-			  uint8_t **map, uint32_t *len);
+		    const struct imgfs_zext *ext, size_t n, uint8_t **map,
+		    uint32_t *len);
 
 /*
  * The 16-byte map of a file stored whole in the packed inode at @off
@@ -70,9 +70,8 @@ uint32_t zmap_compact_size_max(uint64_t nlc);
  * @ebase_mod. Returns 0 with a malloc'd map, -EINVAL when compact
  * indexes cannot express this map, or -ENOMEM.
  */
-int zmap_to_compact(const uint8_t *full, uint32_t full_len,
-			  uint64_t size, unsigned int blkszbits,
-			  unsigned int ebase_mod, uint8_t **map,
-			  uint32_t *len);
+int zmap_to_compact(const uint8_t *full, uint32_t full_len, uint64_t size,
+		    unsigned int blkszbits, unsigned int ebase_mod,
+		    uint8_t **map, uint32_t *len);
 
 #endif /* IMGFS_COMPRESS_MAP_H */

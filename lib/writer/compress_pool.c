@@ -91,8 +91,7 @@ void zjob_run(struct imgfs_work *work, void **local)
 	ctx_put(j->ctxs, wk);
 	/* a whole file: its digest finds earlier copies */
 	if (!j->err && !j->off && j->last && j->frag)
-		j->digest_ok = !sha256_join(j->in, j->len, NULL, 0,
-						  j->digest);
+		j->digest_ok = !sha256_join(j->in, j->len, NULL, 0, j->digest);
 	if (j->err && !j->why)
 		j->why = j->err == -ENOMEM ? "out of memory" :
 					     "compressor failed";
@@ -105,8 +104,7 @@ int zctxs_init(struct zctxs *cs, unsigned int max, struct imgfs_error *err)
 		return error_set(err, -ENOMEM, "cannot create a lock");
 	if (pthread_cond_init(&cs->freed, NULL)) {
 		pthread_mutex_destroy(&cs->lock);
-		return error_set(err, -ENOMEM,
-				       "cannot create a condition");
+		return error_set(err, -ENOMEM, "cannot create a condition");
 	}
 	return 0;
 }

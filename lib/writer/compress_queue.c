@@ -72,9 +72,9 @@ int zq_retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 	f->pending--;
 	if (j->err)
 		ret = error_set(err, j->err,
-				      "%s: compressing data at offset %llu: %s",
-				      f->path, (unsigned long long)j->off,
-				      j->why ? j->why : "failed");
+				"%s: compressing data at offset %llu: %s",
+				f->path, (unsigned long long)j->off,
+				j->why ? j->why : "failed");
 	else if (j->digest_ok && f != c->packed)
 		ret = retire_whole(w, c, j, err);
 	else

@@ -104,7 +104,7 @@ static int check_source(const struct convert_source *src,
 		fd = STDIN_FILENO;
 	else if (src->path && stat(src->path, &st))
 		return error_set(err, -errno, "SOURCE %s: %s", src->path,
-				       strerror(errno));
+				 strerror(errno));
 	if (src->path && fd < 0) {
 		if (!S_ISREG(st.st_mode))
 			return 0;
@@ -117,10 +117,10 @@ static int check_source(const struct convert_source *src,
 		kind = image_kind(fd);
 	}
 	if (kind)
-		return error_set(err, -EINVAL,
-				       "SOURCE %s is %s, not a tar layer or a directory: the arguments are SOURCE (the layer to read) then IMAGE (the image to write)",
-				       src->path ? src->path : "(descriptor)",
-				       kind);
+		return error_set(
+			err, -EINVAL,
+			"SOURCE %s is %s, not a tar layer or a directory: the arguments are SOURCE (the layer to read) then IMAGE (the image to write)",
+			src->path ? src->path : "(descriptor)", kind);
 	return 0;
 }
 
@@ -191,8 +191,7 @@ static int write_sidecar(struct imgfs_output *side,
 		return error_set(err, n, "dm-verity sidecar: too long");
 	n = pwrite_full(imgfs_output_fd(side), json, (size_t)n, 0);
 	if (n)
-		return error_set(err, n, "dm-verity sidecar: %s",
-				       strerror(-n));
+		return error_set(err, n, "dm-verity sidecar: %s", strerror(-n));
 	return 0;
 }
 
@@ -229,8 +228,8 @@ static int convert(const struct convert_source *src, const char *target,
 		return ret;
 	if (same_file(src, target))
 		return error_set(err, -EINVAL,
-				       "%s: refusing to overwrite the source",
-				       target);
+				 "%s: refusing to overwrite the source",
+				 target);
 	/* the target is checked before the source is even opened */
 	out = imgfs_output_open(target, err);
 	if (!out)
@@ -287,11 +286,10 @@ int imgfs_convert_fd(int tar_fd, const char *image_path,
 	return convert(&src, image_path, o, hooks, stats, err);
 }
 
-int convert_feed(const char *image_path,
-		       const struct imgfs_mkfs_options *o,
-		       const struct imgfs_convert_hooks *hooks,
-		       imgfs_writer_feed_fn feed, void *arg,
-		       struct imgfs_mkfs_stats *stats, struct imgfs_error *err)
+int convert_feed(const char *image_path, const struct imgfs_mkfs_options *o,
+		 const struct imgfs_convert_hooks *hooks,
+		 imgfs_writer_feed_fn feed, void *arg,
+		 struct imgfs_mkfs_stats *stats, struct imgfs_error *err)
 {
 	struct convert_source src = { .fd = -1, .feed = feed, .feed_arg = arg };
 

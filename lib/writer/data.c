@@ -79,24 +79,23 @@ static int chunk_write(struct imgfs_writer *w, struct imgfs_node *inode,
 
 		if (c >= cs->nchunks)
 			return error_set(err, -EIO,
-					       "%s: sparse data beyond the file size",
-					       path);
+					 "%s: sparse data beyond the file size",
+					 path);
 		if ((int64_t)c != cs->cur) {
 			ret = chunk_close(w, inode, cs, err);
 			if (ret)
 				return ret;
 			if (blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
-				return error_set(err, -EFBIG,
-						       "%s: image exceeds 2^32 blocks",
-						       path);
+				return error_set(
+					err, -EFBIG,
+					"%s: image exceeds 2^32 blocks", path);
 			cs->map[c] = (uint32_t)blkout_blk(&w->out);
 			cs->cur = (int64_t)c;
 			cs->cur_written = 0;
 		}
 		if (in < cs->cur_written)
 			return error_set(err, -EIO,
-					       "%s: sparse data out of order",
-					       path);
+					 "%s: sparse data out of order", path);
 		ret = blkout_zero(&w->out, in - cs->cur_written, err);
 		if (!ret)
 			ret = blkout_write(&w->out, p, n, err);
@@ -156,9 +155,10 @@ static int flat_put(struct imgfs_writer *w, struct imgfs_node *inode,
 	int ret;
 
 	if (off < fs->written || off + len > inode->size)
-		return error_set(err, -EIO,
-				       "%s: data block at offset %llu out of order or beyond the file size",
-				       path, (unsigned long long)off);
+		return error_set(
+			err, -EIO,
+			"%s: data block at offset %llu out of order or beyond the file size",
+			path, (unsigned long long)off);
 	while (len) {
 		if (fs->written < off) {
 			/* a skipped range: it reads back as zeros */
@@ -212,10 +212,11 @@ static int choose_chunkbits(struct imgfs_writer *w,
 	size_t n = 0;
 
 	if (size > max)
-		return error_set(err, -EFBIG,
-				       "%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
-				       path, (unsigned long long)size,
-				       (unsigned long long)max);
+		return error_set(
+			err, -EFBIG,
+			"%s: sparse file of %llu bytes is larger than the limit of %llu bytes (block size x 2^31)",
+			path, (unsigned long long)size,
+			(unsigned long long)max);
 	x = calloc(count ? count : 1, sizeof(*x));
 	if (!x)
 		return error_set(err, -ENOMEM, "out of memory");
@@ -224,11 +225,11 @@ static int choose_chunkbits(struct imgfs_writer *w,
 
 		if (off > size || len > size - off) {
 			free(x);
-			return error_set(err, -EINVAL,
-					       "%s: sparse map entry %lld+%lld beyond the file size %llu",
-					       path, (long long)off,
-					       (long long)len,
-					       (unsigned long long)size);
+			return error_set(
+				err, -EINVAL,
+				"%s: sparse map entry %lld+%lld beyond the file size %llu",
+				path, (long long)off, (long long)len,
+				(unsigned long long)size);
 		}
 		if (len) {
 			x[n].off = off;
@@ -330,8 +331,8 @@ static int begin_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	uint32_t tail = (uint32_t)(inode->size & (w->bs - 1));
 
 	if (blkout_blk(&w->out) >= IMGFS_NULL_ADDR)
-		return error_set(err, -EFBIG,
-				       "%s: image exceeds 2^32 blocks", s->path);
+		return error_set(err, -EFBIG, "%s: image exceeds 2^32 blocks",
+				 s->path);
 	s->kind = STREAM_FLAT;
 	s->fs.written = 0;
 	s->fs.tail_start = inode->size;
@@ -357,8 +358,7 @@ static int end_flat(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	int ret;
 
 	if (fs->written < fs->tail_start) {
-		ret = blkout_zero(&w->out, fs->tail_start - fs->written,
-					err);
+		ret = blkout_zero(&w->out, fs->tail_start - fs->written, err);
 		if (ret)
 			return ret;
 	}
@@ -424,7 +424,7 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	if (w->opts.tar_index) {
 		s->kind = STREAM_TARIDX;
 		return taridx_begin(w, inode, sparse, nr_sparse, s->path,
-					  &s->ts, err);
+				    &s->ts, err);
 	}
 	if (nr_sparse) {
 		/* chunks go straight to the image: queued files first */
@@ -433,16 +433,16 @@ static int data_begin(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	}
 	if (w->compressor) {
 		s->kind = STREAM_COMPRESS;
-		return compress_begin(w, inode, s->path, inline_room,
-					    &s->zs, err);
+		return compress_begin(w, inode, s->path, inline_room, &s->zs,
+				      err);
 	}
 	return begin_flat(w, s, inline_room, err);
 }
 
 int wdata_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-		     const struct imgfs_data_range *sparse, size_t nr_sparse,
-		     uint32_t inline_room, const char *path,
-		     struct imgfs_data_stream **out, struct imgfs_error *err)
+		const struct imgfs_data_range *sparse, size_t nr_sparse,
+		uint32_t inline_room, const char *path,
+		struct imgfs_data_stream **out, struct imgfs_error *err)
 {
 	struct imgfs_data_stream *s = calloc(1, sizeof(*s));
 	int ret;
@@ -464,7 +464,7 @@ int wdata_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 }
 
 int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
-		   const void *buf, uint64_t len, struct imgfs_error *err)
+	      const void *buf, uint64_t len, struct imgfs_error *err)
 {
 	int ret = 0;
 
@@ -490,13 +490,13 @@ int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 	case STREAM_TARIDX:
 		/* the bytes stay in the tar: only where they lie matters */
 		if (w->tar_pos < 0)
-			ret = error_set(err, -EINVAL,
-					      "%s: a tar-index image takes file data from its tar stream only",
-					      s->path);
+			ret = error_set(
+				err, -EINVAL,
+				"%s: a tar-index image takes file data from its tar stream only",
+				s->path);
 		else
-			ret = taridx_put(s->ts, s->pos,
-					       (uint64_t)w->tar_pos, len,
-					       s->path, err);
+			ret = taridx_put(s->ts, s->pos, (uint64_t)w->tar_pos,
+					 len, s->path, err);
 		w->tar_pos = -1;
 		break;
 	case STREAM_EMPTY:
@@ -507,7 +507,7 @@ int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
 }
 
 int wdata_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
-		   struct imgfs_error *err)
+	      struct imgfs_error *err)
 {
 	int ret = 0;
 

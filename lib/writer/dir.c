@@ -75,7 +75,7 @@ static void encode_block(struct imgfs_dentry **ents, uint32_t n, uint8_t *p)
 }
 
 int dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
-		     uint64_t size)
+	       uint64_t size)
 {
 	uint64_t pos = 0;
 	uint32_t used = 0, first = 0;

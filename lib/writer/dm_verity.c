@@ -41,7 +41,7 @@ static int tap(void *arg, const void *p, uint64_t len, struct imgfs_error *err)
 }
 
 int writer_verity_start(struct imgfs_writer *w, uint64_t head,
-			      struct imgfs_error *err)
+			struct imgfs_error *err)
 {
 	const struct imgfs_mkfs_options *o = &w->opts;
 	struct imgfs_verity_params p = IMGFS_VERITY_PARAMS_INIT;
@@ -79,8 +79,8 @@ int writer_verity_start(struct imgfs_writer *w, uint64_t head,
 	return 0;
 }
 
-int writer_verity_update(struct imgfs_writer *w, const void *p,
-			       size_t len, struct imgfs_error *err)
+int writer_verity_update(struct imgfs_writer *w, const void *p, size_t len,
+			 struct imgfs_error *err)
 {
 	if (!w->verity)
 		return 0;
@@ -88,8 +88,7 @@ int writer_verity_update(struct imgfs_writer *w, const void *p,
 }
 
 int writer_verity_head(struct imgfs_writer *w, uint64_t offset,
-			     const uint8_t *buf, size_t len,
-			     struct imgfs_error *err)
+		       const uint8_t *buf, size_t len, struct imgfs_error *err)
 {
 	uint64_t head = w->verity_head;
 	uint8_t *h;
@@ -112,8 +111,8 @@ int writer_verity_head(struct imgfs_writer *w, uint64_t offset,
 }
 
 int writer_verity_finish(struct imgfs_writer *w,
-			       struct imgfs_verity_result *res,
-			       struct imgfs_error *err)
+			 struct imgfs_verity_result *res,
+			 struct imgfs_error *err)
 {
 	w->out.tap = NULL;
 	return imgfs_verity_finish(w->verity, res, err);

@@ -79,9 +79,10 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 			d = NULL;
 		}
 		if (d && (!d->inode || !node_is_dir(d->inode))) {
-			*ret = error_set(err, -ENOTDIR,
-					       "%s: parent \"%.*s\" is not a directory",
-					       path, (int)cp->len[i], name);
+			*ret = error_set(
+				err, -ENOTDIR,
+				"%s: parent \"%.*s\" is not a directory", path,
+				(int)cp->len[i], name);
 			return NULL;
 		}
 		if (!d && !create) {
@@ -90,12 +91,11 @@ static struct imgfs_dentry *walk_parent(struct imgfs_writer *w,
 		}
 		if (!d) {
 			inode = implied_dir(w);
-			d = inode ? tree_add(&w->tree, dir, name,
-						   cp->len[i], inode) :
-				    NULL;
+			d = inode ? tree_add(&w->tree, dir, name, cp->len[i],
+					     inode)
+				  : NULL;
 			if (!d) {
-				*ret = error_set(err, -ENOMEM,
-						       "out of memory");
+				*ret = error_set(err, -ENOMEM, "out of memory");
 				return NULL;
 			}
 			d->implied = true;
@@ -126,7 +126,7 @@ static bool whiteout_under_non_dir(struct imgfs_writer *w,
 		return false;
 	for (size_t i = 0; i + 1 < cp->n; i++) {
 		d = tree_lookup(&w->tree, dir, cp->text + cp->off[i],
-				      cp->len[i]);
+				cp->len[i]);
 		if (!d)
 			return false;
 		if (!d->inode || !node_is_dir(d->inode))
@@ -159,14 +159,14 @@ static int set_owner_time(struct imgfs_writer *w, struct imgfs_node *inode,
 		   &inode->uid) ||
 	    map_id(e->gid, o->all_root, o->force_gid, o->gid_offset,
 		   &inode->gid))
-		return error_set(err, -ERANGE,
-				       "%s: uid %lld / gid %lld out of range after mapping",
-				       e->path, (long long)e->uid,
-				       (long long)e->gid);
+		return error_set(
+			err, -ERANGE,
+			"%s: uid %lld / gid %lld out of range after mapping",
+			e->path, (long long)e->uid, (long long)e->gid);
 	if (e->have_mtime && e->mtime_nsec >= 1000000000u)
 		return error_set(err, -EINVAL,
-				       "%s: mtime nanoseconds %u out of range",
-				       e->path, e->mtime_nsec);
+				 "%s: mtime nanoseconds %u out of range",
+				 e->path, e->mtime_nsec);
 	inode->mtime = e->have_mtime ? e->mtime : w->build_time;
 	inode->mtime_nsec = e->have_mtime ? e->mtime_nsec : 0;
 	if (o->mtime_policy == IMGFS_MTIME_BUILD_TIME ||
@@ -187,16 +187,16 @@ static int set_xattrs(struct imgfs_writer *w, struct imgfs_node *inode,
 		const struct imgfs_xattr_pair *x = &e->xattrs[i];
 
 		if (!x->name || (x->size && !x->value))
-			return error_set(err, -EINVAL,
-					       "%s: xattr %zu has no name or no value",
-					       e->path, i);
-		ret = xattr_set(&w->xattrs, inode, x->name, x->value,
-				      x->size, e->path, err);
+			return error_set(
+				err, -EINVAL,
+				"%s: xattr %zu has no name or no value",
+				e->path, i);
+		ret = xattr_set(&w->xattrs, inode, x->name, x->value, x->size,
+				e->path, err);
 		if (ret)
 			return ret;
 	}
-	return xattr_check_inode(inode, w->opts.shared_xattr_min,
-				       e->path, err);
+	return xattr_check_inode(inode, w->opts.shared_xattr_min, e->path, err);
 }
 
 static int check_type(const struct imgfs_entry *e, struct imgfs_error *err)
@@ -212,8 +212,8 @@ static int check_type(const struct imgfs_entry *e, struct imgfs_error *err)
 		return 0;
 	}
 	return error_set(err, -EOPNOTSUPP,
-			       "%s: unsupported entry type (mode %o)", e->path,
-			       (unsigned int)e->mode);
+			 "%s: unsupported entry type (mode %o)", e->path,
+			 (unsigned int)e->mode);
 }
 
 static int fill_special(struct imgfs_node *inode, const struct imgfs_entry *e,
@@ -225,9 +225,10 @@ static int fill_special(struct imgfs_node *inode, const struct imgfs_entry *e,
 	case 0120000:
 		len = e->symlink ? strlen(e->symlink) : 0;
 		if (!len || len > SYMLINK_MAX)
-			return error_set(err, -EINVAL,
-					       "%s: symlink target length %zu is outside 1..%d",
-					       e->path, len, SYMLINK_MAX);
+			return error_set(
+				err, -EINVAL,
+				"%s: symlink target length %zu is outside 1..%d",
+				e->path, len, SYMLINK_MAX);
 		inode->symlink = strdup(e->symlink);
 		if (!inode->symlink)
 			return error_set(err, -ENOMEM, "out of memory");
@@ -236,11 +237,11 @@ static int fill_special(struct imgfs_node *inode, const struct imgfs_entry *e,
 	case 0020000:
 	case 0060000:
 		if (e->rdev_major > 0xFFF || e->rdev_minor > 0xFFFFF)
-			return error_set(err, -ERANGE,
-					       "%s: device %llu:%llu cannot be encoded",
-					       e->path,
-					       (unsigned long long)e->rdev_major,
-					       (unsigned long long)e->rdev_minor);
+			return error_set(
+				err, -ERANGE,
+				"%s: device %llu:%llu cannot be encoded",
+				e->path, (unsigned long long)e->rdev_major,
+				(unsigned long long)e->rdev_minor);
 		inode->rdev = imgfs_encode_dev((unsigned int)e->rdev_major,
 					       (unsigned int)e->rdev_minor);
 		return 0;
@@ -306,8 +307,8 @@ static struct imgfs_dentry *find_path(struct imgfs_writer *w,
 			*ret = 0;
 		if (dir)
 			d = tree_lookup(&w->tree, dir,
-					      cp.text + cp.off[cp.n - 1],
-					      cp.len[cp.n - 1]);
+					cp.text + cp.off[cp.n - 1],
+					cp.len[cp.n - 1]);
 	}
 	path_comps_free(&cp);
 	return d;
@@ -317,9 +318,10 @@ static int link_to(struct imgfs_dentry *d, struct imgfs_dentry *target,
 		   const char *path, struct imgfs_error *err)
 {
 	if (node_is_dir(target->inode))
-		return error_set(err, -EPERM,
-				       "%s: hard link to a directory cannot be represented",
-				       path);
+		return error_set(
+			err, -EPERM,
+			"%s: hard link to a directory cannot be represented",
+			path);
 	d->inode = target->inode;
 	return 0;
 }
@@ -379,9 +381,10 @@ int writer_resolve_links(struct imgfs_writer *w, struct imgfs_error *err)
 		}
 	}
 	if (w->pending)
-		return error_set(err, -ENOENT,
-				       "%s: hard link target \"%s\" does not exist in the archive",
-				       w->pending->path, w->pending->target);
+		return error_set(
+			err, -ENOENT,
+			"%s: hard link target \"%s\" does not exist in the archive",
+			w->pending->path, w->pending->target);
 	return 0;
 }
 
@@ -425,9 +428,10 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	    c->name_len < plen || memcmp(c->name, WH_PREFIX, plen))
 		return 0;
 	if (path_ends_in_dir_form(path))
-		return error_set(err, -EINVAL,
-				       "%s: whiteout path ends in \"/\", \".\" or \"..\"",
-				       path);
+		return error_set(
+			err, -EINVAL,
+			"%s: whiteout path ends in \"/\", \".\" or \"..\"",
+			path);
 	c->drop_data = true;
 	if (c->name_len == strlen(WH_OPAQUE) &&
 	    !memcmp(c->name, WH_OPAQUE, c->name_len)) {
@@ -439,26 +443,26 @@ static int handle_whiteout(struct entry_ctx *c, struct imgfs_error *err)
 	}
 	if (c->name_len >= strlen(WH_META) &&
 	    !memcmp(c->name, WH_META, strlen(WH_META)))
-		return error_set(err, -EINVAL,
-				       "%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
-				       path);
+		return error_set(
+			err, -EINVAL,
+			"%s: unknown whiteout meta-entry (use --keep-whiteouts to store it verbatim)",
+			path);
 	if (c->name_len == plen)
-		return error_set(err, -EINVAL,
-				       "%s: whiteout without a name", path);
+		return error_set(err, -EINVAL, "%s: whiteout without a name",
+				 path);
 	if (path_is_dot_name(c->name + plen, c->name_len - plen))
-		return error_set(err, -EINVAL,
-				       "%s: whiteout for \"%.*s\", which is not a file name",
-				       path, (int)(c->name_len - plen),
-				       c->name + plen);
+		return error_set(
+			err, -EINVAL,
+			"%s: whiteout for \"%.*s\", which is not a file name",
+			path, (int)(c->name_len - plen), c->name + plen);
 	c->name += plen;
 	c->name_len -= plen;
 	d = tree_lookup(&w->tree, c->dir, c->name, c->name_len);
 	if (d)
 		tree_kill(&w->tree, d);
 	inode = tree_node_new(&w->tree);
-	d = inode ? tree_add(&w->tree, c->dir, c->name, c->name_len,
-				   inode) :
-		    NULL;
+	d = inode ? tree_add(&w->tree, c->dir, c->name, c->name_len, inode)
+		  : NULL;
 	if (!d)
 		return error_set(err, -ENOMEM, "out of memory");
 	d->whiteout = true;
@@ -489,9 +493,10 @@ static int add_hardlink(struct entry_ctx *c, struct imgfs_error *err)
 	struct imgfs_dentry *d;
 
 	if (c->e->size)
-		return error_set(err, -EOPNOTSUPP,
-				       "%s: hard link entry carrying data is not supported",
-				       c->e->path);
+		return error_set(
+			err, -EOPNOTSUPP,
+			"%s: hard link entry carrying data is not supported",
+			c->e->path);
 	d = tree_add(&c->w->tree, c->dir, c->name, c->name_len, NULL);
 	if (!d)
 		return error_set(err, -ENOMEM, "out of memory");
@@ -512,8 +517,7 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 	if (ret)
 		return ret < 0 ? ret : 0;
 	d = tree_lookup(&w->tree, c->dir, c->name, c->name_len);
-	if (d && d->inode && node_is_dir(d->inode) && is_dir &&
-	    !e->hardlink)
+	if (d && d->inode && node_is_dir(d->inode) && is_dir && !e->hardlink)
 		return update_dir(c, d, err);
 	if (d) {
 		/* ".wh.d" then "d/": a new d hiding the lower one */
@@ -551,9 +555,10 @@ static int handle_entry(struct entry_ctx *c, struct imgfs_error *err)
 static int handle_root(struct entry_ctx *c, struct imgfs_error *err)
 {
 	if ((c->e->mode & S_TYPE) != S_DIR)
-		return error_set(err, -EINVAL,
-				       "%s: entry for the image root is not a directory",
-				       c->e->path);
+		return error_set(
+			err, -EINVAL,
+			"%s: entry for the image root is not a directory",
+			c->e->path);
 	return update_dir(c, c->w->tree.root, err);
 }
 
@@ -573,9 +578,10 @@ static int consume(struct entry_ctx *c, struct imgfs_error *err)
 	}
 	if (path_ends_in_dir_form(e->path) &&
 	    ((e->mode & S_TYPE) != S_DIR || e->hardlink)) {
-		ret = error_set(err, -EINVAL,
-				      "%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
-				      e->path);
+		ret = error_set(
+			err, -EINVAL,
+			"%s: path ends in \"/\", \".\" or \"..\" but the entry is not a directory",
+			e->path);
 		goto out;
 	}
 	if (whiteout_under_non_dir(c->w, &cp)) {
@@ -609,8 +615,8 @@ static void report_progress(struct imgfs_writer *w)
 	p.entries = w->entries;
 	p.bytes_in = w->data_bytes;
 	if (w->progress_tar)
-		p.source_bytes = tar_input_bytes(w->progress_tar,
-						       &p.source_size);
+		p.source_bytes =
+			tar_input_bytes(w->progress_tar, &p.source_size);
 	w->opts.progress(&p, w->opts.progress_arg);
 }
 
@@ -636,12 +642,11 @@ static int check_state(struct imgfs_writer *w, bool want_open,
 	if (w->failed)
 		return error_set(err, -EINVAL, "writer already failed");
 	if (want_open && !w->file_open)
-		return error_set(err, -EINVAL,
-				       "no file is open for data");
+		return error_set(err, -EINVAL, "no file is open for data");
 	if (!want_open && w->file_open)
 		return error_set(err, -EINVAL,
-				       "%s: the file's data is not ended yet",
-				       w->file_path);
+				 "%s: the file's data is not ended yet",
+				 w->file_path);
 	return 0;
 }
 
@@ -652,9 +657,8 @@ static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 	int ret;
 
 	if (!e->path)
-		return error_set(err, -EINVAL,
-				       "entry %llu: no path name",
-				       (unsigned long long)w->entries + 1);
+		return error_set(err, -EINVAL, "entry %llu: no path name",
+				 (unsigned long long)w->entries + 1);
 	w->entries++;
 	ret = consume(&c, err);
 	if (ret)
@@ -669,8 +673,7 @@ static int open_file(struct imgfs_writer *w, const struct imgfs_entry *e,
 	if (!c.file)
 		return 0;
 	return wdata_begin(w, c.file, e->sparse, e->nr_sparse,
-				inline_room(w, c.file), e->path, &w->file,
-				err);
+			   inline_room(w, c.file), e->path, &w->file, err);
 }
 
 /* The caller's entry by the struct_size rule (util/sized.h). */
@@ -707,10 +710,10 @@ static int check_room(struct imgfs_writer *w, uint64_t len,
 	if (ret)
 		return ret;
 	if (len > w->file_size - w->file_pos)
-		return error_set(err, -EINVAL,
-				       "%s: more data than the %llu bytes of its size",
-				       w->file_path,
-				       (unsigned long long)w->file_size);
+		return error_set(
+			err, -EINVAL,
+			"%s: more data than the %llu bytes of its size",
+			w->file_path, (unsigned long long)w->file_size);
 	return 0;
 }
 
@@ -752,10 +755,9 @@ int imgfs_writer_end_file(struct imgfs_writer *w, struct imgfs_error *err)
 
 	if (!ret && w->file && w->file_pos != w->file_size)
 		ret = error_set(err, -EINVAL,
-				      "%s: data ended after %llu of its %llu bytes",
-				      w->file_path,
-				      (unsigned long long)w->file_pos,
-				      (unsigned long long)w->file_size);
+				"%s: data ended after %llu of its %llu bytes",
+				w->file_path, (unsigned long long)w->file_pos,
+				(unsigned long long)w->file_size);
 	if (!ret && w->file) {
 		ret = wdata_end(w, w->file, err);
 		w->file = NULL;
@@ -778,7 +780,7 @@ int imgfs_writer_add_entry(struct imgfs_writer *w, const struct imgfs_entry *e,
 }
 
 int writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
-			  struct imgfs_node **file, struct imgfs_error *err)
+		    struct imgfs_node **file, struct imgfs_error *err)
 {
 	struct entry_ctx c = { .w = w, .e = e };
 	int ret = check_state(w, false, err);
@@ -786,14 +788,14 @@ int writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
 	*file = NULL;
 	if (!ret && !e->path)
 		ret = error_set(err, -EINVAL, "entry %llu: no path name",
-				      (unsigned long long)w->entries + 1);
+				(unsigned long long)w->entries + 1);
 	if (!ret) {
 		w->entries++;
 		ret = consume(&c, err);
 	}
 	if (!ret && !c.file)
-		ret = error_set(err, -EINVAL,
-				      "%s: not a regular file", e->path);
+		ret = error_set(err, -EINVAL, "%s: not a regular file",
+				e->path);
 	if (ret)
 		w->failed = true;
 	else

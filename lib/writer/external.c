@@ -15,21 +15,23 @@
 #include "util/error.h"
 
 int writer_set_devices(struct imgfs_writer *w, unsigned int n,
-			     const uint64_t *blocks, const char *const *tags,
-			     struct imgfs_error *err)
+		       const uint64_t *blocks, const char *const *tags,
+		       struct imgfs_error *err)
 {
 	/* the slots after the superblock, inside its checksummed block */
 	struct imgfs_device_slot *d;
 
 	if (w->bs < 4096 || !n || n > IMGFS_WRITER_MAX_DEVICES)
-		return error_set(err, -E2BIG,
-				       "%u devices: an image of %u-byte blocks has room for %zu",
-				       n, w->bs,
-				       w->bs < 4096 ? (size_t)0 :
-						      (size_t)IMGFS_WRITER_MAX_DEVICES);
+		return error_set(
+			err, -E2BIG,
+			"%u devices: an image of %u-byte blocks has room for %zu",
+			n, w->bs,
+			w->bs < 4096 ? (size_t)0
+				     : (size_t)IMGFS_WRITER_MAX_DEVICES);
 	if (w->nr_devices || w->opts.tar_index || w->compressor)
-		return error_set(err, -EINVAL,
-				       "extra devices go with an uncompressed image without a tar index, declared once");
+		return error_set(
+			err, -EINVAL,
+			"extra devices go with an uncompressed image without a tar index, declared once");
 	d = calloc(n, sizeof(*d));
 	if (!d)
 		return error_set(err, -ENOMEM, "out of memory");
@@ -39,10 +41,10 @@ int writer_set_devices(struct imgfs_writer *w, unsigned int n,
 			       strnlen(tags[i], sizeof(d[i].tag)));
 		if (blocks[i] > UINT32_MAX) {
 			free(d);
-			return error_set(err, -EFBIG,
-					       "device %u: %llu blocks, more than 32-bit addresses reach",
-					       i + 1,
-					       (unsigned long long)blocks[i]);
+			return error_set(
+				err, -EFBIG,
+				"device %u: %llu blocks, more than 32-bit addresses reach",
+				i + 1, (unsigned long long)blocks[i]);
 		}
 		d[i].blocks_lo = (uint32_t)blocks[i];
 	}
@@ -51,11 +53,10 @@ int writer_set_devices(struct imgfs_writer *w, unsigned int n,
 	return 0;
 }
 
-int writer_add_external(struct imgfs_writer *w,
-			      const struct imgfs_entry *e,
-			      unsigned int chunkbits,
-			      const struct imgfs_external_chunk *chunks,
-			      size_t nr, struct imgfs_error *err)
+int writer_add_external(struct imgfs_writer *w, const struct imgfs_entry *e,
+			unsigned int chunkbits,
+			const struct imgfs_external_chunk *chunks, size_t nr,
+			struct imgfs_error *err)
 {
 	struct imgfs_node *inode;
 	uint8_t *recs;
@@ -63,16 +64,16 @@ int writer_add_external(struct imgfs_writer *w,
 
 	if (chunkbits < w->blkszbits || chunkbits - w->blkszbits > 31 ||
 	    nr != (e->size + (1ull << chunkbits) - 1) >> chunkbits)
-		return error_set(err, -EINVAL,
-				       "%s: %zu chunks of 2^%u bytes do not make %llu bytes",
-				       e->path, nr, chunkbits,
-				       (unsigned long long)e->size);
+		return error_set(
+			err, -EINVAL,
+			"%s: %zu chunks of 2^%u bytes do not make %llu bytes",
+			e->path, nr, chunkbits, (unsigned long long)e->size);
 	for (size_t i = 0; i < nr; i++)
 		if (chunks[i].device > w->nr_devices)
 			return error_set(err, -EINVAL,
-					       "%s: chunk on device %u of %u",
-					       e->path, chunks[i].device,
-					       w->nr_devices);
+					 "%s: chunk on device %u of %u",
+					 e->path, chunks[i].device,
+					 w->nr_devices);
 	recs = calloc(nr ? nr : 1, IMGFS_CHUNK_INDEX_SIZE);
 	if (!recs)
 		return error_set(err, -ENOMEM, "out of memory");
@@ -88,8 +89,7 @@ int writer_add_external(struct imgfs_writer *w,
 							  IMGFS_NULL_ADDR,
 		};
 
-		chunk_index_encode(&ci,
-					 recs + i * IMGFS_CHUNK_INDEX_SIZE);
+		chunk_index_encode(&ci, recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	}
 	inode->layout = IMGFS_LAYOUT_CHUNK_BASED;
 	inode->i_u = (chunkbits - w->blkszbits) | IMGFS_CHUNK_FORMAT_INDEXES;
@@ -101,8 +101,7 @@ int writer_add_external(struct imgfs_writer *w,
 	return 0;
 }
 
-void external_super(const struct imgfs_writer *w,
-			  struct imgfs_sb_layout *l)
+void external_super(const struct imgfs_writer *w, struct imgfs_sb_layout *l)
 {
 	l->extra_devices = w->nr_devices;
 	memcpy(l->devt, w->devt, w->nr_devices * sizeof(*w->devt));

@@ -12,7 +12,7 @@
 #include "writer/internal.h"
 
 bool inode_needs_extended(const struct imgfs_writer *w,
-				const struct imgfs_node *inode)
+			  const struct imgfs_node *inode)
 {
 	return inode->size > UINT32_MAX || inode->uid > UINT16_MAX ||
 	       inode->gid > UINT16_MAX || inode->nlink > UINT16_MAX ||
@@ -73,8 +73,8 @@ static void encode_extended(const struct imgfs_node *inode, uint16_t icount,
 	inode_extended_encode(&di, buf);
 }
 
-void inode_encode(const struct imgfs_writer *w,
-			const struct imgfs_node *inode, uint8_t *buf)
+void inode_encode(const struct imgfs_writer *w, const struct imgfs_node *inode,
+		  uint8_t *buf)
 {
 	uint16_t icount = inode_xattr_icount(inode->xattr_isize);
 

@@ -22,7 +22,7 @@ struct iter_entry;
  * (file flags, the data's order and bounds).
  */
 int writer_take(struct imgfs_writer *w, struct entry_iter *it,
-		      const struct iter_entry *e, struct imgfs_error *err);
+		const struct iter_entry *e, struct imgfs_error *err);
 
 /*
  * convert.c: imgfs_convert() with the entries given by @feed (called once,
@@ -32,11 +32,10 @@ int writer_take(struct imgfs_writer *w, struct entry_iter *it,
  */
 typedef int (*imgfs_writer_feed_fn)(struct imgfs_writer *w, void *arg,
 				    struct imgfs_error *err);
-int convert_feed(const char *image_path,
-		       const struct imgfs_mkfs_options *o,
-		       const struct imgfs_convert_hooks *hooks,
-		       imgfs_writer_feed_fn feed, void *arg,
-		       struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
+int convert_feed(const char *image_path, const struct imgfs_mkfs_options *o,
+		 const struct imgfs_convert_hooks *hooks,
+		 imgfs_writer_feed_fn feed, void *arg,
+		 struct imgfs_mkfs_stats *stats, struct imgfs_error *err);
 
 /*
  * external.c: images whose file data lies on extra devices (a merged
@@ -46,8 +45,8 @@ int convert_feed(const char *image_path,
  * superblock, inside its block.
  */
 int writer_set_devices(struct imgfs_writer *w, unsigned int n,
-			     const uint64_t *blocks, const char *const *tags,
-			     struct imgfs_error *err);
+		       const uint64_t *blocks, const char *const *tags,
+		       struct imgfs_error *err);
 
 /* One chunk of an external file: device 0 is a hole. */
 struct imgfs_external_chunk {
@@ -60,10 +59,9 @@ struct imgfs_external_chunk {
  * @nr chunks of 2^@chunkbits bytes each, on the devices given: a
  * chunk-based inode with 8-byte chunk indexes.
  */
-int writer_add_external(struct imgfs_writer *w,
-			      const struct imgfs_entry *e,
-			      unsigned int chunkbits,
-			      const struct imgfs_external_chunk *chunks,
-			      size_t nr, struct imgfs_error *err);
+int writer_add_external(struct imgfs_writer *w, const struct imgfs_entry *e,
+			unsigned int chunkbits,
+			const struct imgfs_external_chunk *chunks, size_t nr,
+			struct imgfs_error *err);
 
 #endif /* IMGFS_WRITER_INTAKE_H */

@@ -87,7 +87,7 @@ bool writer_file_keeps_data(const struct imgfs_writer *w);
 void writer_warn_file_flags(struct imgfs_writer *w);
 /* iterate.c: every entry of the source @it, to its end. */
 int writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
-			   struct imgfs_error *err);
+		     struct imgfs_error *err);
 
 /*
  * data.c: a regular file's data, streamed into the image: begin (with the
@@ -96,26 +96,26 @@ int writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
  * stream, also on failure; abort drops it.
  */
 int wdata_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-		     const struct imgfs_data_range *sparse, size_t nr_sparse,
-		     uint32_t inline_room, const char *path,
-		     struct imgfs_data_stream **s, struct imgfs_error *err);
+		const struct imgfs_data_range *sparse, size_t nr_sparse,
+		uint32_t inline_room, const char *path,
+		struct imgfs_data_stream **s, struct imgfs_error *err);
 int wdata_put(struct imgfs_writer *w, struct imgfs_data_stream *s,
-		   const void *buf, uint64_t len, struct imgfs_error *err);
+	      const void *buf, uint64_t len, struct imgfs_error *err);
 int wdata_end(struct imgfs_writer *w, struct imgfs_data_stream *s,
-		   struct imgfs_error *err);
+	      struct imgfs_error *err);
 void wdata_abort(struct imgfs_data_stream *s);
 
 /* dir.c: directory encoding. */
 uint64_t dir_tree_size(struct imgfs_dentry *dir, uint32_t bs);
 int dir_encode(struct imgfs_dentry *dir, uint32_t bs, uint8_t *buf,
-		     uint64_t size);
+	       uint64_t size);
 int dir_sort(struct imgfs_dentry *dir);
 
 /* inode.c: encode one inode header into @buf (32 or 64 bytes). */
-void inode_encode(const struct imgfs_writer *w,
-			const struct imgfs_node *inode, uint8_t *buf);
+void inode_encode(const struct imgfs_writer *w, const struct imgfs_node *inode,
+		  uint8_t *buf);
 bool inode_needs_extended(const struct imgfs_writer *w,
-				const struct imgfs_node *inode);
+			  const struct imgfs_node *inode);
 
 /* superblock.c */
 /* the device slots that fit after the superblock in its 4 KiB block */
@@ -141,7 +141,7 @@ struct imgfs_sb_layout {
 	struct imgfs_device_slot devt[IMGFS_WRITER_MAX_DEVICES];
 };
 int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
-		      struct imgfs_error *err);
+		struct imgfs_error *err);
 
 /*
  * dm_verity.c: the dm-verity tree, fed by the block output from the first
@@ -149,16 +149,15 @@ int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
  * superblock is written at @offset, and finish appends the tree.
  */
 int writer_verity_start(struct imgfs_writer *w, uint64_t head,
-			      struct imgfs_error *err);
+			struct imgfs_error *err);
 /* bytes written past the block output (a tar-index image's tar), in order */
-int writer_verity_update(struct imgfs_writer *w, const void *p,
-			       size_t len, struct imgfs_error *err);
+int writer_verity_update(struct imgfs_writer *w, const void *p, size_t len,
+			 struct imgfs_error *err);
 int writer_verity_head(struct imgfs_writer *w, uint64_t offset,
-			     const uint8_t *buf, size_t len,
-			     struct imgfs_error *err);
+		       const uint8_t *buf, size_t len, struct imgfs_error *err);
 int writer_verity_finish(struct imgfs_writer *w,
-			       struct imgfs_verity_result *res,
-			       struct imgfs_error *err);
+			 struct imgfs_verity_result *res,
+			 struct imgfs_error *err);
 
 /*
  * tarindex.c: tar-index images. A regular file's data is a stream of
@@ -172,35 +171,31 @@ int writer_verity_finish(struct imgfs_writer *w,
  * its data stays in the tar; 0 when it cannot be indexed (begin says why).
  */
 uint64_t taridx_index_bytes(const struct imgfs_node *inode,
-				  const struct imgfs_data_range *map,
-				  size_t count);
+			    const struct imgfs_data_range *map, size_t count);
 int taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-		       const struct imgfs_data_range *sparse, size_t nr_sparse,
-		       const char *path, struct imgfs_taridx_stream **out,
-		       struct imgfs_error *err);
-int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
-		     uint64_t tar_off, uint64_t len, const char *path,
-		     struct imgfs_error *err);
+		 const struct imgfs_data_range *sparse, size_t nr_sparse,
+		 const char *path, struct imgfs_taridx_stream **out,
+		 struct imgfs_error *err);
+int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos, uint64_t tar_off,
+	       uint64_t len, const char *path, struct imgfs_error *err);
 int taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
-		     const char *path, struct imgfs_error *err);
+	       const char *path, struct imgfs_error *err);
 void taridx_abort(struct imgfs_taridx_stream *s);
 int taridx_start(struct imgfs_writer *w, struct entry_iter *it,
-		       struct imgfs_error *err);
-void taridx_super(const struct imgfs_writer *w,
-			struct imgfs_sb_layout *l);
+		 struct imgfs_error *err);
+void taridx_super(const struct imgfs_writer *w, struct imgfs_sb_layout *l);
 int taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
-			struct imgfs_error *err);
+		  struct imgfs_error *err);
 
 /* entry.c: add regular file @e without data; its inode in *@file. */
 int writer_add_node(struct imgfs_writer *w, const struct imgfs_entry *e,
-			  struct imgfs_node **file, struct imgfs_error *err);
+		    struct imgfs_node **file, struct imgfs_error *err);
 
 /* external.c: the device table of images whose data is on extra devices. */
-void external_super(const struct imgfs_writer *w,
-			  struct imgfs_sb_layout *l);
+void external_super(const struct imgfs_writer *w, struct imgfs_sb_layout *l);
 
 /* layout.c: place and write all metadata. */
 int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
-		       struct imgfs_error *err);
+		 struct imgfs_error *err);
 
 #endif /* IMGFS_WRITER_INTERNAL_H */

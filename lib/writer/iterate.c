@@ -41,9 +41,9 @@ static int check_file_flags(struct imgfs_writer *w, const char *text,
 
 void writer_warn_file_flags(struct imgfs_writer *w)
 {
-	fflags_tally_warn(
-		&w->fflags, "file flags EROFS cannot store were dropped from",
-		w->opts.warn, w->opts.warn_arg);
+	fflags_tally_warn(&w->fflags,
+			  "file flags EROFS cannot store were dropped from",
+			  w->opts.warn, w->opts.warn_arg);
 }
 
 /*
@@ -60,21 +60,23 @@ static int check_block(const struct imgfs_entry *ie, int64_t off, size_t len,
 
 	if (!ie->nr_sparse) {
 		if (off < 0 || (uint64_t)off < pos || outside)
-			return error_set(err, -EIO,
-					       "%s: data block at offset %lld out of order or beyond the file size",
-					       ie->path, (long long)off);
+			return error_set(
+				err, -EIO,
+				"%s: data block at offset %lld out of order or beyond the file size",
+				ie->path, (long long)off);
 		return 0;
 	}
 	if (off < 0 || (uint64_t)off < pos)
-		return error_set(err, -EINVAL,
-				       "%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
-				       ie->path, (long long)off,
-				       (unsigned long long)pos);
+		return error_set(
+			err, -EINVAL,
+			"%s: sparse map out of order or overlapping: data at offset %lld after data up to offset %llu",
+			ie->path, (long long)off, (unsigned long long)pos);
 	if (outside)
-		return error_set(err, -EINVAL,
-				       "%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
-				       ie->path, (unsigned long long)ie->size,
-				       len, (long long)off);
+		return error_set(
+			err, -EINVAL,
+			"%s: sparse map reaches beyond the file size (%llu bytes): %zu bytes at offset %lld",
+			ie->path, (unsigned long long)ie->size, len,
+			(long long)off);
 	return 0;
 }
 
@@ -121,7 +123,7 @@ static int add_converted(struct imgfs_writer *w, struct entry_iter *it,
 }
 
 int writer_take(struct imgfs_writer *w, struct entry_iter *it,
-		      const struct iter_entry *e, struct imgfs_error *err)
+		const struct iter_entry *e, struct imgfs_error *err)
 {
 	const char *path = e->e.path;
 	int ret;
@@ -129,8 +131,8 @@ int writer_take(struct imgfs_writer *w, struct entry_iter *it,
 	if (!path) {
 		w->failed = true;
 		return error_set(err, -EINVAL,
-				       "entry %llu: path name cannot be decoded",
-				       (unsigned long long)w->entries + 1);
+				 "entry %llu: path name cannot be decoded",
+				 (unsigned long long)w->entries + 1);
 	}
 	ret = check_file_flags(w, e->fflags, path, err);
 	/* the conversion's error, said when it was found, comes second */
@@ -144,7 +146,7 @@ int writer_take(struct imgfs_writer *w, struct entry_iter *it,
 }
 
 int writer_read_iter(struct imgfs_writer *w, struct entry_iter *it,
-			   struct imgfs_error *err)
+		     struct imgfs_error *err)
 {
 	const struct iter_entry *e;
 	int r;

@@ -90,18 +90,16 @@ static int overlay_xattrs(struct imgfs_writer *w, struct imgfs_dentry *dir,
 
 	if (dir->opaque)
 		ret = xattr_set(&w->xattrs, dir->inode,
-				      "trusted.overlay.opaque", "y", 1,
-				      dir->name, err);
+				"trusted.overlay.opaque", "y", 1, dir->name,
+				err);
 	if (!ret && dir->has_whiteouts)
 		ret = xattr_set(&w->xattrs, dir->inode,
-				      "trusted.overlay.origin", "", 0,
-				      dir->name, err);
+				"trusted.overlay.origin", "", 0, dir->name,
+				err);
 	if (!ret && (dir->opaque || dir->has_whiteouts))
-		ret = xattr_check_inode(dir->inode,
-					      w->opts.shared_xattr_min,
-					      dentry_path(dir, path,
-							  sizeof(path)),
-					      err);
+		ret = xattr_check_inode(dir->inode, w->opts.shared_xattr_min,
+					dentry_path(dir, path, sizeof(path)),
+					err);
 	return ret;
 }
 
@@ -141,8 +139,7 @@ static int collect(struct imgfs_writer *w, struct layout *l,
 			}
 			child->placed = 1;
 			if (order_add(l, child))
-				return error_set(err, -ENOMEM,
-						       "out of memory");
+				return error_set(err, -ENOMEM, "out of memory");
 		}
 		inode->nlink = 2 + subdirs;
 		if (add_dots(w, dir))
@@ -233,9 +230,10 @@ static int prepare_inode(struct imgfs_writer *w, struct imgfs_node *inode,
 	xattr_layout_inode(inode);
 	/* entries were checked at intake: never write an overflowed count */
 	if (inode->xattr_isize > IMGFS_XATTR_IBODY_MAX)
-		return error_set(err, -EINVAL,
-				       "internal: xattr area of %u bytes exceeds i_xattr_icount",
-				       inode->xattr_isize);
+		return error_set(
+			err, -EINVAL,
+			"internal: xattr area of %u bytes exceeds i_xattr_icount",
+			inode->xattr_isize);
 	inode->extended = inode_needs_extended(w, inode);
 	ret = compress_layout_inode(w->compressor, inode, err);
 	if (ret)
@@ -312,9 +310,10 @@ static int place_in_order(struct imgfs_writer *w, struct layout *l,
 				pos = next;
 			else if (inode->tail)
 				/* file tails are sized to fit at intake */
-				return error_set(err, -EINVAL,
-						       "internal: inline tail of inode %zu cannot be placed",
-						       i);
+				return error_set(
+					err, -EINVAL,
+					"internal: inline tail of inode %zu cannot be placed",
+					i);
 			else
 				uninline(w, inode);
 		}
@@ -457,9 +456,10 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 					goto out;
 				pos = m.cur;
 			} else if (inode->tail) {
-				ret = error_set(err, -EINVAL,
-						      "internal: inline tail of inode %zu cannot be placed",
-						      i);
+				ret = error_set(
+					err, -EINVAL,
+					"internal: inline tail of inode %zu cannot be placed",
+					i);
 				goto out;
 			} else {
 				uninline(w, inode);
@@ -516,8 +516,7 @@ static int allocate_blocks(struct imgfs_writer *w, struct layout *l,
 		blk += inode->dir_nblocks;
 	}
 	if (blk >= IMGFS_NULL_ADDR)
-		return error_set(err, -EFBIG,
-				       "image exceeds 2^32 blocks");
+		return error_set(err, -EFBIG, "image exceeds 2^32 blocks");
 	l->next_blk = blk;
 	return 0;
 }
@@ -563,30 +562,29 @@ static int emit_inode(struct imgfs_writer *w, struct layout *l,
 			return error_set(err, -ENOMEM, "out of memory");
 		ret = xattr_encode_ibody(&w->xattrs, inode, xbuf, err);
 		if (!ret)
-			ret = blkout_write(&w->out, xbuf,
-						 inode->xattr_isize, err);
+			ret = blkout_write(&w->out, xbuf, inode->xattr_isize,
+					   err);
 		free(xbuf);
 	}
 	if (!ret && inode->extra_len) {
 		ret = blkout_zero(&w->out,
-					align_up(w->out.pos, inode->extra_align) -
-						w->out.pos,
-					err);
+				  align_up(w->out.pos, inode->extra_align) -
+					  w->out.pos,
+				  err);
 		if (!ret)
 			ret = blkout_write(&w->out, inode->extra,
-						 inode->extra_len, err);
+					   inode->extra_len, err);
 	}
 	if (ret || !inode->tail_len)
 		return ret;
 	if (inode->tail)
-		return blkout_write(&w->out, inode->tail, inode->tail_len,
-					  err);
+		return blkout_write(&w->out, inode->tail, inode->tail_len, err);
 	/* directory or symlink: the tail is the end of its content */
 	xbuf = content_of(w, inode, err);
 	if (!xbuf)
 		return err ? err->code : -ENOMEM;
 	ret = blkout_write(&w->out, xbuf + inode->size - inode->tail_len,
-				 inode->tail_len, err);
+			   inode->tail_len, err);
 	free(xbuf);
 	return ret;
 }
@@ -637,13 +635,12 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 		if (!buf)
 			return error_set(err, -ENOMEM, "out of memory");
 		for (size_t i = 0; i < w->xattrs.nr_shared && !ret; i++) {
-			long n = xattr_encode_entry(&w->xattrs,
-							  w->xattrs.shared[i],
-							  buf, err);
+			long n = xattr_encode_entry(
+				&w->xattrs, w->xattrs.shared[i], buf, err);
 
-			ret = n < 0 ? (int)n :
-				      blkout_write(&w->out, buf,
-							 (size_t)n, err);
+			ret = n < 0 ? (int)n
+				    : blkout_write(&w->out, buf, (size_t)n,
+						   err);
 		}
 		free(buf);
 		if (!ret)
@@ -659,7 +656,7 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 			continue;
 		if (blkout_blk(&w->out) != inode->startblk)
 			return error_set(err, -EINVAL,
-					       "internal: block allocation mismatch");
+					 "internal: block allocation mismatch");
 		buf = content_of(w, inode, err);
 		if (!buf)
 			return err ? err->code : -ENOMEM;
@@ -676,7 +673,7 @@ static int emit_blocks(struct imgfs_writer *w, struct layout *l,
 }
 
 int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
-		       struct imgfs_error *err)
+		 struct imgfs_error *err)
 {
 	struct imgfs_sb_layout sbl = { 0 };
 	struct layout l = { 0 };
@@ -698,9 +695,8 @@ int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	ret = xattr_plan_shared(&w->xattrs, w->opts.shared_xattr_min);
 	if (ret) {
 		ret = error_set(err, ret,
-				      ret == -EFBIG ?
-					      "shared xattrs exceed 4 GiB" :
-					      "out of memory");
+				ret == -EFBIG ? "shared xattrs exceed 4 GiB"
+					      : "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < l.nr && !ret; i++)
@@ -717,8 +713,7 @@ int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		goto out;
 	sbl.root_nid = w->tree.root->inode->nid;
 	if (compressor_packed_inode(w->compressor))
-		sbl.packed_nid =
-			compressor_packed_inode(w->compressor)->nid;
+		sbl.packed_nid = compressor_packed_inode(w->compressor)->nid;
 	sbl.inos = l.nr;
 	sbl.blocks = blkout_blk(&w->out);
 	sbl.meta_blkaddr = (uint32_t)(l.meta_start >> w->blkszbits);
@@ -739,7 +734,7 @@ int layout_write(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 		goto out;
 	if (ftruncate(w->fd, (off_t)w->out.pos) < 0) {
 		ret = error_set(err, -errno, "sizing image: %s",
-				      strerror(errno));
+				strerror(errno));
 		goto out;
 	}
 	if (stats) {

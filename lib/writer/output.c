@@ -72,19 +72,21 @@ static int check_target(int dirfd, const struct imgfs_output *o,
 		if (errno == ENOENT)
 			return 0;
 		return error_set(err, -errno, "%s: %s", o->target,
-				       strerror(errno));
+				 strerror(errno));
 	}
 	if (S_ISREG(st.st_mode))
 		return 0;
 	if (!S_ISLNK(st.st_mode))
-		return error_set(err, -EEXIST,
-				       "%s: is %s; only a regular file is replaced by an image",
-				       o->target, type_name(st.st_mode));
+		return error_set(
+			err, -EEXIST,
+			"%s: is %s; only a regular file is replaced by an image",
+			o->target, type_name(st.st_mode));
 	n = readlinkat(dirfd, o->base, link, sizeof(link) - 1);
 	link[n < 0 ? 0 : n] = '\0';
-	return error_set(err, -EEXIST,
-			       "%s: is a symbolic link to %s; give the path of the file itself",
-			       o->target, link);
+	return error_set(
+		err, -EEXIST,
+		"%s: is a symbolic link to %s; give the path of the file itself",
+		o->target, link);
 }
 
 /* Split @target into its directory (opened) and last component. */
@@ -97,8 +99,8 @@ static int open_dir(struct imgfs_output *o, struct imgfs_error *err)
 		return error_set(err, -ENOMEM, "out of memory");
 	if (!*o->base || !strcmp(o->base, ".") || !strcmp(o->base, ".."))
 		return error_set(err, -EISDIR,
-				       "%s: names a directory, not a file",
-				       o->target);
+				 "%s: names a directory, not a file",
+				 o->target);
 	if (!slash)
 		o->dir = strdup(".");
 	else if (slash == o->target)
@@ -109,8 +111,8 @@ static int open_dir(struct imgfs_output *o, struct imgfs_error *err)
 		return error_set(err, -ENOMEM, "out of memory");
 	o->dirfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (o->dirfd < 0)
-		return error_set(err, -errno, "%s: directory %s: %s",
-				       o->target, o->dir, strerror(errno));
+		return error_set(err, -errno, "%s: directory %s: %s", o->target,
+				 o->dir, strerror(errno));
 	return 0;
 }
 
@@ -172,9 +174,10 @@ static int create_file(struct imgfs_output *o, struct imgfs_error *err)
 			ret = create_named(o);
 	}
 	if (ret)
-		return error_set(err, ret,
-				       "%s: cannot create the image in its directory: %s",
-				       o->target, strerror(-ret));
+		return error_set(
+			err, ret,
+			"%s: cannot create the image in its directory: %s",
+			o->target, strerror(-ret));
 	snprintf(o->proc_path, sizeof(o->proc_path), "/proc/self/fd/%d",
 		 o->fd);
 	return 0;
@@ -264,26 +267,26 @@ int imgfs_output_commit(struct imgfs_output *o, struct imgfs_error *err)
 		return 0;
 	if (!o->no_sync && fsync(o->fd) < 0)
 		return error_set(err, -errno, "%s: fsync: %s", o->target,
-				       strerror(errno));
+				 strerror(errno));
 	/* the target may have changed since it was checked */
 	ret = check_target(o->dirfd, o, err);
 	if (ret)
 		return ret;
 	ret = place(o);
 	if (ret < 0)
-		return error_set(err, ret,
-				       "%s: cannot link the image into its directory: %s",
-				       o->target, strerror(-ret));
+		return error_set(
+			err, ret,
+			"%s: cannot link the image into its directory: %s",
+			o->target, strerror(-ret));
 	if (!ret && renameat(o->dirfd, o->tmp_name, o->dirfd, o->base) < 0)
-		return error_set(err, -errno, "%s: rename: %s",
-				       o->target, strerror(errno));
+		return error_set(err, -errno, "%s: rename: %s", o->target,
+				 strerror(errno));
 	o->named = false;
 	o->committed = true;
 	/* the new name must survive a crash too */
 	if (!o->no_sync && fsync(o->dirfd) < 0)
-		return error_set(err, -errno,
-				       "%s: fsync of its directory: %s",
-				       o->target, strerror(errno));
+		return error_set(err, -errno, "%s: fsync of its directory: %s",
+				 o->target, strerror(errno));
 	return 0;
 }
 

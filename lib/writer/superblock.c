@@ -19,10 +19,10 @@ static int super_fill(const struct imgfs_writer *w,
 {
 	if (w->epoch > w->build_time ||
 	    (uint64_t)w->build_time - (uint64_t)w->epoch > UINT32_MAX)
-		return error_set(err, -ERANGE,
-				       "build time %lld cannot be recorded relative to epoch %lld",
-				       (long long)w->build_time,
-				       (long long)w->epoch);
+		return error_set(
+			err, -ERANGE,
+			"build time %lld cannot be recorded relative to epoch %lld",
+			(long long)w->build_time, (long long)w->epoch);
 	memset(sb, 0, sizeof(*sb));
 	sb->magic = IMGFS_SUPER_MAGIC;
 	sb->feature_compat = l->feature_compat | IMGFS_FEATURE_COMPAT_SB_CHKSUM;
@@ -58,17 +58,18 @@ static int devt_encode(const struct imgfs_sb_layout *l, uint8_t *blk,
 
 	if (l->compr_cfgs_len || l->extra_devices > IMGFS_WRITER_MAX_DEVICES ||
 	    at + l->extra_devices * IMGFS_DEVICE_SLOT_SIZE > len)
-		return error_set(err, -EINVAL,
-				       "internal: device table does not fit in the superblock block");
+		return error_set(
+			err, -EINVAL,
+			"internal: device table does not fit in the superblock block");
 	sb->devt_slotoff = (IMGFS_SUPER_OFFSET + at) / IMGFS_DEVICE_SLOT_SIZE;
 	for (unsigned int i = 0; i < l->extra_devices; i++)
 		device_slot_encode(&l->devt[i],
-					 blk + at + i * IMGFS_DEVICE_SLOT_SIZE);
+				   blk + at + i * IMGFS_DEVICE_SLOT_SIZE);
 	return 0;
 }
 
 int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
-		      struct imgfs_error *err)
+		struct imgfs_error *err)
 {
 	uint8_t blk[4096];
 	uint32_t len = super_csum_len(w->bs);
@@ -89,8 +90,9 @@ int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	super_block_encode(&sb, blk);
 	if (l->compr_cfgs_len) {
 		if (IMGFS_SUPER_BASE_SIZE + l->compr_cfgs_len > len)
-			return error_set(err, -EINVAL,
-					       "compression config records do not fit in the superblock block");
+			return error_set(
+				err, -EINVAL,
+				"compression config records do not fit in the superblock block");
 		memcpy(blk + IMGFS_SUPER_BASE_SIZE, l->compr_cfgs,
 		       l->compr_cfgs_len);
 	}
@@ -99,7 +101,7 @@ int super_write(struct imgfs_writer *w, const struct imgfs_sb_layout *l,
 	ret = pwrite_full(w->fd, blk, len, IMGFS_SUPER_OFFSET);
 	if (ret)
 		return error_set(err, ret, "writing superblock: %s",
-				       strerror(-ret));
+				 strerror(-ret));
 	/* the dm-verity tree hashes the block now that it is final */
 	return writer_verity_head(w, IMGFS_SUPER_OFFSET, blk, len, err);
 }

@@ -91,8 +91,7 @@ static unsigned int aligned_shift(const struct imgfs_node *inode,
 }
 
 uint64_t taridx_index_bytes(const struct imgfs_node *inode,
-				  const struct imgfs_data_range *map,
-				  size_t count)
+			    const struct imgfs_data_range *map, size_t count)
 {
 	unsigned int s = aligned_shift(inode, map, count);
 
@@ -109,23 +108,25 @@ static int choose_shift(const struct imgfs_node *inode,
 	unsigned int s = aligned_shift(inode, map, count);
 
 	if (s < TAR_BLKBITS)
-		return error_set(err, -EINVAL,
-				       "%s: sparse file cannot be indexed: its data ranges do not start and end on 512-byte boundaries",
-				       path);
+		return error_set(
+			err, -EINVAL,
+			"%s: sparse file cannot be indexed: its data ranges do not start and end on 512-byte boundaries",
+			path);
 	if (((inode->size - 1) >> s) + 1 > TARIDX_CHUNKS_MAX)
-		return error_set(err, -EFBIG,
-				       "%s: sparse file cannot be indexed: its data ranges would need %llu chunks (at most %llu)",
-				       path,
-				       (unsigned long long)(((inode->size - 1) >> s) + 1),
-				       (unsigned long long)TARIDX_CHUNKS_MAX);
+		return error_set(
+			err, -EFBIG,
+			"%s: sparse file cannot be indexed: its data ranges would need %llu chunks (at most %llu)",
+			path,
+			(unsigned long long)(((inode->size - 1) >> s) + 1),
+			(unsigned long long)TARIDX_CHUNKS_MAX);
 	*shift = s;
 	return 0;
 }
 
 int taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
-		       const struct imgfs_data_range *sparse, size_t nr_sparse,
-		       const char *path, struct imgfs_taridx_stream **out,
-		       struct imgfs_error *err)
+		 const struct imgfs_data_range *sparse, size_t nr_sparse,
+		 const char *path, struct imgfs_taridx_stream **out,
+		 struct imgfs_error *err)
 {
 	struct imgfs_taridx_stream *s = calloc(1, sizeof(*s));
 	const struct imgfs_chunk_index hole = { .startblk_lo = IMGFS_NULL_ADDR };
@@ -149,8 +150,7 @@ int taridx_begin(struct imgfs_writer *w, struct imgfs_node *inode,
 	}
 	/* every chunk a hole until data names its place in the tar */
 	for (uint64_t i = 0; i < s->nchunks; i++)
-		chunk_index_encode(&hole,
-					 s->recs + i * IMGFS_CHUNK_INDEX_SIZE);
+		chunk_index_encode(&hole, s->recs + i * IMGFS_CHUNK_INDEX_SIZE);
 	*out = s;
 	return 0;
 }
@@ -166,16 +166,16 @@ static uint64_t chunk_end(const struct imgfs_taridx_stream *s, uint64_t c)
 static int mixed_chunk(const struct imgfs_taridx_stream *s, uint64_t c,
 		       const char *path, struct imgfs_error *err)
 {
-	return error_set(err, -EINVAL,
-			       "%s: cannot be indexed: bytes %llu..%llu are not one contiguous range of the tar (a hole and data, or data from two places, in one %llu-byte chunk)",
-			       path, (unsigned long long)(c << s->shift),
-			       (unsigned long long)chunk_end(s, c),
-			       (unsigned long long)(1ull << s->shift));
+	return error_set(
+		err, -EINVAL,
+		"%s: cannot be indexed: bytes %llu..%llu are not one contiguous range of the tar (a hole and data, or data from two places, in one %llu-byte chunk)",
+		path, (unsigned long long)(c << s->shift),
+		(unsigned long long)chunk_end(s, c),
+		(unsigned long long)(1ull << s->shift));
 }
 
-int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
-		     uint64_t tar_off, uint64_t len, const char *path,
-		     struct imgfs_error *err)
+int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos, uint64_t tar_off,
+	       uint64_t len, const char *path, struct imgfs_error *err)
 {
 	while (len) {
 		uint64_t c = pos >> s->shift;
@@ -197,16 +197,16 @@ int taridx_put(struct imgfs_taridx_stream *s, uint64_t pos,
 			if (pos != c << s->shift)
 				return mixed_chunk(s, c, path, err);
 			if (tar_off & ((1u << TAR_BLKBITS) - 1))
-				return error_set(err, -EINVAL,
-						       "%s: data at tar offset %llu is not on a 512-byte boundary",
-						       path,
-						       (unsigned long long)tar_off);
+				return error_set(
+					err, -EINVAL,
+					"%s: data at tar offset %llu is not on a 512-byte boundary",
+					path, (unsigned long long)tar_off);
 			blk = tar_off >> TAR_BLKBITS;
 			if (blk >= IMGFS_NULL_ADDR)
-				return error_set(err, -EFBIG,
-						       "%s: data at tar offset %llu is beyond the 2 TiB a tar index can address",
-						       path,
-						       (unsigned long long)tar_off);
+				return error_set(
+					err, -EFBIG,
+					"%s: data at tar offset %llu is beyond the 2 TiB a tar index can address",
+					path, (unsigned long long)tar_off);
 			ci.device_id = 1; /* the tar: extra device 1 */
 			ci.startblk_lo = (uint32_t)blk;
 			chunk_index_encode(
@@ -231,7 +231,7 @@ void taridx_abort(struct imgfs_taridx_stream *s)
 }
 
 int taridx_end(struct imgfs_writer *w, struct imgfs_taridx_stream *s,
-		     const char *path, struct imgfs_error *err)
+	       const char *path, struct imgfs_error *err)
 {
 	struct imgfs_node *inode = s->inode;
 
@@ -256,8 +256,8 @@ static int copy_file_open(struct imgfs_error *err)
 
 	if (fd < 0)
 		return error_set(err, -errno,
-				       "creating the tar's copy in %s: %s", dir,
-				       strerror(errno));
+				 "creating the tar's copy in %s: %s", dir,
+				 strerror(errno));
 	return fd;
 }
 
@@ -266,13 +266,14 @@ static int copy_file_open(struct imgfs_error *err)
  * with IMGFS_TAR_INDEX_APPEND its copy kept from its first byte on.
  */
 int taridx_start(struct imgfs_writer *w, struct entry_iter *it,
-		       struct imgfs_error *err)
+		 struct imgfs_error *err)
 {
 	int ret;
 
 	if (w->tar_added || w->entries || !it->copy_to)
-		return error_set(err, -EINVAL,
-				       "a tar-index image indexes one tar stream, added before any other entry");
+		return error_set(
+			err, -EINVAL,
+			"a tar-index image indexes one tar stream, added before any other entry");
 	w->tar_added = true;
 	if (w->opts.tar_index != IMGFS_TAR_INDEX_APPEND)
 		return 0;
@@ -283,8 +284,7 @@ int taridx_start(struct imgfs_writer *w, struct entry_iter *it,
 	return it->copy_to(it, w->tar_copy_fd, err);
 }
 
-void taridx_super(const struct imgfs_writer *w,
-			struct imgfs_sb_layout *l)
+void taridx_super(const struct imgfs_writer *w, struct imgfs_sb_layout *l)
 {
 	/* the index's blocks: where the tar starts */
 	uint64_t tar_blocks = (w->tar_bytes + (1u << TAR_BLKBITS) - 1) >>
@@ -328,14 +328,13 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len,
 		if (!buf && !(buf = malloc(1u << 20)))
 			return error_set(err, -ENOMEM, "out of memory");
 		n = pread_full(in, buf, chunk, (uint64_t)ip);
-		ret = n <= 0 ? (n < 0 ? (int)n : -EIO) :
-			       pwrite_full(out, buf, (size_t)n,
-						 (uint64_t)op);
+		ret = n <= 0 ? (n < 0 ? (int)n : -EIO)
+			     : pwrite_full(out, buf, (size_t)n, (uint64_t)op);
 		if (ret) {
 			free(buf);
 			return error_set(err, ret,
-					       "appending the tar to the index: %s",
-					       strerror(-ret));
+					 "appending the tar to the index: %s",
+					 strerror(-ret));
 		}
 		ip += n;
 		op += n;
@@ -369,10 +368,10 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 		if (n <= 0) {
 			int e = n < 0 ? (int)-n : EIO;
 
-			ret = error_set(err, -e,
-					      "reading the tar's copy at byte %llu: %s",
-					      (unsigned long long)pos,
-					      strerror(e));
+			ret = error_set(
+				err, -e,
+				"reading the tar's copy at byte %llu: %s",
+				(unsigned long long)pos, strerror(e));
 			break;
 		}
 		ret = writer_verity_update(w, buf, (size_t)n, err);
@@ -380,8 +379,8 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 			ret = pwrite_full(out, buf, (size_t)n, off + pos);
 		if (ret) /* a message set by the verity update stays */
 			error_set(err, ret,
-					"appending the tar to the index: %s",
-					strerror(-ret));
+				  "appending the tar to the index: %s",
+				  strerror(-ret));
 		pos += (uint64_t)n;
 	}
 	free(buf);
@@ -389,7 +388,7 @@ static int copy_range_hashed(struct imgfs_writer *w, int in, int out,
 }
 
 int taridx_append(struct imgfs_writer *w, uint64_t *image_bytes,
-			struct imgfs_error *err)
+		  struct imgfs_error *err)
 {
 	int ret;
 

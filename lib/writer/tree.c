@@ -124,12 +124,11 @@ void tree_free(struct imgfs_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-struct imgfs_dentry *tree_lookup(struct imgfs_tree *t,
-				       struct imgfs_dentry *dir,
-				       const char *name, size_t len)
+struct imgfs_dentry *tree_lookup(struct imgfs_tree *t, struct imgfs_dentry *dir,
+				 const char *name, size_t len)
 {
-	struct imgfs_hnode *n = hashtab_first(&t->dentries,
-						    dentry_hash(dir, name, len));
+	struct imgfs_hnode *n =
+		hashtab_first(&t->dentries, dentry_hash(dir, name, len));
 
 	for (; n; n = hashtab_next(n)) {
 		struct imgfs_dentry *d =
@@ -142,9 +141,9 @@ struct imgfs_dentry *tree_lookup(struct imgfs_tree *t,
 	return NULL;
 }
 
-struct imgfs_dentry *tree_add(struct imgfs_tree *t,
-				    struct imgfs_dentry *dir, const char *name,
-				    size_t len, struct imgfs_node *inode)
+struct imgfs_dentry *tree_add(struct imgfs_tree *t, struct imgfs_dentry *dir,
+			      const char *name, size_t len,
+			      struct imgfs_node *inode)
 {
 	struct imgfs_dentry *d;
 
@@ -160,7 +159,7 @@ struct imgfs_dentry *tree_add(struct imgfs_tree *t,
 			      (size_t)dir->nr_children + 1, 8))
 		return NULL;
 	if (hashtab_insert(&t->dentries, &d->hnode,
-				 dentry_hash(dir, name, len)))
+			   dentry_hash(dir, name, len)))
 		return NULL;
 	dir->children[dir->nr_children++] = d;
 	return d;

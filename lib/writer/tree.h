@@ -109,18 +109,17 @@ void tree_free(struct imgfs_tree *t);
 struct imgfs_node *tree_node_new(struct imgfs_tree *t);
 
 /* Find the live child @name of @dir, or NULL. */
-struct imgfs_dentry *tree_lookup(struct imgfs_tree *t,
-				       struct imgfs_dentry *dir,
-				       const char *name, size_t len);
+struct imgfs_dentry *tree_lookup(struct imgfs_tree *t, struct imgfs_dentry *dir,
+				 const char *name, size_t len);
 
 /*
  * Add a dentry @name under @dir pointing at @inode (which it does not own
  * exclusively: inodes are freed by tree_free via their dentries).
  * Returns the dentry or NULL on no memory.
  */
-struct imgfs_dentry *tree_add(struct imgfs_tree *t,
-				    struct imgfs_dentry *dir, const char *name,
-				    size_t len, struct imgfs_node *inode);
+struct imgfs_dentry *tree_add(struct imgfs_tree *t, struct imgfs_dentry *dir,
+			      const char *name, size_t len,
+			      struct imgfs_node *inode);
 
 /* Mark @d and its subtree as replaced. */
 void tree_kill(struct imgfs_tree *t, struct imgfs_dentry *d);

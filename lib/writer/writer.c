@@ -48,39 +48,38 @@ static int check_options(const struct imgfs_mkfs_options *o,
 {
 	if (o->blkszbits < IMGFS_MIN_BLKSZBITS ||
 	    o->blkszbits > IMGFS_MAX_BLKSZBITS)
-		return error_set(err, -EINVAL,
-				       "block size %u is not one of 512, 1024, 2048, 4096",
-				       1u << o->blkszbits);
+		return error_set(
+			err, -EINVAL,
+			"block size %u is not one of 512, 1024, 2048, 4096",
+			1u << o->blkszbits);
 	if (strnlen(o->label, sizeof(o->label)) > 16)
-		return error_set(err, -EINVAL,
-				       "label longer than 16 bytes");
+		return error_set(err, -EINVAL, "label longer than 16 bytes");
 	if ((unsigned int)o->mtime_policy > IMGFS_MTIME_CLAMP)
-		return error_set(err, -EINVAL,
-				       "unknown mtime policy %d",
-				       (int)o->mtime_policy);
+		return error_set(err, -EINVAL, "unknown mtime policy %d",
+				 (int)o->mtime_policy);
 	if ((unsigned int)o->file_flags > IMGFS_FILE_FLAGS_IGNORE)
-		return error_set(err, -EINVAL,
-				       "unknown file flags policy %d",
-				       (int)o->file_flags);
+		return error_set(err, -EINVAL, "unknown file flags policy %d",
+				 (int)o->file_flags);
 	if (o->dm_verity_have_salt &&
 	    o->dm_verity_salt_size > IMGFS_VERITY_SALT_MAX)
 		return error_set(err, -EINVAL,
-				       "dm-verity salt longer than %d bytes",
-				       IMGFS_VERITY_SALT_MAX);
+				 "dm-verity salt longer than %d bytes",
+				 IMGFS_VERITY_SALT_MAX);
 	if (o->tar_index != IMGFS_TAR_INDEX_NONE &&
 	    o->tar_index != IMGFS_TAR_INDEX_ONLY &&
 	    o->tar_index != IMGFS_TAR_INDEX_APPEND)
-		return error_set(err, -EINVAL,
-				       "unknown tar-index mode %d",
-				       (int)o->tar_index);
+		return error_set(err, -EINVAL, "unknown tar-index mode %d",
+				 (int)o->tar_index);
 	/* the tree must cover the tar and lie after it: not ours to place
 	 * when the caller appends the tar */
 	if (o->tar_index == IMGFS_TAR_INDEX_ONLY && o->dm_verity)
-		return error_set(err, -EINVAL,
-				       "--dm-verity cannot go with an index written alone (--tar-index=only, mkfs.erofs --tar=i): the caller appends the tar after the index, so a tree written here could neither cover the tar nor stay after it; use --tar-index (index and tar in one file), or build the tree once the tar is appended (veritysetup format)");
+		return error_set(
+			err, -EINVAL,
+			"--dm-verity cannot go with an index written alone (--tar-index=only, mkfs.erofs --tar=i): the caller appends the tar after the index, so a tree written here could neither cover the tar nor stay after it; use --tar-index (index and tar in one file), or build the tree once the tar is appended (veritysetup format)");
 	if (o->tar_index && o->compress != IMGFS_COMPRESS_NONE)
-		return error_set(err, -EINVAL,
-				       "a tar-index image keeps file data in the tar: it cannot be compressed");
+		return error_set(
+			err, -EINVAL,
+			"a tar-index image keeps file data in the tar: it cannot be compressed");
 	return 0;
 }
 
@@ -164,9 +163,10 @@ int imgfs_mkfs_options_check(const struct imgfs_mkfs_options *in,
 	else if (o->pcluster_size &&
 		 (o->pcluster_size < bs || o->pcluster_size % bs ||
 		  o->pcluster_size > (1u << 20)))
-		return error_set(err, -EINVAL,
-				       "pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
-				       o->pcluster_size, bs);
+		return error_set(
+			err, -EINVAL,
+			"pcluster size %u must be a multiple of the block size (%u) up to 1 MiB",
+			o->pcluster_size, bs);
 	if (ret)
 		return ret;
 	options_unused(o, keep_first, err);
@@ -193,8 +193,7 @@ int imgfs_writer_exclude_path(struct imgfs_writer *w, const char *path,
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return error_set(err, -errno, "%s: %s", path,
-				       strerror(errno));
+		return error_set(err, -errno, "%s: %s", path, strerror(errno));
 	}
 	return S_ISDIR(st.st_mode) ? 0 : exclude(w, &st, err);
 }
@@ -241,8 +240,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 	w->data_start = start;
 	w->tree.root->inode->mtime = w->build_time;
 	if (opts->compress != IMGFS_COMPRESS_NONE) {
-		w->compressor = compressor_create(opts, w->blkszbits,
-							err);
+		w->compressor = compressor_create(opts, w->blkszbits, err);
 		if (!w->compressor) {
 			imgfs_writer_destroy(w);
 			return NULL;
@@ -254,7 +252,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 	}
 	if (ftruncate(fd, 0) < 0) {
 		error_set(err, -errno, "truncating output: %s",
-				strerror(errno));
+			  strerror(errno));
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
@@ -274,8 +272,8 @@ static int check_idle(struct imgfs_writer *w, struct imgfs_error *err)
 		return error_set(err, -EINVAL, "writer already failed");
 	if (w->file_open)
 		return error_set(err, -EINVAL,
-				       "%s: the file's data is not ended yet",
-				       w->file_path);
+				 "%s: the file's data is not ended yet",
+				 w->file_path);
 	return 0;
 }
 
@@ -285,9 +283,10 @@ static int check_not_index(struct imgfs_writer *w, const char *what,
 {
 	if (!w->opts.tar_index)
 		return 0;
-	return error_set(err, -EINVAL,
-			       "a tar-index image is built from a tar stream, not from %s",
-			       what);
+	return error_set(
+		err, -EINVAL,
+		"a tar-index image is built from a tar stream, not from %s",
+		what);
 }
 
 /*
@@ -378,8 +377,9 @@ int imgfs_writer_finish(struct imgfs_writer *w, struct imgfs_mkfs_stats *stats,
 	if (!ret)
 		ret = writer_resolve_links(w, err);
 	if (!ret && w->opts.tar_index && !w->tar_added)
-		ret = error_set(err, -EINVAL,
-				      "a tar-index image needs its tar stream (imgfs_writer_add_tar())");
+		ret = error_set(
+			err, -EINVAL,
+			"a tar-index image needs its tar stream (imgfs_writer_add_tar())");
 	if (!ret)
 		ret = layout_write(w, &st, err);
 	if (!ret)

@@ -47,7 +47,7 @@ static int item_value(const struct imgfs_xattr_table *t,
 		return 0;
 	}
 	return spillfile_read(&t->spill, buf, it->value_len, it->spill_off,
-				err);
+			      err);
 }
 
 /* Whether @it holds exactly @value; 1, 0 or a negative errno. */
@@ -82,8 +82,7 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 	struct imgfs_hnode *n;
 	int ret;
 
-	for (n = hashtab_first(&t->items, h); n;
-	     n = hashtab_next(n)) {
+	for (n = hashtab_first(&t->items, h); n; n = hashtab_next(n)) {
 		it = imgfs_container_of(n, struct imgfs_xattr_item, hnode);
 		if (it->index != index || it->name_len != nlen ||
 		    it->value_len != vlen ||
@@ -104,9 +103,9 @@ static int intern(struct imgfs_xattr_table *t, uint8_t index,
 		/* the table starts zeroed: name its spill file on first use */
 		if (!t->spill.what)
 			spillfile_init(&t->spill, "imgfs-xattrs",
-					 "the xattr spill file");
-		ret = spillfile_append(&t->spill, value, vlen,
-					 &it->spill_off, err);
+				       "the xattr spill file");
+		ret = spillfile_append(&t->spill, value, vlen, &it->spill_off,
+				       err);
 		if (ret) {
 			free(it);
 			return ret;
@@ -155,8 +154,8 @@ static bool same_name(const struct imgfs_xattr_item *a,
 }
 
 int xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
-		    const char *name, const void *value, size_t len,
-		    const char *path, struct imgfs_error *err)
+	      const char *name, const void *value, size_t len, const char *path,
+	      struct imgfs_error *err)
 {
 	struct imgfs_node_xattrs *x = &inode->xattrs;
 	struct imgfs_xattr_item *it = NULL;
@@ -166,31 +165,34 @@ int xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
 	int ret;
 
 	if (xattr_split_name(name, &index, &suffix))
-		return error_set(err, -EOPNOTSUPP,
-				       "%s: xattr \"%s\": EROFS has no name prefix for this namespace",
-				       path, name);
+		return error_set(
+			err, -EOPNOTSUPP,
+			"%s: xattr \"%s\": EROFS has no name prefix for this namespace",
+			path, name);
 	nlen = strlen(suffix);
 	/* the kernel looks such a name up as the namespace alone: EINVAL */
 	if (!nlen && index != IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS &&
 	    index != IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT)
-		return error_set(err, -EINVAL,
-				       "%s: xattr \"%s\": the name is only a namespace prefix",
-				       path, name);
+		return error_set(
+			err, -EINVAL,
+			"%s: xattr \"%s\": the name is only a namespace prefix",
+			path, name);
 	if (full_name_len(index, nlen) > IMGFS_XATTR_FULL_NAME_MAX)
-		return error_set(err, -ENAMETOOLONG,
-				       "%s: xattr \"%.40s...\": name of %zu bytes is longer than the kernel's limit of %u",
-				       path, name, strlen(name),
-				       IMGFS_XATTR_FULL_NAME_MAX);
+		return error_set(
+			err, -ENAMETOOLONG,
+			"%s: xattr \"%.40s...\": name of %zu bytes is longer than the kernel's limit of %u",
+			path, name, strlen(name), IMGFS_XATTR_FULL_NAME_MAX);
 	if (len > 65535)
-		return error_set(err, -E2BIG,
-				       "%s: xattr \"%s\": value of %zu bytes exceeds 65535",
-				       path, name, len);
+		return error_set(
+			err, -E2BIG,
+			"%s: xattr \"%s\": value of %zu bytes exceeds 65535",
+			path, name, len);
 	if ((index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 	     index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT) &&
 	    (why = acl_value_problem(value, len)))
 		return error_set(err, -EINVAL,
-				       "%s: xattr \"%s\": not a valid POSIX ACL: %s",
-				       path, name, why);
+				 "%s: xattr \"%s\": not a valid POSIX ACL: %s",
+				 path, name, why);
 	ret = intern(t, index, suffix, nlen, value, len, &it, err);
 	if (ret)
 		return ret;
@@ -263,7 +265,7 @@ static int size_pcmp(const void *a, const void *b)
 }
 
 int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
-			    const char *path, struct imgfs_error *err)
+		      const char *path, struct imgfs_error *err)
 {
 	const struct imgfs_node_xattrs *x = &inode->xattrs;
 	struct imgfs_xattr_item **by_size;
@@ -279,35 +281,38 @@ int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 		if ((inode->mode & 0170000) == 0120000 &&
 		    (index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
 		     index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT))
-			return error_set(err, -EOPNOTSUPP,
-					       "%s: a symlink cannot carry a POSIX ACL (%s)",
-					       path,
-					       index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS ?
-						       "system.posix_acl_access" :
-						       "system.posix_acl_default");
+			return error_set(
+				err, -EOPNOTSUPP,
+				"%s: a symlink cannot carry a POSIX ACL (%s)",
+				path,
+				index == IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS
+					? "system.posix_acl_access"
+					: "system.posix_acl_default");
 		/* the kernel answers ENODATA for user. xattrs elsewhere */
 		if (index == IMGFS_XATTR_INDEX_USER &&
 		    (inode->mode & 0170000) != 0100000 &&
 		    (inode->mode & 0170000) != 0040000)
-			return error_set(err, -EOPNOTSUPP,
-					       "%s: xattr \"user.%.*s\": user. xattrs exist only on regular files and directories",
-					       path, (int)x->items[i]->name_len,
-					       (const char *)x->items[i]->data);
+			return error_set(
+				err, -EOPNOTSUPP,
+				"%s: xattr \"user.%.*s\": user. xattrs exist only on regular files and directories",
+				path, (int)x->items[i]->name_len,
+				(const char *)x->items[i]->data);
 		list += full_name_len(index, x->items[i]->name_len) + 1;
 		isize += entry_size(x->items[i]);
 	}
 	if (list > IMGFS_XATTR_LIST_MAX)
-		return error_set(err, -E2BIG,
-				       "%s: %u xattr names take %llu bytes; the kernel lists at most %u",
-				       path, x->count, (unsigned long long)list,
-				       IMGFS_XATTR_LIST_MAX);
+		return error_set(
+			err, -E2BIG,
+			"%s: %u xattr names take %llu bytes; the kernel lists at most %u",
+			path, x->count, (unsigned long long)list,
+			IMGFS_XATTR_LIST_MAX);
 	if (isize <= IMGFS_XATTR_IBODY_MAX)
 		return 0;
 	if (!min_refs)
-		return error_set(err, -E2BIG,
-				       "%s: xattrs of %llu bytes do not fit in an inode (at most %u) and xattr sharing is disabled",
-				       path, (unsigned long long)isize,
-				       IMGFS_XATTR_IBODY_MAX);
+		return error_set(
+			err, -E2BIG,
+			"%s: xattrs of %llu bytes do not fit in an inode (at most %u) and xattr sharing is disabled",
+			path, (unsigned long long)isize, IMGFS_XATTR_IBODY_MAX);
 	/* Move the largest values to the shared area: the header has room
 	 * for 255 ids. The inode keeps the items; only where they go changes.
 	 */
@@ -326,10 +331,10 @@ int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
 			by_size[i]->must_share = true;
 	free(by_size);
 	if (isize > IMGFS_XATTR_IBODY_MAX)
-		return error_set(err, -E2BIG,
-				       "%s: xattrs need %llu bytes in the inode even with the 255 largest shared; at most %u fit",
-				       path, (unsigned long long)isize,
-				       IMGFS_XATTR_IBODY_MAX);
+		return error_set(
+			err, -E2BIG,
+			"%s: xattrs need %llu bytes in the inode even with the 255 largest shared; at most %u fit",
+			path, (unsigned long long)isize, IMGFS_XATTR_IBODY_MAX);
 	return 0;
 }
 
@@ -408,8 +413,8 @@ void xattr_layout_inode(struct imgfs_node *inode)
 }
 
 long xattr_encode_entry(const struct imgfs_xattr_table *t,
-			      const struct imgfs_xattr_item *it, uint8_t *p,
-			      struct imgfs_error *err)
+			const struct imgfs_xattr_item *it, uint8_t *p,
+			struct imgfs_error *err)
 {
 	uint32_t size = entry_size(it);
 	struct imgfs_xattr_entry e = {
@@ -427,8 +432,8 @@ long xattr_encode_entry(const struct imgfs_xattr_table *t,
 }
 
 int xattr_encode_ibody(const struct imgfs_xattr_table *t,
-			     const struct imgfs_node *inode, uint8_t *buf,
-			     struct imgfs_error *err)
+		       const struct imgfs_node *inode, uint8_t *buf,
+		       struct imgfs_error *err)
 {
 	const struct imgfs_node_xattrs *x = &inode->xattrs;
 	struct imgfs_xattr_ibody_header h = {
@@ -446,8 +451,7 @@ int xattr_encode_ibody(const struct imgfs_xattr_table *t,
 		if (i < inode->nr_shared) {
 			xattr_shared_id_encode(buf, i, it->shared_id);
 		} else {
-			long n =
-				xattr_encode_entry(t, it, buf + pos, err);
+			long n = xattr_encode_entry(t, it, buf + pos, err);
 
 			if (n < 0)
 				return (int)n;

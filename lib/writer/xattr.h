@@ -69,8 +69,8 @@ void xattr_table_free(struct imgfs_xattr_table *t);
  * errors. @path names the entry in error messages.
  */
 int xattr_set(struct imgfs_xattr_table *t, struct imgfs_node *inode,
-		    const char *name, const void *value, size_t len,
-		    const char *path, struct imgfs_error *err);
+	      const char *name, const void *value, size_t len, const char *path,
+	      struct imgfs_error *err);
 
 /* Drop every reference @inode holds (used when an entry is replaced). */
 void xattr_clear(struct imgfs_node *inode);
@@ -85,7 +85,7 @@ void xattr_clear(struct imgfs_node *inode);
  * Marks the values to move. Returns 0, -EOPNOTSUPP or -E2BIG naming @path.
  */
 int xattr_check_inode(struct imgfs_node *inode, unsigned int min_refs,
-			    const char *path, struct imgfs_error *err);
+		      const char *path, struct imgfs_error *err);
 
 /*
  * Decide which items are shared (used by at least @min_refs inodes; 0
@@ -103,8 +103,8 @@ void xattr_layout_inode(struct imgfs_node *inode);
 
 /* Encode @inode's inline xattr area (xattr_isize bytes) into @buf. */
 int xattr_encode_ibody(const struct imgfs_xattr_table *t,
-			     const struct imgfs_node *inode, uint8_t *buf,
-			     struct imgfs_error *err);
+		       const struct imgfs_node *inode, uint8_t *buf,
+		       struct imgfs_error *err);
 
 /* Largest encoded xattr entry (4 + 255 + 65535, aligned). */
 #define IMGFS_XATTR_ENTRY_MAX (4u + 255u + 65535u + 3u)
@@ -114,8 +114,8 @@ int xattr_encode_ibody(const struct imgfs_xattr_table *t,
  * IMGFS_XATTR_ENTRY_MAX) into @buf. Returns its size or a negative errno.
  */
 long xattr_encode_entry(const struct imgfs_xattr_table *t,
-			      const struct imgfs_xattr_item *it, uint8_t *buf,
-			      struct imgfs_error *err);
+			const struct imgfs_xattr_item *it, uint8_t *buf,
+			struct imgfs_error *err);
 
 /* i_xattr_icount for an inline area of @isize bytes (0 when none). */
 static inline uint16_t inode_xattr_icount(uint32_t isize)

@@ -193,8 +193,8 @@ static void check_alg(const struct imgfs_zalg *alg, uint32_t pcluster,
 		CHECK(decode(&cfg, c1, (size_t)n, out, in));
 		CHECK(!memcmp(out, data + pos, in));
 		memset(out, 0, in);
-		CHECK(zdecode(dec, &zc, alg->alg, c1, (size_t)n, out, in,
-				    false, true, why2, sizeof(why2)) == 0);
+		CHECK(zdecode(dec, &zc, alg->alg, c1, (size_t)n, out, in, false,
+			      true, why2, sizeof(why2)) == 0);
 		CHECK(!memcmp(out, data + pos, in));
 		/* history independence: a fresh context gives the same bytes */
 		if (calls % 5 == 0) {
@@ -243,10 +243,8 @@ static void check_setup(void)
 
 int main(void)
 {
-	const struct imgfs_zalg *algs[] = { &zalg_lz4, &zalg_lz4hc,
-					    &zalg_lzma,
-					    &zalg_deflate,
-					    &zalg_zstd };
+	const struct imgfs_zalg *algs[] = { &zalg_lz4, &zalg_lz4hc, &zalg_lzma,
+					    &zalg_deflate, &zalg_zstd };
 	uint8_t *data = make_data();
 
 	check_setup();

@@ -362,8 +362,8 @@ static void one_case(uint32_t seed, unsigned int bits, bool big, int tail,
 	CHECK(!(m.advise & IMGFS_ADVISE_COMPACTED_2B));
 	verify(&m, x, n);
 	for (unsigned int mod = 0; mod < 32; mod += 8) {
-		CHECK(zmap_to_compact(full, flen, size, bits, mod,
-					    &compact, &clen) == 0);
+		CHECK(zmap_to_compact(full, flen, size, bits, mod, &compact,
+				      &clen) == 0);
 		CHECK(clen == zmap_compact_size(m.nlc, mod));
 		CHECK(clen <= zmap_compact_size_max(m.nlc));
 		m.compact = true;
@@ -410,8 +410,7 @@ static void whole_fragment(void)
 	/* docs/format.md §9.2: 17 1c 04 00 00 00 00 80, then 8 zero bytes */
 	CHECK(imgfs_get_le64(map) == (269335ull | 1ull << 63));
 	CHECK(imgfs_get_le64(map + 8) == 0);
-	CHECK(zmap_to_compact(map, len, 5000, 12, 0, &map, &len) ==
-	      -EINVAL);
+	CHECK(zmap_to_compact(map, len, 5000, 12, 0, &map, &len) == -EINVAL);
 	free(map);
 }
 

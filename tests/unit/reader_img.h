@@ -76,8 +76,7 @@ static inline void timg_finish(struct timg *t)
 	timg_sb_get(t, &sb);
 	sb.feature_compat |= IMGFS_FEATURE_COMPAT_SB_CHKSUM;
 	timg_sb_put(t, &sb);
-	sb.checksum = super_checksum(timg_sb(t),
-					   super_csum_len(t->bs));
+	sb.checksum = super_checksum(timg_sb(t), super_csum_len(t->bs));
 	timg_sb_put(t, &sb);
 }
 

@@ -31,12 +31,12 @@ static void test_filter_bits(void)
 	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "foo", 3) == 12);
 	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "shared", 6) == 27);
 	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_SECURITY, "test", 4) == 0);
-	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_TRUSTED,
-				     "overlay.opaque", 14) == 20);
-	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS, "",
-				     0) == 30);
-	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT, "",
-				     0) == 21);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_TRUSTED, "overlay.opaque",
+			       14) == 20);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS, "", 0) ==
+	      30);
+	CHECK(xattr_filter_bit(IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT, "", 0) ==
+	      21);
 }
 
 static void test_xattr_ibody(void)
@@ -50,8 +50,8 @@ static void test_xattr_ibody(void)
 	struct imgfs_error err = { 0 };
 	uint8_t buf[64];
 
-	CHECK(!xattr_set(&t, &inode, "trusted.overlay.opaque", "y", 1,
-			       "d", &err));
+	CHECK(!xattr_set(&t, &inode, "trusted.overlay.opaque", "y", 1, "d",
+			 &err));
 	CHECK(xattr_set(&t, &inode, "bogus.name", "y", 1, "d", &err) ==
 	      -EOPNOTSUPP);
 	xattr_layout_inode(&inode);
@@ -65,8 +65,8 @@ static void test_xattr_ibody(void)
 	/* a second inode with the same pair makes it shared (min 2 refs) */
 	struct imgfs_node other = { 0 };
 
-	CHECK(!xattr_set(&t, &other, "trusted.overlay.opaque", "y", 1,
-			       "e", &err));
+	CHECK(!xattr_set(&t, &other, "trusted.overlay.opaque", "y", 1, "e",
+			 &err));
 	CHECK(!xattr_set(&t, &other, "user.foo", "bar", 3, "e", &err));
 	CHECK(!xattr_plan_shared(&t, 2));
 	CHECK(t.nr_shared == 1 && t.shared_size == 20);
@@ -122,8 +122,7 @@ static void test_xattr_spill(void)
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "user.v%d", i);
 		v[0] = (uint8_t)i;
-		CHECK(!xattr_set(&t, &a, name, v, i ? 65535 : 100, "a",
-				       &err));
+		CHECK(!xattr_set(&t, &a, name, v, i ? 65535 : 100, "a", &err));
 	}
 	CHECK(xattr_check_inode(&a, 0, "a", &err) == -E2BIG);
 	CHECK(!xattr_check_inode(&a, 2, "a", &err));
@@ -288,8 +287,7 @@ static void test_acl(void)
 	CHECK(archive_entry_acl_from_text(e, "user::rw-,user:1234:rw-,group::r--,mask::rw-,other::---",
 					  ARCHIVE_ENTRY_ACL_TYPE_ACCESS) ==
 	      ARCHIVE_OK);
-	len = acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, &buf, "f",
-			       &err);
+	len = acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS, &buf, "f", &err);
 	CHECK(len == 4 + 5 * 8);
 	if (len == 44) {
 		CHECK(imgfs_get_le32(buf) == 2);
@@ -306,8 +304,8 @@ static void test_acl(void)
 	}
 	free(buf);
 	buf = NULL;
-	CHECK(acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, &buf, "f",
-			       &err) == 0);
+	CHECK(acl_encode(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, &buf, "f", &err) ==
+	      0);
 	archive_entry_free(e);
 }
 

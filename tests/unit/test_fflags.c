@@ -20,15 +20,14 @@ static void test_user(void)
 	CHECK(fflags_user("extent,huge_file", buf, sizeof(buf)) == 0);
 	CHECK(!strcmp(buf, ""));
 	CHECK(fflags_user("index inline_data,encrypt,verity", buf,
-				sizeof(buf)) == 0);
+			  sizeof(buf)) == 0);
 	CHECK(fflags_user("extent,nodump", buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, "nodump"));
-	CHECK(fflags_user(" schg, sappnd\tnoatime,", buf, sizeof(buf)) ==
-	      3);
+	CHECK(fflags_user(" schg, sappnd\tnoatime,", buf, sizeof(buf)) == 3);
 	CHECK(!strcmp(buf, "schg,sappnd,noatime"));
 	/* clear names ask for nothing */
-	CHECK(fflags_user("noschg,dump,nouappnd,atime,cow", buf,
-				sizeof(buf)) == 0);
+	CHECK(fflags_user("noschg,dump,nouappnd,atime,cow", buf, sizeof(buf)) ==
+	      0);
 	/* an unknown name is counted, as it stands */
 	CHECK(fflags_user("frobnicate,extent", buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, "frobnicate"));
@@ -78,10 +77,9 @@ static void test_against_libarchive(void)
 		known++;
 		/* a set flag is either a user's (kept) or internal (of
 		 * the names above, only these two); a clear one neither */
-		user_or_internal =
-			fflags_user(names[i], buf, sizeof(buf)) ||
-			!strcmp(names[i], "extent") ||
-			!strcmp(names[i], "encrypt");
+		user_or_internal = fflags_user(names[i], buf, sizeof(buf)) ||
+				   !strcmp(names[i], "extent") ||
+				   !strcmp(names[i], "encrypt");
 		if (user_or_internal != (set != 0))
 			fprintf(stderr, "%s: libarchive set %#lx clear %#lx\n",
 				names[i], set, clear);

@@ -352,8 +352,8 @@ static void test_xattrs_real(void)
 	/* /dir: user.foo=bar, inline */
 	xattr_ibody_header_decode(area, &h);
 	CHECK(h.h_shared_count == 0);
-	CHECK(h.h_name_filter == ~(1u << xattr_filter_bit(
-					   IMGFS_XATTR_INDEX_USER, "foo", 3)));
+	CHECK(h.h_name_filter ==
+	      ~(1u << xattr_filter_bit(IMGFS_XATTR_INDEX_USER, "foo", 3)));
 	REENCODE(xattr_ibody_header, area, IMGFS_XATTR_IBODY_HEADER_SIZE);
 	xattr_entry_decode(area + 12, &e);
 	CHECK(e.e_name_len == 3 && e.e_name_index == IMGFS_XATTR_INDEX_USER);
@@ -365,8 +365,8 @@ static void test_xattrs_real(void)
 	area = file_inode + IMGFS_INODE_COMPACT_SIZE;
 	xattr_ibody_header_decode(area, &h);
 	CHECK(h.h_shared_count == 0);
-	CHECK(h.h_name_filter == ~(1u << xattr_filter_bit(
-					   IMGFS_XATTR_INDEX_TRUSTED, "x", 1)));
+	CHECK(h.h_name_filter ==
+	      ~(1u << xattr_filter_bit(IMGFS_XATTR_INDEX_TRUSTED, "x", 1)));
 	CHECK(h.h_name_filter == 0xFFFDFFFFu);
 	xattr_entry_decode(area + 12, &e);
 	CHECK(e.e_name_len == 1 && e.e_name_index == IMGFS_XATTR_INDEX_TRUSTED);
@@ -419,15 +419,12 @@ static void test_xattr_names(void)
 	CHECK(index == IMGFS_XATTR_INDEX_SECURITY);
 	CHECK(!xattr_split_name("trusted.", &index, &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_TRUSTED && !*suffix);
-	CHECK(!xattr_split_name("system.posix_acl_default", &index,
-				      &suffix));
+	CHECK(!xattr_split_name("system.posix_acl_default", &index, &suffix));
 	CHECK(index == IMGFS_XATTR_INDEX_POSIX_ACL_DEFAULT && !*suffix);
-	CHECK(xattr_split_name("system.posix_acl_access2", &index,
-				     &suffix) == -EOPNOTSUPP);
-	CHECK(xattr_split_name("lustre.x", &index, &suffix) ==
+	CHECK(xattr_split_name("system.posix_acl_access2", &index, &suffix) ==
 	      -EOPNOTSUPP);
-	CHECK(xattr_split_name("system.foo", &index, &suffix) ==
-	      -EOPNOTSUPP);
+	CHECK(xattr_split_name("lustre.x", &index, &suffix) == -EOPNOTSUPP);
+	CHECK(xattr_split_name("system.foo", &index, &suffix) == -EOPNOTSUPP);
 	CHECK(!strcmp(imgfs_xattr_prefix(IMGFS_XATTR_INDEX_LUSTRE), "lustre."));
 	CHECK(!strcmp(imgfs_xattr_prefix(IMGFS_XATTR_INDEX_POSIX_ACL_ACCESS),
 		      "system.posix_acl_access"));
@@ -691,8 +688,8 @@ static void test_compact_packs(void)
 		memset(again, 0, 8);
 		for (unsigned int i = 0; i < 2; i++)
 			compact_entry_encode(again, 16, 12, i,
-						   want[2 * k + i].lo,
-						   want[2 * k + i].type);
+					     want[2 * k + i].lo,
+					     want[2 * k + i].type);
 		compact_blkaddr_encode(again, 8, 0);
 		CHECK_BYTES(again, lz4_map + 8 + 8 * k, 8);
 	}
@@ -700,8 +697,7 @@ static void test_compact_packs(void)
 	/* a 32-byte pack: 16 entries of 14 bits, then the base */
 	memset(pack, 0, sizeof(pack));
 	for (unsigned int i = 0; i < 16; i++)
-		compact_entry_encode(pack, 14, 12, i, 4095 - 255 * i,
-					   i & 3);
+		compact_entry_encode(pack, 14, 12, i, 4095 - 255 * i, i & 3);
 	compact_blkaddr_encode(pack, 32, 0xDEADBEEF);
 	CHECK(pack[28] == 0xEF && pack[31] == 0xDE);
 	for (unsigned int i = 0; i < 16; i++) {

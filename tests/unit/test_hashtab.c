@@ -49,21 +49,21 @@ static void test_hashtab(void)
 		snprintf(recs[i].name, sizeof(recs[i].name), "r%u", i);
 		recs[i].serial = i;
 		CHECK(!hashtab_insert(&t, &recs[i].node,
-					    record_hash(i, recs[i].name)));
+				      record_hash(i, recs[i].name)));
 	}
 	CHECK(t.count == NR_RECORDS);
 	CHECK(t.nr_buckets >= NR_RECORDS && t.nr_buckets % 2 == 0);
 	for (i = 0; i < NR_RECORDS; i++) {
-		n = hashtab_find(&t, record_hash(i, recs[i].name),
-				       record_eq, recs[i].name);
+		n = hashtab_find(&t, record_hash(i, recs[i].name), record_eq,
+				 recs[i].name);
 		found += n == &recs[i].node;
 	}
 	CHECK(found == NR_RECORDS);
 	/* absent keys, one of them on a crowded hash */
 	CHECK(!hashtab_find(&t, 3, record_eq, "r2"));
 	snprintf(key, sizeof(key), "r%u", NR_RECORDS);
-	CHECK(!hashtab_find(&t, hash_bytes(0, key, strlen(key)),
-				  record_eq, key));
+	CHECK(!hashtab_find(&t, hash_bytes(0, key, strlen(key)), record_eq,
+			    key));
 	/* first/next give every node of a hash, newest first, none other */
 	found = 0;
 	i = NR_RECORDS;
@@ -118,14 +118,12 @@ static void test_u64map(void)
 		    u64map_get(&m, (i << 5) + 1, NULL))
 			bad++;
 	CHECK(!bad);
-	CHECK(u64map_set(&m, 64, 5) && u64map_get(&m, 64, &v) &&
-	      v == 5);
+	CHECK(u64map_set(&m, 64, 5) && u64map_get(&m, 64, &v) && v == 5);
 	CHECK(u64map_get(&m, 0, &v) && v == 100);
 	/* find or add: one value, written through the pointer */
 	{
 		bool added = false;
-		uint64_t *p =
-			u64map_find_or_add(&m, 7ull << 40, 1, &added);
+		uint64_t *p = u64map_find_or_add(&m, 7ull << 40, 1, &added);
 
 		CHECK(p && added && *p == 1);
 		*p = 2;

@@ -55,7 +55,7 @@ static int dec(struct imgfs_zdecoder *d, unsigned int alg, const uint8_t *in,
 	memset(out, 0xAA, sizeof(out));
 	why[0] = '\0';
 	return zdecode(d, &cfg, alg, in, inlen, out, outlen, partial,
-			     exact_input, why, sizeof(why));
+		       exact_input, why, sizeof(why));
 }
 
 /* The checks every codec must pass on a stream @s of all of data[]. */

@@ -144,8 +144,8 @@ static int read_file(struct walker *w, const struct imgfs_inode *inode,
 	free(buf);
 	if (off < limit && n >= 0)
 		return error_set(err, -EIO, "nid %llu: short read at %llu",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)off);
+				 (unsigned long long)inode->nid,
+				 (unsigned long long)off);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -454,11 +454,12 @@ static int print_extent(void *arg, const struct imgfs_extent *e)
 					     "compressed", "fragment" };
 
 	(void)arg;
-	printf("%" PRIu64 " %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %s%s%s%s%s\n",
+	printf("%" PRIu64 " %" PRIu64 " %s %" PRIu64 " %" PRIu64
+	       " %s%s%s%s%s\n",
 	       e->logical, e->length, e->kind <= 4 ? kinds[e->kind] : "?",
 	       e->pos, e->plen,
-	       (e->flags & IMGFS_EXTENT_F_RAW) ? "raw" :
-						 zalg_name(e->algorithm),
+	       (e->flags & IMGFS_EXTENT_F_RAW) ? "raw"
+					       : zalg_name(e->algorithm),
 	       (e->flags & IMGFS_EXTENT_F_INLINE) ? ",inline" : "",
 	       (e->flags & IMGFS_EXTENT_F_INTERLACED) ? ",interlaced" : "",
 	       (e->flags & IMGFS_EXTENT_F_PARTIAL) ? ",partial" : "",
