@@ -97,6 +97,7 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 {
 	uint8_t b[IMGFS_INODE_EXTENDED_SIZE];
 	struct imgfs_inode_compact dc;
+	size_t got = IMGFS_INODE_EXTENDED_SIZE;
 	int ret;
 
 	memset(inode, 0, sizeof(*inode));
@@ -105,8 +106,11 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		return ret;
 	inode->nid = nid;
 	inode->pos = nid_pos(img, nid);
-	ret = img_read(img, b, IMGFS_INODE_COMPACT_SIZE, inode->pos, "inode",
-		       nid, err);
+	/* one read serves both forms (a read costs more than 32 bytes do),
+	 * unless a compact inode ends the image */
+	if (!img_range_ok(img, inode->pos, got))
+		got = IMGFS_INODE_COMPACT_SIZE;
+	ret = img_read(img, b, got, inode->pos, "inode", nid, err);
 	if (ret)
 		return ret;
 	/* the fields read here sit at the same offsets in both forms */
@@ -137,8 +141,11 @@ int imgfs_inode_read(struct imgfs_image *img, uint64_t nid,
 		struct imgfs_inode_extended de;
 
 		inode->inode_size = IMGFS_INODE_EXTENDED_SIZE;
-		ret = img_read(img, b, IMGFS_INODE_EXTENDED_SIZE, inode->pos,
-			       "extended inode", nid, err);
+		/* past the end: this read reports it */
+		ret = got == IMGFS_INODE_EXTENDED_SIZE ?
+			      0 :
+			      img_read(img, b, IMGFS_INODE_EXTENDED_SIZE,
+				       inode->pos, "extended inode", nid, err);
 		if (ret)
 			return ret;
 		inode_extended_decode(b, &de);
