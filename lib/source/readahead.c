@@ -123,13 +123,18 @@ int readahead_next(struct readahead *r, const uint8_t **buf, size_t *len,
 		r->released = r->taken - 1;
 		pthread_cond_broadcast(&r->cond);
 	}
-	while (r->filled == r->taken && !r->failed)
+	while (r->filled == r->taken && !r->failed && !r->end)
 		pthread_cond_wait(&r->cond, &r->lock);
 	if (r->filled > r->taken) {
 		*buf = slot(r, r->taken);
 		*len = r->len[r->taken % r->nslots];
 		r->taken++;
 		*end = r->end && r->taken == r->filled;
+	} else if (r->end) {
+		/* asked again after the end: nothing more, never a wait */
+		*buf = NULL;
+		*len = 0;
+		*end = true;
 	} else {
 		ret = -1;
 	}

@@ -30,7 +30,8 @@ struct readahead *readahead_start(struct archive *outer, size_t chunk,
 
 /*
  * The next chunk: *@buf stays valid until the call after next. Every chunk
- * holds @chunk bytes but the last, which sets *@end (it may be empty).
+ * holds @chunk bytes but the last, which sets *@end (it may be empty;
+ * a call after it gives an empty one again).
  * -1 when decoding failed: @outer's error says why, and may be read now.
  */
 int readahead_next(struct readahead *r, const uint8_t **buf, size_t *len,
