@@ -17,7 +17,6 @@
 
 #include "compare/internal.h"
 #include "format/acl.h"
-#include "util/sha256.h"
 
 static bool map_id(int64_t id, bool all_root, int64_t force, int64_t off,
 		   uint32_t *out)
@@ -119,7 +118,8 @@ bool cmp_set_owner_time(struct imgfs_compare *c, struct exp_inode *in,
 				    "uid/gid out of range after mapping");
 		return false;
 	}
-	if (archive_entry_mtime_is_set(ae)) {
+	in->at_build_time = !archive_entry_mtime_is_set(ae);
+	if (!in->at_build_time) {
 		tar_mtime(c, ae, &in->mtime, &in->nsec);
 	} else {
 		in->mtime = c->build_time;
@@ -214,20 +214,20 @@ int cmp_set_xattrs(struct imgfs_compare *c, struct exp_inode *in,
 	return ret;
 }
 
-static void hash_zeros(EVP_MD_CTX *md, uint64_t n)
+static void hash_zeros(struct cmp_digest *md, uint64_t n)
 {
 	static const uint8_t zeros[4096];
 
 	while (n) {
 		size_t z = n < sizeof(zeros) ? (size_t)n : sizeof(zeros);
 
-		EVP_DigestUpdate(md, zeros, z);
+		cmp_digest_update(md, zeros, z);
 		n -= z;
 	}
 }
 
 /*
- * SHA-256 of the entry's content. Sparse entries come as blocks at
+ * The digest of the entry's content. Sparse entries come as blocks at
  * offsets: the gaps are hashed as zeros. mkfs.img refuses blocks out of
  * order, overlapping or past the size (a sparse map it cannot store as
  * read). Returns 0, 1 when reported as unrepresentable, or -EIO (the
@@ -236,37 +236,35 @@ static void hash_zeros(EVP_MD_CTX *md, uint64_t n)
 static int read_content(struct imgfs_compare *c, struct archive *a,
 			struct exp_inode *in, const char *path)
 {
-	EVP_MD_CTX *md = sha256_new();
+	struct cmp_digest md;
 	const void *buf;
 	size_t len;
 	int64_t off;
 	uint64_t pos = 0;
-	unsigned int n = 0;
 	int r;
 
-	if (!md)
+	if (cmp_digest_begin(c, &md))
 		return -ENOMEM;
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 	       ARCHIVE_OK) {
 		if (off < 0 || (uint64_t)off < pos || len > in->size ||
 		    (uint64_t)off > in->size - len) {
-			EVP_MD_CTX_free(md);
+			cmp_digest_abort(&md);
 			cmp_unrepresentable(
 				c, path,
 				"sparse map out of order, overlapping or beyond the file size");
 			return 1;
 		}
-		hash_zeros(md, (uint64_t)off - pos);
-		EVP_DigestUpdate(md, buf, len);
+		hash_zeros(&md, (uint64_t)off - pos);
+		cmp_digest_update(&md, buf, len);
 		pos = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF) {
-		EVP_MD_CTX_free(md);
+		cmp_digest_abort(&md);
 		return -EIO;
 	}
-	hash_zeros(md, in->size - pos);
-	EVP_DigestFinal_ex(md, in->sha256, &n);
-	EVP_MD_CTX_free(md);
+	hash_zeros(&md, in->size - pos);
+	cmp_digest_final(&md, in->sum);
 	return 0;
 }
 

@@ -62,28 +62,54 @@ int imgfs_compare_new(struct imgfs_image *img,
 		      const struct imgfs_compare_options *o,
 		      struct imgfs_compare **cp, struct imgfs_error *err)
 {
-	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
 	struct imgfs_compare *c = calloc(1, sizeof(*c));
 	int ret;
 
 	*cp = NULL;
 	if (!c)
 		return error_set(err, -ENOMEM, "out of memory");
-	c->img = img;
 	c->itail = &c->iall;
 	ret = copy_options(&c->o, o, err);
 	if (ret) {
 		imgfs_compare_free(c);
 		return ret;
 	}
-	/* implied directories get the build time, as mkfs.img gives them */
-	c->build_time = sb->epoch + (int64_t)sb->build_time;
 	if (cmp_expect_init(c)) {
 		imgfs_compare_free(c);
 		return error_set(err, -ENOMEM, "out of memory");
 	}
+	if (cmp_digest_key(c)) {
+		imgfs_compare_free(c);
+		return error_set(err, -EIO, "no random bytes for the key");
+	}
+	if (img)
+		imgfs_compare_set_image(c, img, err);
 	*cp = c;
 	return 0;
+}
+
+int imgfs_compare_set_image(struct imgfs_compare *c, struct imgfs_image *img,
+			    struct imgfs_error *err)
+{
+	const struct imgfs_sb_info *sb = imgfs_image_sb(img);
+
+	if (c->img)
+		return error_set(err, -EINVAL,
+				 "the comparison has its image already");
+	c->img = img;
+	/* implied directories get the build time, as mkfs.img gives them */
+	cmp_expect_build_time(c, sb->epoch + (int64_t)sb->build_time);
+	return 0;
+}
+
+int imgfs_compare_read_tar(struct imgfs_compare *c, const char *tar_path,
+			   struct imgfs_error *err)
+{
+	if (c->tar_read || c->ran)
+		return error_set(err, -EINVAL,
+				 "a comparison reads its tar only once");
+	c->tar_read = true;
+	return cmp_replay_tar(c, tar_path, err);
 }
 
 int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
@@ -93,9 +119,15 @@ int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 
 	if (c->ran)
 		return error_set(err, -EINVAL, "a comparison runs only once");
+	if (!c->img)
+		return error_set(err, -EINVAL, "the comparison has no image");
+	if (!tar_path != c->tar_read)
+		return error_set(err, -EINVAL,
+				 c->tar_read ? "the tar was read already"
+					     : "no tar to compare with");
 	c->ran = true;
 	ret = c->iroot ? 0 : cmp_image_walk(c, err);
-	if (!ret)
+	if (!ret && tar_path)
 		ret = cmp_replay_tar(c, tar_path, err);
 	if (!ret) {
 		cmp_match_tree(c);

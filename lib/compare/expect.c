@@ -175,6 +175,7 @@ static struct exp_dentry *implied_dir(struct imgfs_compare *c,
 	}
 	in->mode = 0040755;
 	in->mtime = c->build_time;
+	in->at_build_time = true;
 	d = cmp_dadd(c, dir, name, strlen(name), in);
 	if (!d)
 		c->oom = -ENOMEM;
@@ -249,8 +250,23 @@ int cmp_expect_init(struct imgfs_compare *c)
 		return -ENOMEM;
 	ri->mode = 0040755;
 	ri->mtime = c->build_time;
+	ri->at_build_time = true;
 	c->root->inode = ri;
 	return 0;
+}
+
+/*
+ * The image's build time, known once there is an image (the tar may have
+ * been read before): the inodes that take it get it now.
+ */
+void cmp_expect_build_time(struct imgfs_compare *c, int64_t t)
+{
+	struct exp_inode *in;
+
+	c->build_time = t;
+	for (in = c->all_inodes; in; in = in->next_all)
+		if (in->at_build_time)
+			in->mtime = t;
 }
 
 void cmp_expect_free(struct imgfs_compare *c)

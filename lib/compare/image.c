@@ -14,7 +14,6 @@
 #include "compare/internal.h"
 #include "imgfs/stats.h"
 #include "util/error.h"
-#include "util/sha256.h"
 
 #define DIGEST_CHUNK 65536
 
@@ -141,7 +140,7 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 	e->inode = *inode;
 	e->digest = digest;
 	if (digest == IMG_DIGEST_SET)
-		memcpy(e->sha256, sha256, sizeof(e->sha256));
+		memcpy(e->sum, sha256, IMGFS_SHA256_SIZE);
 	/* on the list first, so that cmp_image_free() frees it in any case */
 	if (!parent)
 		c->iroot = e;
@@ -161,14 +160,18 @@ int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,
 int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e)
 {
 	struct imgfs_compare *c = compare;
+	enum img_digest d = e->sha256 ? IMG_DIGEST_SET : IMG_DIGEST_NONE;
 	const char *name = NULL;
 
 	if (strcmp(e->path, "/"))
 		name = strrchr(e->path, '/') + 1;
+	/* the checker's digests are SHA-256: with another digest the
+	 * comparison reads the data itself */
+	if (c->fast)
+		d = IMG_DIGEST_LATER;
 	return cmp_image_add(c, e->parent_nid, name, name ? strlen(name) : 0,
-			     e->inode, !e->link_to,
-			     e->sha256 ? IMG_DIGEST_SET : IMG_DIGEST_NONE,
-			     e->sha256);
+			     e->inode, !e->link_to, d,
+			     d == IMG_DIGEST_SET ? e->sha256 : NULL);
 }
 
 static int walk_entry(void *arg, const struct imgfs_walk_entry *e)
@@ -202,31 +205,33 @@ int cmp_image_walk(struct imgfs_compare *c, struct imgfs_error *err)
 	return ret;
 }
 
-/* SHA-256 of @ie's content, read through the reader. */
+/* The digest of @ie's content, read through the reader. */
 static int digest_file(struct imgfs_compare *c, struct img_entry *ie,
 		       struct imgfs_error *err)
 {
-	EVP_MD_CTX *md = sha256_new();
+	struct cmp_digest md;
 	uint8_t *buf = malloc(DIGEST_CHUNK);
 	uint64_t pos = 0;
-	unsigned int n = 0;
 	ssize_t r = 0;
 
-	if (!md || !buf)
-		r = error_set(err, -ENOMEM, "out of memory");
+	if (!buf || cmp_digest_begin(c, &md)) {
+		free(buf);
+		return error_set(err, -ENOMEM, "out of memory");
+	}
 	while (!r && pos < ie->inode.size) {
 		r = imgfs_read(c->img, &ie->inode, pos, buf, DIGEST_CHUNK, err);
 		if (r == 0)
 			r = error_set(err, -EUCLEAN, "file data ends early");
 		if (r > 0) {
-			EVP_DigestUpdate(md, buf, (size_t)r);
+			cmp_digest_update(&md, buf, (size_t)r);
 			pos += (uint64_t)r;
 			r = 0;
 		}
 	}
 	if (!r)
-		EVP_DigestFinal_ex(md, ie->sha256, &n);
-	EVP_MD_CTX_free(md);
+		cmp_digest_final(&md, ie->sum);
+	else
+		cmp_digest_abort(&md);
 	free(buf);
 	return (int)r;
 }
@@ -242,7 +247,7 @@ int cmp_image_digest(struct imgfs_compare *c, struct img_entry *ie,
 	/* a later path of a hard-linked file: its first one was read */
 	first = nid_find(&c->by_nid, ie->inode.nid);
 	if (first && first->digest == IMG_DIGEST_SET) {
-		memcpy(ie->sha256, first->sha256, sizeof(ie->sha256));
+		memcpy(ie->sum, first->sum, sizeof(ie->sum));
 		ie->digest = IMG_DIGEST_SET;
 		return 0;
 	}

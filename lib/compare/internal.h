@@ -3,6 +3,7 @@
  * compare/internal.h - what the files of the comparison share.
  *
  * report.c  differences: message, count, callback
+ * digest.c  the digest contents are compared by
  * expect.c  the expected tree: dentries, inodes, xattr lists, path lookup
  * attrs.c   one tar entry's attributes as mkfs.img stores them
  * names.c   one tar entry's names, from its header blocks
@@ -22,10 +23,16 @@
 #include "source/fflags.h"
 #include "util/hashtab.h"
 
+#include <openssl/evp.h>
+#include <xxhash.h>
+
 struct archive;
 struct archive_entry;
 
-#define CMP_SHA256_SIZE 32
+/* the largest digest of cmp_digest_*() (SHA-256's) */
+#define CMP_DIGEST_SIZE 32
+/* the key of keyed XXH3 (at least XXH3_SECRET_SIZE_MIN) */
+#define CMP_SECRET_SIZE 192
 
 struct cmp_kv {
 	char *name;
@@ -41,10 +48,11 @@ struct exp_inode {
 	uint64_t size;
 	unsigned long major, minor;
 	char *symlink;
-	uint8_t sha256[CMP_SHA256_SIZE];
+	uint8_t sum[CMP_DIGEST_SIZE]; /* content (digest.c) */
 	struct cmp_kv *xattrs; /* util/vec.h */
 	size_t nr_xattrs, cap_xattrs;
 	bool matched; /* an image nid was bound to it */
+	bool at_build_time; /* its mtime is the image's build time */
 	uint64_t nid;
 	struct img_entry *first; /* the image entry first bound to it */
 	struct exp_inode *next_all;
@@ -68,7 +76,7 @@ struct exp_dentry {
 /* Where the content digest of an image file stands. */
 enum img_digest {
 	IMG_DIGEST_NONE = 0, /* the checker could not read the data */
-	IMG_DIGEST_SET, /* sha256 holds it */
+	IMG_DIGEST_SET, /* sum holds it */
 	IMG_DIGEST_LATER, /* read the file when the sizes match */
 };
 
@@ -82,7 +90,7 @@ struct img_entry {
 	struct img_entry *parent; /* NULL for the root */
 	struct imgfs_inode inode;
 	enum img_digest digest;
-	uint8_t sha256[CMP_SHA256_SIZE];
+	uint8_t sum[CMP_DIGEST_SIZE]; /* content (digest.c) */
 	bool seen;
 	struct exp_inode *bound; /* expected inode matched to this nid */
 	struct imgfs_hnode hnode; /* in c->ientries, by (parent, name) */
@@ -99,6 +107,9 @@ struct imgfs_compare {
 	/* libarchive gives "-1.5" as -1 s + 0.5 s (see cmp_pax_sign_lost) */
 	bool pax_trunc;
 	bool ran;
+	bool tar_read; /* imgfs_compare_read_tar() is done */
+	bool fast; /* contents by keyed XXH3-128, not SHA-256 */
+	uint8_t secret[CMP_SECRET_SIZE];
 	/* expected tree */
 	struct exp_dentry *root;
 	struct imgfs_hashtab dentries;
@@ -121,6 +132,18 @@ struct imgfs_compare {
 	struct imgfs_fflags_tally fflags;
 };
 
+/* digest.c: one content digest, begun, updated, ended */
+struct cmp_digest {
+	EVP_MD_CTX *md;
+	XXH3_state_t *xx;
+};
+int cmp_digest_key(struct imgfs_compare *c);
+int cmp_digest_begin(const struct imgfs_compare *c, struct cmp_digest *d);
+void cmp_digest_update(struct cmp_digest *d, const void *p, size_t len);
+void cmp_digest_final(struct cmp_digest *d, uint8_t out[CMP_DIGEST_SIZE]);
+void cmp_digest_abort(struct cmp_digest *d);
+const char *cmp_digest_name(const struct imgfs_compare *c);
+
 /* report.c */
 void cmp_diff(struct imgfs_compare *c, const char *path,
 	      enum imgfs_compare_kind kind, const char *fmt, ...)
@@ -132,6 +155,7 @@ const char *cmp_type_words(uint32_t mode);
 
 /* expect.c */
 int cmp_expect_init(struct imgfs_compare *c);
+void cmp_expect_build_time(struct imgfs_compare *c, int64_t t);
 void cmp_expect_free(struct imgfs_compare *c);
 struct exp_inode *cmp_inode_new(struct imgfs_compare *c);
 struct exp_dentry *cmp_dlookup(struct imgfs_compare *c, struct exp_dentry *dir,

@@ -148,9 +148,9 @@ static void compare_content(struct imgfs_compare *c, const char *path,
 	else if (ret) /* the checker's */
 		cmp_diff(c, path, IMGFS_COMPARE_CONTENT,
 			 "image data could not be read");
-	else if (memcmp(in->sha256, ie->sha256, sizeof(in->sha256)))
+	else if (memcmp(in->sum, ie->sum, sizeof(in->sum)))
 		cmp_diff(c, path, IMGFS_COMPARE_CONTENT,
-			 "data differs (SHA-256 mismatch)");
+			 "data differs (%s mismatch)", cmp_digest_name(c));
 }
 
 static void compare_symlink(struct imgfs_compare *c, const char *path,

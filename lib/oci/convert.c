@@ -3,9 +3,10 @@
  * One work unit: a source tar layer (one diffID) into one EROFS layer
  * blob. The compressed blob is streamed once (feed.c) into the writer,
  * its digest and the diffID of its uncompressed bytes checked on the
- * way; unless verification is off, the image is then checked and
- * compared with the source streamed again; only then is the layer blob
- * published under its digest, followed by the unit record (cache.c).
+ * way; unless verification is off, the same stream is read by the
+ * comparison too, and the finished image is checked and compared with
+ * what it read; only then is the layer blob published under its digest,
+ * followed by the unit record (cache.c).
  *
  * Images are made as containerd's converter makes them, reproducibly:
  * overlayfs whiteouts, no inline data, 4096-byte blocks (unless the
@@ -17,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,22 +120,90 @@ static void on_read(void *arg, uint64_t bytes)
 	oci_progress(rc->run, rc->u, IMGFS_OCI_UNIT_READ, bytes, NULL);
 }
 
+/* Each difference: the first one is kept for the error message. */
+static void compare_report(void *arg, const struct imgfs_compare_difference *d)
+{
+	struct imgfs_error *first = arg;
+
+	if (!first->code)
+		error_set(first, -EUCLEAN, "%s: %s: %s",
+			  imgfs_compare_kind_name(d->kind), d->path, d->msg);
+}
+
+/* A comparison with the rules @m converts with (@img may come later). */
+static int compare_new(const struct imgfs_mkfs_options *m,
+		       struct imgfs_image *img, struct imgfs_error *first,
+		       struct imgfs_compare **c, struct imgfs_error *err)
+{
+	struct imgfs_compare_options co;
+
+	imgfs_compare_options_init(&co);
+	imgfs_compare_options_set_rules(&co, m);
+	/* the image was made here, from bytes nobody saw the key of */
+	co.flags |= IMGFS_COMPARE_F_FAST_CONTENT;
+	imgfs_error_clear(first);
+	co.report = compare_report;
+	co.report_arg = first;
+	return imgfs_compare_new(img, &co, c, err);
+}
+
+/* The comparison's own reading of the stream the writer reads. */
+struct tee_read {
+	struct imgfs_compare *c;
+	int fd;
+	int ret;
+	struct imgfs_error err;
+};
+
+static void *tee_read_thread(void *arg)
+{
+	struct tee_read *tr = arg;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", tr->fd);
+	imgfs_error_clear(&tr->err);
+	tr->ret = imgfs_compare_read_tar(tr->c, path, &tr->err);
+	/* whatever happened, the feed must not wait for this reader */
+	close(tr->fd);
+	return NULL;
+}
+
+/*
+ * The blob streamed once into the writer and, unless @cmp is NULL, into
+ * the comparison's reading of the tar on a thread of its own: what the
+ * image should hold is known when the image is, without a second read
+ * or decompression of the blob.
+ */
 static int build(const struct oci_run *run, struct oci_unit *u,
 		 const struct imgfs_mkfs_options *m, int fd,
-		 struct imgfs_mkfs_stats *st, struct imgfs_error *err)
+		 struct imgfs_mkfs_stats *st, struct imgfs_compare *cmp,
+		 struct imgfs_error *err)
 {
 	struct imgfs_writer *w = NULL;
 	struct imgfs_tar *t = NULL;
 	struct imgfs_error ferr;
 	struct oci_feed f;
 	struct read_ctx rc = { run, u };
+	struct tee_read tr = { .c = cmp, .fd = -1 };
+	pthread_t tee_thread;
+	bool tee_running = false;
 	char name[OCI_DIGEST_MAX + 8];
 	int ret;
 
 	ret = oci_feed_start_cb(&f, run->src, &u->blob, u->blob_size, true,
-				on_read, &rc, err);
+				cmp != NULL, on_read, &rc, err);
 	if (ret)
 		return ret;
+	if (cmp) {
+		tr.fd = f.tee_rfd;
+		f.tee_rfd = -1;
+		if (pthread_create(&tee_thread, NULL, tee_read_thread, &tr)) {
+			close(tr.fd);
+			oci_feed_end(&f, NULL);
+			return error_set(err, -EAGAIN, "cannot start a thread");
+		}
+		tee_running = true;
+	}
 	snprintf(name, sizeof(name), "blob %s", u->blob.str);
 	t = imgfs_tar_open_fd(f.rfd, name, err);
 	ret = t ? 0 : err->code;
@@ -147,8 +217,12 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 		ret = imgfs_writer_finish(w, st, err);
 	imgfs_writer_destroy(w);
 	imgfs_tar_close(t);
+	/* the writer reads no more: the comparison's reading goes on alone */
+	oci_feed_close_reader(&f);
+	if (tee_running)
+		pthread_join(tee_thread, NULL);
 	imgfs_error_clear(&ferr);
-	/* a corrupted blob is the cause of whatever the reader found */
+	/* a corrupted blob is the cause of whatever the readers found */
 	if (oci_feed_end(&f, &ferr)) {
 		imgfs_error_clear(err);
 		return error_set(err, ferr.code, "%s", ferr.msg);
@@ -164,27 +238,32 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 			err, -EBADMSG,
 			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 			u->blob.str, f.plain_digest.str, u->diff_id.str);
+	if (tr.ret)
+		return error_set(
+			err, tr.ret,
+			"layer %s: the comparison could not read its tar: %s",
+			u->blob.str, tr.err.msg);
 	return 0;
 }
 
-static void compare_report(void *arg, const struct imgfs_compare_difference *d)
-{
-	struct imgfs_error *first = arg;
-
-	error_set(first, -EUCLEAN, "%s: %s: %s",
-		  imgfs_compare_kind_name(d->kind), d->path, d->msg);
-}
-
-/* The image against the checker, then against the source streamed again. */
+/*
+ * The image against the checker and the source, in one read of the
+ * image data: the checker maps it (extents inside the image, no
+ * overlaps) and the comparison reads and hashes it, every file of a
+ * passing image in full. @cmp has read the source already (build()), or
+ * is NULL: the source is streamed here.
+ */
 static int verify(const struct oci_run *run, const struct oci_unit *u,
 		  const struct imgfs_mkfs_options *m, int fd,
+		  struct imgfs_compare *cmp, struct imgfs_error *first,
 		  struct imgfs_error *err)
 {
-	struct imgfs_compare_options co;
 	struct imgfs_compare_result cres;
+	struct imgfs_check_options ck;
 	struct imgfs_check_result res;
 	struct imgfs_verity_check vchk;
-	struct imgfs_error first, ferr;
+	struct imgfs_compare *own = NULL;
+	struct imgfs_error ownfirst, ferr;
 	struct imgfs_image *img;
 	struct oci_feed f;
 	char path[64];
@@ -195,7 +274,18 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 		&img, err);
 	if (ret)
 		return ret;
-	ret = imgfs_check_image(img, NULL, &res, err);
+	if (cmp) {
+		ret = imgfs_compare_set_image(cmp, img, err);
+	} else {
+		first = &ownfirst;
+		ret = compare_new(m, img, first, &own, err);
+		cmp = own;
+	}
+	if (ret)
+		goto out;
+	imgfs_check_options_init(&ck);
+	ck.flags = IMGFS_CHECK_F_NO_DATA;
+	ret = imgfs_check_image(img, &ck, &res, err);
 	if (!ret && m->dm_verity)
 		ret = imgfs_check_verity(img, NULL, &vchk, err);
 	if (!ret && res.errors)
@@ -205,17 +295,16 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 				u->blob.str, res.errors);
 	if (ret)
 		goto out;
-	imgfs_compare_options_init(&co);
-	imgfs_compare_options_set_rules(&co, m);
-	imgfs_error_clear(&first);
-	co.report = compare_report;
-	co.report_arg = &first;
+	if (!own) {
+		ret = imgfs_compare_run(cmp, NULL, &cres, err);
+		goto diff;
+	}
 	/* decompressed here: the diffID is checked again too */
 	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
 	if (ret)
 		goto out;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
-	ret = imgfs_compare_tar(img, path, &co, &cres, err);
+	ret = imgfs_compare_run(cmp, path, &cres, err);
 	imgfs_error_clear(&ferr);
 	fret = oci_feed_end(&f, &ferr);
 	if (fret) {
@@ -226,14 +315,16 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 			err, -EBADMSG,
 			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
 			u->blob.str, f.plain_digest.str, u->diff_id.str);
-	} else if (!ret && cres.differences) {
+	}
+diff:
+	if (!ret && cres.differences)
 		ret = error_set(
 			err, -EUCLEAN,
 			"layer %s: its image differs from the tar in %" PRIu64
 			" places, first %s",
-			u->blob.str, cres.differences, first.msg);
-	}
+			u->blob.str, cres.differences, first->msg);
 out:
+	imgfs_compare_free(own);
 	imgfs_image_close(img);
 	return ret;
 }
@@ -379,7 +470,7 @@ int oci_unit_verify(const struct oci_run *run, struct oci_unit *u, int fd,
 	int ret;
 
 	unit_mkfs_options(run, u, &m);
-	ret = verify(run, u, &m, fd, err);
+	ret = verify(run, u, &m, fd, NULL, NULL, err);
 	if (!ret)
 		u->src_checked = true;
 	return ret;
@@ -392,6 +483,8 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	struct imgfs_mkfs_stats st;
 	struct oci_tmpfile img, z;
 	const char *mt = imgfs_oci_layer_media_type(run->o->layer_type);
+	struct imgfs_compare *cmp = NULL;
+	struct imgfs_error first;
 	int ret;
 
 	memset(&z, 0, sizeof(z));
@@ -400,15 +493,19 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 	ret = oci_tmpfile_open(run->dst, "blobs/sha256", &img, err);
 	if (ret)
 		return ret;
-	ret = build(run, u, &m, img.fd, &st, err);
+	if (!run->o->no_verify)
+		ret = compare_new(&m, NULL, &first, &cmp, err);
+	if (!ret)
+		ret = build(run, u, &m, img.fd, &st, cmp, err);
 	u->verity_root[0] = '\0';
 	if (!ret && m.dm_verity) {
 		snprintf(u->verity_root, sizeof(u->verity_root), "%s",
 			 st.dm_verity.root_hex);
 		u->verity_offset = st.dm_verity.hash_offset;
 	}
-	if (!ret && !run->o->no_verify)
-		ret = verify(run, u, &m, img.fd, err);
+	if (!ret && cmp)
+		ret = verify(run, u, &m, img.fd, cmp, &first, err);
+	imgfs_compare_free(cmp);
 	if (!ret)
 		ret = hash_fd(img.fd, &u->out_diff_id, &u->out_size, err);
 	u->out = u->out_diff_id;

@@ -28,6 +28,7 @@
 #include "util/error.h"
 
 #define FEED_BUF (128u << 10)
+#define FEED_PIPE (1u << 20)
 
 /*
  * The blob's next bytes (the peeked ones first), or -1 with f->err set;
@@ -58,21 +59,17 @@ static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 	return n;
 }
 
-/* Write to the pipe; once the reader has gone, only count. */
-static int sink(struct oci_feed *f, const void *buf, size_t len)
+/* Write to one pipe; once its reader has gone, nothing. */
+static int sink_to(struct oci_feed *f, int fd, bool *closed, const char *p,
+		   size_t len)
 {
-	const char *p = buf;
-
-	if (f->plain)
-		oci_hash_update(f->plain, buf, len);
-	f->plain_size += len;
-	while (len && !f->sink_closed) {
-		ssize_t n = write(f->wfd, p, len);
+	while (len && !*closed) {
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EPIPE) {
-			f->sink_closed = true;
+			*closed = true;
 			break;
 		}
 		if (n < 0)
@@ -81,6 +78,19 @@ static int sink(struct oci_feed *f, const void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+/* Hash, count, and write to the pipe and to the tee's. */
+static int sink(struct oci_feed *f, const void *buf, size_t len)
+{
+	if (f->plain)
+		oci_hash_update(f->plain, buf, len);
+	f->plain_size += len;
+	if (sink_to(f, f->wfd, &f->sink_closed, buf, len))
+		return f->err.code;
+	if (f->tee_wfd >= 0 && sink_to(f, f->tee_wfd, &f->tee_closed, buf, len))
+		return f->err.code;
 	return 0;
 }
 
@@ -198,6 +208,9 @@ static void *feed_thread(void *arg)
 	ret = f->decompress ? run_decompress(f) : run_raw(f);
 	close(f->wfd);
 	f->wfd = -1;
+	if (f->tee_wfd >= 0)
+		close(f->tee_wfd);
+	f->tee_wfd = -1;
 	/* the digest decides first: a corrupted blob is named as such */
 	imgfs_error_clear(&fin);
 	if (!f->blob.failed && oci_blob_finish(&f->blob, &fin)) {
@@ -216,20 +229,38 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
 		   struct imgfs_error *err)
 {
-	return oci_feed_start_cb(f, root, d, size, decompress, NULL, NULL, err);
+	return oci_feed_start_cb(f, root, d, size, decompress, false, NULL,
+				 NULL, err);
+}
+
+/*
+ * A pipe for the stream. Its reader runs apart from the writer (and from
+ * the other reader of a tee), so a larger buffer spares switches; the
+ * size is a hint the system may refuse.
+ */
+static int feed_pipe(int p[2], struct imgfs_error *err)
+{
+	if (pipe2(p, O_CLOEXEC)) {
+		int e = errno;
+
+		return error_set(err, -e, "pipe: %s", strerror(e));
+	}
+	(void)fcntl(p[1], F_SETPIPE_SZ, FEED_PIPE);
+	return 0;
 }
 
 int oci_feed_start_cb(struct oci_feed *f, const char *root,
 		      const struct oci_digest *d, uint64_t size,
-		      bool decompress, void (*on_read)(void *, uint64_t),
-		      void *arg, struct imgfs_error *err)
+		      bool decompress, bool tee,
+		      void (*on_read)(void *, uint64_t), void *arg,
+		      struct imgfs_error *err)
 {
 	int p[2];
 
 	memset(f, 0, sizeof(*f));
 	f->on_read = on_read;
 	f->on_read_arg = arg;
-	f->wfd = f->rfd = -1;
+	f->wfd = f->rfd = f->tee_wfd = f->tee_rfd = -1;
 	imgfs_error_clear(&f->err);
 	f->decompress = decompress;
 	if (oci_blob_open(root, d, size, &f->blob, err))
@@ -241,14 +272,20 @@ int oci_feed_start_cb(struct oci_feed *f, const char *root,
 		oci_feed_end(f, NULL);
 		return error_set(err, -ENOMEM, "out of memory");
 	}
-	if (pipe2(p, O_CLOEXEC)) {
-		int e = errno;
-
+	if (feed_pipe(p, err)) {
 		oci_feed_end(f, NULL);
-		return error_set(err, -e, "pipe: %s", strerror(e));
+		return err->code;
 	}
 	f->rfd = p[0];
 	f->wfd = p[1];
+	if (tee) {
+		if (feed_pipe(p, err)) {
+			oci_feed_end(f, NULL);
+			return err->code;
+		}
+		f->tee_rfd = p[0];
+		f->tee_wfd = p[1];
+	}
 	if (pthread_create(&f->thread, NULL, feed_thread, f)) {
 		oci_feed_end(f, NULL);
 		return error_set(err, -EAGAIN, "cannot start a thread");
@@ -257,14 +294,22 @@ int oci_feed_start_cb(struct oci_feed *f, const char *root,
 	return 0;
 }
 
+void oci_feed_close_reader(struct oci_feed *f)
+{
+	if (f->rfd >= 0)
+		close(f->rfd);
+	f->rfd = -1;
+}
+
 int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 {
 	int ret = 0;
 
-	/* the reader is done: the thread sees EPIPE and drains the blob */
-	if (f->rfd >= 0)
-		close(f->rfd);
-	f->rfd = -1;
+	/* the readers are done: the thread sees EPIPE and drains the blob */
+	oci_feed_close_reader(f);
+	if (f->tee_rfd >= 0)
+		close(f->tee_rfd);
+	f->tee_rfd = -1;
 	if (f->running) {
 		pthread_join(f->thread, NULL);
 		f->running = false;
@@ -277,6 +322,9 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 	if (f->wfd >= 0)
 		close(f->wfd);
 	f->wfd = -1;
+	if (f->tee_wfd >= 0)
+		close(f->tee_wfd);
+	f->tee_wfd = -1;
 	oci_blob_close(&f->blob);
 	oci_hash_free(f->plain);
 	f->plain = NULL;

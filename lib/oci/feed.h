@@ -14,8 +14,13 @@ struct oci_feed {
 	struct oci_blob_reader blob;
 	int rfd; /* the caller reads the stream here */
 	int wfd;
+	/* with a tee, the same stream again: the second reader takes
+	 * tee_rfd (leaving -1) and closes it when done */
+	int tee_rfd;
+	int tee_wfd;
 	bool decompress;
 	bool sink_closed;
+	bool tee_closed;
 	bool running;
 	pthread_t thread;
 	char *inbuf;
@@ -34,13 +39,22 @@ struct oci_feed {
 int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
 		   struct imgfs_error *err);
-/* The same, calling @on_read(@arg, bytes read so far) as it reads. */
+/*
+ * The same, calling @on_read(@arg, bytes read so far) as it reads, and
+ * with @tee writing every byte to f->tee_rfd too. The two readers must
+ * read apart (each in a thread of its own), and each close its end as
+ * soon as it stops reading (oci_feed_close_reader() for f->rfd), or the
+ * other waits for ever.
+ */
 int oci_feed_start_cb(struct oci_feed *f, const char *root,
 		      const struct oci_digest *d, uint64_t size,
-		      bool decompress, void (*on_read)(void *, uint64_t),
-		      void *arg, struct imgfs_error *err);
+		      bool decompress, bool tee,
+		      void (*on_read)(void *, uint64_t), void *arg,
+		      struct imgfs_error *err);
+/* Close the reading end f->rfd now (the other reader goes on). */
+void oci_feed_close_reader(struct oci_feed *f);
 /*
- * Close the reading end, wait for the thread: 0 when the whole blob had
+ * Close the reading ends, wait for the thread: 0 when the whole blob had
  * its digest and size (f->plain_digest then holds the uncompressed
  * bytes' digest), else the error (@err set, naming the blob).
  */

@@ -4,7 +4,8 @@
  * with libarchive are converted by mkfs.img, and each image is compared
  * with its own tar (no difference) and with altered tars, checking every
  * difference reported (path and kind), the counts, the options that
- * change the expectation, the step-by-step calls fed by the checker, and
+ * change the expectation, the step-by-step calls fed by the checker, the
+ * tar read before the image is known, the keyed fast content digest, and
  * a tar without its end-of-archive marker.
  */
 #include <errno.h>
@@ -134,6 +135,7 @@ static int run_mkfs(const char *tar, const char *img, const char *opt1,
 /* The differences reported, as "path:kind" lines. */
 struct seen {
 	char text[4096];
+	char content_msg[256]; /* the last content difference's message */
 	unsigned int warnings;
 };
 
@@ -145,6 +147,8 @@ static void collect(void *arg, const struct imgfs_compare_difference *d)
 	snprintf(s->text + n, sizeof(s->text) - n, "%s:%s\n", d->path,
 		 imgfs_compare_kind_name(d->kind));
 	CHECK(d->msg && *d->msg);
+	if (d->kind == IMGFS_COMPARE_CONTENT)
+		snprintf(s->content_msg, sizeof(s->content_msg), "%s", d->msg);
 }
 
 static void warned(const char *msg, void *arg)
@@ -227,8 +231,13 @@ static int feed(void *arg, const struct imgfs_check_entry *e)
 	return imgfs_compare_check_entry(arg, e);
 }
 
-/* The checker's walk handed in: the same differences. */
-static void test_with_checker(const char *img_path, const char *changed_tar)
+/*
+ * The checker's walk handed in: the same differences (with
+ * IMGFS_COMPARE_F_FAST_CONTENT in @flags, contents read again by the
+ * comparison and hashed with its own digest).
+ */
+static void test_with_checker(const char *img_path, const char *changed_tar,
+			      unsigned int flags)
 {
 	struct imgfs_image *img = open_image(img_path);
 	struct imgfs_check_options copts;
@@ -241,7 +250,7 @@ static void test_with_checker(const char *img_path, const char *changed_tar)
 
 	if (!img)
 		return;
-	options(&o, &s, 0);
+	options(&o, &s, flags);
 	CHECK(imgfs_compare_new(img, &o, &c, &err) == 0);
 	imgfs_check_options_init(&copts);
 	copts.flags = IMGFS_CHECK_F_DIGEST;
@@ -255,8 +264,49 @@ static void test_with_checker(const char *img_path, const char *changed_tar)
 			      "/exec:mode\n"
 			      "/sym:extra\n"));
 	CHECK(res.differences == 4 && res.image_entries == 6);
+	CHECK(strstr(s.content_msg, (flags & IMGFS_COMPARE_F_FAST_CONTENT)
+					    ? "keyed XXH3-128 mismatch"
+					    : "SHA-256 mismatch") != NULL);
 	/* a comparison runs once */
 	CHECK(imgfs_compare_run(c, changed_tar, &res, &err) == -EINVAL);
+	imgfs_compare_free(c);
+	imgfs_image_close(img);
+}
+
+/*
+ * The tar read before the comparison has its image (as a conversion
+ * reads it while writing the image): the implied root gets the image's
+ * build time once the image is given, calls out of order are refused,
+ * and the differences are those of the one-call comparison.
+ */
+static void test_tar_first(const char *tar, const char *img_path,
+			   const char *want, unsigned int flags)
+{
+	struct imgfs_image *img = open_image(img_path);
+	struct imgfs_compare_options o;
+	struct imgfs_compare_result res;
+	struct imgfs_error err = { 0 };
+	struct imgfs_compare *c = NULL;
+	struct seen s;
+
+	if (!img)
+		return;
+	options(&o, &s, flags);
+	CHECK(imgfs_compare_new(NULL, &o, &c, &err) == 0 && c);
+	if (!c) {
+		imgfs_image_close(img);
+		return;
+	}
+	CHECK(imgfs_compare_run(c, NULL, &res, &err) == -EINVAL);
+	CHECK(imgfs_compare_read_tar(c, tar, &err) == 0);
+	CHECK(imgfs_compare_read_tar(c, tar, &err) == -EINVAL);
+	CHECK(imgfs_compare_run(c, NULL, &res, &err) == -EINVAL); /* no image */
+	CHECK(imgfs_compare_set_image(c, img, &err) == 0);
+	CHECK(imgfs_compare_set_image(c, img, &err) == -EINVAL);
+	CHECK(imgfs_compare_run(c, tar, &res, &err) == -EINVAL); /* read */
+	CHECK(imgfs_compare_run(c, NULL, &res, &err) == 0);
+	CHECK(!strcmp(s.text, want));
+	CHECK(res.archive_entries == 5 && res.image_entries == 6);
 	imgfs_compare_free(c);
 	imgfs_image_close(img);
 }
@@ -413,7 +463,14 @@ int main(void)
 	CHECK(run_mkfs(flags, fimg, NULL, NULL) == 0);
 	test_names();
 	test_same_and_changed(base, img, changed);
-	test_with_checker(img, changed);
+	test_with_checker(img, changed, 0);
+	test_with_checker(img, changed, IMGFS_COMPARE_F_FAST_CONTENT);
+	test_tar_first(base, img, "", 0);
+	test_tar_first(base, img, "", IMGFS_COMPARE_F_FAST_CONTENT);
+	test_tar_first(changed, img,
+		       "/dir/file:content\n/dir/new:missing\n/exec:mode\n"
+		       "/sym:extra\n",
+		       IMGFS_COMPARE_F_FAST_CONTENT);
 	test_missing_end(img, no_end);
 	test_file_flags(flags, fimg);
 	test_refused_symlink(img, llink);
