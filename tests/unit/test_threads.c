@@ -4,7 +4,10 @@
  * them compressed by its own worker pool) must be byte-identical to the
  * same images built one after the other, which fails if writers share any
  * mutable state. Then four checkers at once, two per image, must each find
- * a sound image holding every file.
+ * a sound image holding every file. Last, as a verified OCI conversion
+ * does, each image is built again while a comparison reads the same tar in
+ * a thread of its own (four threads at once), and then finds no
+ * difference with the image.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +20,8 @@
 #include <archive_entry.h>
 
 #include "imgfs/check.h"
+#include "imgfs/compare.h"
+#include "imgfs/reader.h"
 #include "imgfs/source.h"
 #include "imgfs/writer.h"
 #include "unit.h"
@@ -168,6 +173,79 @@ static void check_in_threads(const struct job *images)
 	}
 }
 
+struct read_job {
+	const struct job *j;
+	struct imgfs_compare *c;
+	int ret;
+};
+
+/* The comparison's reading of the job's tar, from a file of its own. */
+static void *read_tar(void *arg)
+{
+	struct read_job *r = arg;
+	struct imgfs_error err = { 0 };
+	FILE *f = tmpfile();
+	char path[64];
+
+	r->ret = -EIO;
+	if (!f || fwrite(r->j->tar, 1, r->j->tar_len, f) != r->j->tar_len ||
+	    fflush(f)) {
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fileno(f));
+	r->ret = imgfs_compare_read_tar(r->c, path, &err);
+	if (r->ret)
+		fprintf(stderr, "read tar %d: %s\n", r->j->seed, err.msg);
+	fclose(f);
+	return NULL;
+}
+
+static void compare_while_building(const struct job *images)
+{
+	struct job again[NR_IMAGES];
+	struct read_job rj[NR_IMAGES];
+	pthread_t bt[NR_IMAGES], rt[NR_IMAGES];
+
+	for (int i = 0; i < NR_IMAGES; i++) {
+		struct imgfs_compare_options o;
+		struct imgfs_error err = { 0 };
+
+		imgfs_compare_options_init(&o);
+		if (i)
+			o.flags = IMGFS_COMPARE_F_FAST_CONTENT;
+		again[i] = images[i];
+		rj[i] = (struct read_job){ .j = &images[i] };
+		CHECK(imgfs_compare_new(NULL, &o, &rj[i].c, &err) == 0);
+		pthread_create(&bt[i], NULL, build, &again[i]);
+		pthread_create(&rt[i], NULL, read_tar, &rj[i]);
+	}
+	for (int i = 0; i < NR_IMAGES; i++) {
+		pthread_join(bt[i], NULL);
+		pthread_join(rt[i], NULL);
+	}
+	for (int i = 0; i < NR_IMAGES; i++) {
+		struct imgfs_compare_result res = { 0 };
+		struct imgfs_error err = { 0 };
+		struct imgfs_image *img = NULL;
+		char path[64];
+
+		CHECK(again[i].ret == 0 && rj[i].ret == 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", again[i].fd);
+		CHECK(imgfs_image_open(path, 0, &img, &err) == 0);
+		if (img) {
+			CHECK(imgfs_compare_set_image(rj[i].c, img, &err) == 0);
+			CHECK(imgfs_compare_run(rj[i].c, NULL, &res, &err) ==
+			      0);
+			CHECK(res.differences == 0 &&
+			      res.archive_entries == 300);
+		}
+		imgfs_compare_free(rj[i].c);
+		imgfs_image_close(img);
+	}
+}
+
 static uint8_t *slurp(int fd, size_t *len)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
@@ -216,6 +294,7 @@ int main(void)
 		free(b);
 	}
 	check_in_threads(parallel);
+	compare_while_building(serial);
 	for (int i = 0; i < NR_IMAGES; i++)
 		free(serial[i].tar); /* parallel[i] shares it */
 	return unit_done("threads");
