@@ -188,6 +188,8 @@ compressor_create(const struct imgfs_mkfs_options *opts, unsigned int blkszbits,
 	c->ztailpacking = opts->ztailpacking;
 	c->inline_data = opts->inline_data;
 	c->fragments = opts->fragments;
+	spillfile_init(&c->pspill, "imgfs-fragments",
+		       "the fragments spill file");
 	cpus = usable_cpus();
 	c->workers = opts->workers;
 	if (!c->workers)
@@ -233,5 +235,6 @@ void compressor_destroy(struct imgfs_compressor *c)
 	zq_drop(c);
 	zseen_free_all(c);
 	free(c->pbuf);
+	spillfile_close(&c->pspill);
 	free(c);
 }

@@ -27,13 +27,59 @@ static int file_add_exts(struct zfile *f, const struct zjob *j, uint64_t blk)
 	return 0;
 }
 
-int zpacked_append(struct imgfs_compressor *c, const uint8_t *p, size_t n)
+/*
+ * Fragments held in memory at most before they go to the spill file: the
+ * packed inode is compressed once every file is in (where its blocks
+ * land then depends on the input alone), so its content waits; on disk,
+ * memory stays bounded however much of a layer ends up in fragments.
+ */
+#define PBUF_MAX (8u << 20)
+
+uint64_t zpacked_pending(const struct imgfs_compressor *c)
 {
+	return c->pspill.size - c->pspill_read + c->plen;
+}
+
+int zpacked_append(struct imgfs_compressor *c, const uint8_t *p, size_t n,
+		   struct imgfs_error *err)
+{
+	int ret;
+
+	if (c->plen + n > PBUF_MAX) {
+		/* in order: what memory holds, then these bytes */
+		ret = spillfile_append(&c->pspill, c->pbuf, c->plen, NULL, err);
+		if (!ret)
+			ret = spillfile_append(&c->pspill, p, n, NULL, err);
+		if (ret)
+			return ret;
+		c->plen = 0;
+		c->packed_len += n;
+		return 0;
+	}
 	if (IMGFS_VEC_RESERVE(c->pbuf, c->pcap, c->plen + n, 1u << 20))
-		return -ENOMEM;
+		return error_set(err, -ENOMEM, "out of memory");
 	memcpy(c->pbuf + c->plen, p, n);
 	c->plen += n;
 	c->packed_len += n;
+	return 0;
+}
+
+int zpacked_take(struct imgfs_compressor *c, uint8_t *out, size_t n,
+		 struct imgfs_error *err)
+{
+	uint64_t left = c->pspill.size - c->pspill_read;
+	size_t k = left < n ? (size_t)left : n;
+	int ret;
+
+	if (k) {
+		ret = spillfile_read(&c->pspill, out, k, c->pspill_read, err);
+		if (ret)
+			return ret;
+		c->pspill_read += k;
+	}
+	memcpy(out + k, c->pbuf, n - k);
+	memmove(c->pbuf, c->pbuf + (n - k), c->plen - (n - k));
+	c->plen -= n - k;
 	return 0;
 }
 
@@ -67,8 +113,10 @@ int zjob_commit(struct imgfs_writer *w, struct imgfs_compressor *c,
 	if (j->has_frag) {
 		f->frag_used = true;
 		f->frag_off = (uint32_t)c->packed_len;
-		if (zpacked_append(c, j->in + j->frag_at, j->len - j->frag_at))
-			return error_set(err, -ENOMEM, "out of memory");
+		ret = zpacked_append(c, j->in + j->frag_at, j->len - j->frag_at,
+				     err);
+		if (ret)
+			return ret;
 		c->frag_reserved += j->len - j->frag_at;
 	}
 	if (j->tail) {

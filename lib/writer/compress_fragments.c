@@ -13,25 +13,22 @@
 #include "writer/internal.h"
 
 /*
- * Queue the packed inode's content in segments as fragments accumulate;
- * with @final (no file left to give one), all of it, ending the file.
- * A non-final call keeps some bytes back so that the final call always
- * has a last segment to queue.
- *
- * Non-final segments are queued when a retired job has just filled the
- * buffer, and go to the front of the queue, so they are written right
- * after that job's blocks: where they land depends on the input alone,
- * never on how far the workers had got, or how many there are.
+ * Queue the packed inode's content, all of it, in segments: once every
+ * file has given its fragment, so where its blocks land depends on the
+ * input alone, never on how far the workers had got, or how many there
+ * are. Until then the fragments wait in memory and the spill file
+ * (compress_commit.c).
  */
-int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
-		  bool final, struct imgfs_error *err)
+static int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
+			 struct imgfs_error *err)
 {
-	struct zjob *after = NULL; /* the last segment put in front */
+	uint64_t pending;
 
-	while (c->plen > c->seg_size || (final && c->plen)) {
-		size_t n = c->plen < c->seg_size ? c->plen : c->seg_size;
+	while ((pending = zpacked_pending(c)) > 0) {
+		size_t n = pending < c->seg_size ? (size_t)pending
+						 : c->seg_size;
 		struct zjob *j;
-		int ret = final ? zq_make_room(w, c, n, err) : 0;
+		int ret = zq_make_room(w, c, n, err);
 
 		if (ret)
 			return ret;
@@ -49,17 +46,16 @@ int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
 		j = zjob_new(c, c->packed, c->packed_queued, n);
 		if (!j)
 			return error_set(err, -ENOMEM, "out of memory");
-		memcpy(j->in, c->pbuf, n);
-		memmove(c->pbuf, c->pbuf + n, c->plen - n);
-		c->plen -= n;
+		ret = zpacked_take(c, j->in, n, err);
+		if (ret) {
+			zjob_free(j);
+			return ret;
+		}
 		c->packed_queued += n;
-		j->last = final && !c->plen;
+		j->last = !zpacked_pending(c);
 		if (j->last)
 			c->packed_inode->size = c->packed_queued;
-		if (final)
-			zjob_queue(c, j);
-		else
-			after = zjob_queue_front(c, j, after);
+		zjob_queue(c, j);
 	}
 	return 0;
 }
@@ -70,8 +66,8 @@ int compressor_finish(struct imgfs_writer *w, struct imgfs_error *err)
 	int ret = compressor_flush(w, err);
 
 	/* every file is written: the fragments are all there */
-	if (!ret && c && c->plen)
-		ret = zpacked_queue(w, c, true, err);
+	if (!ret && c && zpacked_pending(c))
+		ret = zpacked_queue(w, c, err);
 	if (!ret)
 		ret = compressor_flush(w, err);
 	return ret;

@@ -26,6 +26,7 @@
 
 #include "codec/codec.h"
 #include "util/hashtab.h"
+#include "util/spill.h"
 #include "util/workpool.h"
 #include "writer/compress.h"
 
@@ -132,8 +133,12 @@ struct imgfs_compressor {
 	bool fragments;
 	struct zfile *packed; /* the packed inode's file while unfinished */
 	struct imgfs_node *packed_inode;
-	uint8_t *pbuf; /* fragments not queued yet */
+	/* fragments not queued yet: the oldest in the spill file (from
+	 * pspill_read on), the newest in pbuf */
+	uint8_t *pbuf;
 	size_t plen, pcap;
+	struct imgfs_spill pspill;
+	uint64_t pspill_read;
 	uint64_t packed_len; /* fragment bytes so far: the next offset */
 	uint64_t packed_queued; /* of which queued as jobs */
 	uint64_t frag_reserved; /* packed_len + what queued jobs may add */
@@ -171,7 +176,13 @@ int zseen_share(struct imgfs_compressor *c, struct zfile *f,
 void zseen_free_all(struct imgfs_compressor *c);
 
 /* compress_commit.c */
-int zpacked_append(struct imgfs_compressor *c, const uint8_t *p, size_t n);
+int zpacked_append(struct imgfs_compressor *c, const uint8_t *p, size_t n,
+		   struct imgfs_error *err);
+/* Fragment bytes not queued yet. */
+uint64_t zpacked_pending(const struct imgfs_compressor *c);
+/* Take the oldest @n of them into @out. */
+int zpacked_take(struct imgfs_compressor *c, uint8_t *out, size_t n,
+		 struct imgfs_error *err);
 int zjob_commit(struct imgfs_writer *w, struct imgfs_compressor *c,
 		struct zjob *j, struct imgfs_error *err);
 int zfile_finish(struct imgfs_compressor *c, struct zfile *f,
@@ -183,9 +194,6 @@ struct zjob *zjob_new(struct imgfs_compressor *c, struct zfile *f,
 void zjob_free(struct zjob *j);
 void zfile_free(struct zfile *f);
 void zjob_queue(struct imgfs_compressor *c, struct zjob *j);
-/* Queue @j after @after, or first when NULL; returns @j. */
-struct zjob *zjob_queue_front(struct imgfs_compressor *c, struct zjob *j,
-			      struct zjob *after);
 /* Wait for the oldest job and retire it. */
 int zq_retire_head(struct imgfs_writer *w, struct imgfs_compressor *c,
 		   struct imgfs_error *err);
@@ -196,9 +204,5 @@ int zq_retire_done(struct imgfs_writer *w, struct imgfs_compressor *c,
 int zq_make_room(struct imgfs_writer *w, struct imgfs_compressor *c,
 		 size_t len, struct imgfs_error *err);
 void zq_drop(struct imgfs_compressor *c);
-
-/* compress_fragments.c */
-int zpacked_queue(struct imgfs_writer *w, struct imgfs_compressor *c,
-		  bool final, struct imgfs_error *err);
 
 #endif /* IMGFS_WRITER_COMPRESS_INT_H */

@@ -151,23 +151,6 @@ void zjob_queue(struct imgfs_compressor *c, struct zjob *j)
 	workpool_submit(c->pool, &j->work);
 }
 
-/* Queue @j after @after, or first when NULL; returns @j. */
-struct zjob *zjob_queue_front(struct imgfs_compressor *c, struct zjob *j,
-			      struct zjob *after)
-{
-	struct zjob **at = after ? &after->next : &c->head;
-
-	j->next = *at;
-	*at = j;
-	if (!j->next)
-		c->tail = j;
-	c->queued_bytes += j->len;
-	c->queued_jobs++;
-	j->file->pending++;
-	workpool_submit(c->pool, &j->work);
-	return j;
-}
-
 int compressor_flush(struct imgfs_writer *w, struct imgfs_error *err)
 {
 	struct imgfs_compressor *c = w->compressor;
