@@ -19,10 +19,12 @@ own JSON (independently of mkfs.img), and checks of a converted layout.
                                     prints what it saw, exits 1 on a fault
   units.py killmid BLOB DIR MIN CMD...
                                     run CMD and SIGKILL it while it converts
-                                    the layer BLOB: once it has BLOB open and
-                                    an unnamed file in DIR holding at least
-                                    MIN bytes; prints how far it had got and
-                                    exits 0 only if it was killed so
+                                    the layer BLOB: once an unnamed file in
+                                    DIR that it had open while it read BLOB
+                                    (the layer's image, written from BLOB,
+                                    then verified) holds at least MIN bytes;
+                                    prints how far it had got and exits 0
+                                    only if it was killed so
 """
 import hashlib
 import json
@@ -105,25 +107,30 @@ def open_files(pid):
 
 def kill_mid(blob_path, out_dir, least, cmd):
     """Start cmd ourselves and poll its open files every millisecond from
-    then on: a layer takes a few tens of milliseconds."""
+    then on: a layer takes a few tens of milliseconds. The layer's image is
+    the unnamed file open while the blob is read; it stays unnamed until
+    it is verified (the blob is read once, so it may be closed by then)."""
     blob_path = os.path.realpath(blob_path)
     out_dir = os.path.realpath(out_dir) + "/"
     child = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
+    ours = set()
     while time.monotonic() < deadline and child.poll() is None:
         try:
             files = open_files(child.pid)
         except OSError:
             continue
-        reading = any(p == blob_path for p, _ in files)
         # an O_TMPFILE file shows as "DIR/#INO (deleted)"
-        written = [size for p, size in files if p.startswith(out_dir)
-                   and p.endswith(" (deleted)") and size >= least]
-        if reading and written:
+        unnamed = [(p, size) for p, size in files
+                   if p.startswith(out_dir) and p.endswith(" (deleted)")]
+        if any(p == blob_path for p, _ in files):
+            ours.update(p for p, _ in unnamed)
+        written = [size for p, size in unnamed if p in ours and size >= least]
+        if written:
             child.send_signal(signal.SIGKILL)
             child.wait()
-            print(f"killed while reading the layer, {max(written)} bytes "
-                  f"in an unnamed file")
+            print(f"killed while converting the layer, {max(written)} bytes "
+                  f"in its unnamed image")
             return 0
         time.sleep(0.001)
     if child.poll() is None:
