@@ -34,17 +34,23 @@ $MKLAYOUT "$WORK/src" "one=$WORK/a.tar:gzip,$WORK/b.tar:zstd,$WORK/c.tar" ||
 blobs=$(layer_blobs "$WORK/src" one)
 [ "$(echo "$blobs" | wc -l)" = 3 ] || die "the layout has not three layers"
 
+# opened TRACE: "digest:count" of each layer blob not opened exactly once
+opened() {
+	local b hex c bad=
+	for b in $blobs; do
+		hex=${b##*/}
+		c=$(grep -c "blobs/sha256/$hex\"" "$1")
+		[ "$c" = 1 ] || bad="$bad ${hex:0:12}:$c"
+	done
+	echo "$bad"
+}
+
 for jobs in 1 2; do
 	dst=$WORK/dst$jobs
 	strace -f -qq -o "$WORK/trace$jobs" -e trace=open,openat,openat2 \
 		$MKFS --oci -q --json --jobs=$jobs "$WORK/src" "$dst" \
 		>"$WORK/out$jobs.json" || die "conversion with $jobs jobs failed"
-	bad=
-	for b in $blobs; do
-		hex=${b##*/}
-		c=$(grep -c "blobs/sha256/$hex\"" "$WORK/trace$jobs")
-		[ "$c" = 1 ] || bad="$bad ${hex:0:12}:$c"
-	done
+	bad=$(opened "$WORK/trace$jobs")
 	verified=$("$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verified"], d["converted"])' "$WORK/out$jobs.json")
 	if [ -z "$bad" ] && [ "$verified" = "3 3" ]; then
 		ok "$jobs jobs: 3 units converted and verified, each layer blob opened once"
@@ -64,12 +70,7 @@ $FSCK_IMG -q --oci="$WORK/dst1" --compare="$WORK/src" >"$WORK/check.out" 2>&1 &&
 strace -f -qq -o "$WORK/trace-warm" -e trace=open,openat,openat2 \
 	$MKFS --oci -q --json --jobs=1 "$WORK/src" "$WORK/dst1" \
 	>"$WORK/warm.json" || die "warm rerun failed"
-bad=
-for b in $blobs; do
-	hex=${b##*/}
-	c=$(grep -c "blobs/sha256/$hex\"" "$WORK/trace-warm")
-	[ "$c" = 1 ] || bad="$bad ${hex:0:12}:$c"
-done
+bad=$(opened "$WORK/trace-warm")
 counts=$("$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["converted"], d["reused"])' "$WORK/warm.json")
 [ -z "$bad" ] && [ "$counts" = "0 3" ] &&
 	ok "warm rerun: 3 units reused, each layer blob read once" ||
