@@ -120,14 +120,11 @@ static void on_read(void *arg, uint64_t bytes)
 	oci_progress(rc->run, rc->u, IMGFS_OCI_UNIT_READ, bytes, NULL);
 }
 
-/* Each difference: the first one is kept for the error message. */
+/* Each difference: error_set() keeps the first for the error message. */
 static void compare_report(void *arg, const struct imgfs_compare_difference *d)
 {
-	struct imgfs_error *first = arg;
-
-	if (!first->code)
-		error_set(first, -EUCLEAN, "%s: %s: %s",
-			  imgfs_compare_kind_name(d->kind), d->path, d->msg);
+	error_set(arg, -EUCLEAN, "%s: %s: %s", imgfs_compare_kind_name(d->kind),
+		  d->path, d->msg);
 }
 
 /* A comparison with the rules @m converts with (@img may come later). */
@@ -233,17 +230,44 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 			     u->diff_id.str);
 	if (ret)
 		return ret;
-	if (strcmp(f.plain_digest.str, u->diff_id.str))
-		return error_set(
-			err, -EBADMSG,
-			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-			u->blob.str, f.plain_digest.str, u->diff_id.str);
+	ret = oci_feed_check_diff_id(&f, &u->blob, &u->diff_id, err);
+	if (ret)
+		return ret;
 	if (tr.ret)
 		return error_set(
 			err, tr.ret,
 			"layer %s: the comparison could not read its tar: %s",
 			u->blob.str, tr.err.msg);
 	return 0;
+}
+
+/*
+ * For a unit found, not converted: its source streamed (the diffID
+ * checked again on the way) into the comparison @c.
+ */
+static int compare_streamed(const struct oci_run *run, const struct oci_unit *u,
+			    struct imgfs_compare *c,
+			    struct imgfs_compare_result *cres,
+			    struct imgfs_error *err)
+{
+	struct imgfs_error ferr;
+	struct oci_feed f;
+	char path[64];
+	int ret, fret;
+
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
+	ret = imgfs_compare_run(c, path, cres, err);
+	imgfs_error_clear(&ferr);
+	fret = oci_feed_end(&f, &ferr);
+	if (fret) {
+		imgfs_error_clear(err);
+		return error_set(err, fret, "%s", ferr.msg);
+	}
+	return ret ? ret
+		   : oci_feed_check_diff_id(&f, &u->blob, &u->diff_id, err);
 }
 
 /*
@@ -263,11 +287,9 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 	struct imgfs_check_result res;
 	struct imgfs_verity_check vchk;
 	struct imgfs_compare *own = NULL;
-	struct imgfs_error ownfirst, ferr;
+	struct imgfs_error ownfirst;
 	struct imgfs_image *img;
-	struct oci_feed f;
-	char path[64];
-	int ret, fret;
+	int ret;
 
 	ret = imgfs_image_open_fd(
 		fd, IMGFS_OPEN_IGNORE_CHECKSUM | IMGFS_OPEN_IGNORE_FEATURES,
@@ -295,28 +317,8 @@ static int verify(const struct oci_run *run, const struct oci_unit *u,
 				u->blob.str, res.errors);
 	if (ret)
 		goto out;
-	if (!own) {
-		ret = imgfs_compare_run(cmp, NULL, &cres, err);
-		goto diff;
-	}
-	/* decompressed here: the diffID is checked again too */
-	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
-	if (ret)
-		goto out;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
-	ret = imgfs_compare_run(cmp, path, &cres, err);
-	imgfs_error_clear(&ferr);
-	fret = oci_feed_end(&f, &ferr);
-	if (fret) {
-		imgfs_error_clear(err);
-		ret = error_set(err, fret, "%s", ferr.msg);
-	} else if (!ret && strcmp(f.plain_digest.str, u->diff_id.str)) {
-		ret = error_set(
-			err, -EBADMSG,
-			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-			u->blob.str, f.plain_digest.str, u->diff_id.str);
-	}
-diff:
+	ret = own ? compare_streamed(run, u, cmp, &cres, err)
+		  : imgfs_compare_run(cmp, NULL, &cres, err);
 	if (!ret && cres.differences)
 		ret = error_set(
 			err, -EUCLEAN,

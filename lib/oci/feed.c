@@ -332,3 +332,16 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 	f->inbuf = NULL;
 	return ret;
 }
+
+int oci_feed_check_diff_id(const struct oci_feed *f,
+			   const struct oci_digest *blob,
+			   const struct oci_digest *diff_id,
+			   struct imgfs_error *err)
+{
+	if (!strcmp(f->plain_digest.str, diff_id->str))
+		return 0;
+	return error_set(
+		err, -EBADMSG,
+		"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
+		blob->str, f->plain_digest.str, diff_id->str);
+}

@@ -59,5 +59,13 @@ void oci_feed_close_reader(struct oci_feed *f);
  * bytes' digest), else the error (@err set, naming the blob).
  */
 int oci_feed_end(struct oci_feed *f, struct imgfs_error *err);
+/*
+ * After oci_feed_end() returned 0 for a decompressed stream: 0 when its
+ * digest is @diff_id, else -EBADMSG with @err naming the layer @blob.
+ */
+int oci_feed_check_diff_id(const struct oci_feed *f,
+			   const struct oci_digest *blob,
+			   const struct oci_digest *diff_id,
+			   struct imgfs_error *err);
 
 #endif /* IMGFS_OCI_FEED_H */

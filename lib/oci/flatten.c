@@ -117,12 +117,7 @@ static int close_layer(void *arg, unsigned int layer, struct imgfs_tar *t,
 	imgfs_error_clear(&ferr);
 	if (oci_feed_end(&op->feed, &ferr))
 		return error_set(err, ferr.code, "%s", ferr.msg);
-	if (strcmp(op->feed.plain_digest.str, l->diff_id.str))
-		return error_set(
-			err, -EBADMSG,
-			"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-			l->blob.str, op->feed.plain_digest.str, l->diff_id.str);
-	return 0;
+	return oci_feed_check_diff_id(&op->feed, &l->blob, &l->diff_id, err);
 }
 
 /* The layers of manifest @desc, checked to be tar layers. */

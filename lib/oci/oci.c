@@ -449,12 +449,9 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 				     true, err);
 		if (!ret)
 			ret = oci_feed_end(&f, err);
-		if (!ret && strcmp(f.plain_digest.str, u->diff_id.str))
-			ret = error_set(
-				err, -EBADMSG,
-				"layer %s: its uncompressed content has digest %s, not the diffID %s its config gives",
-				u->blob.str, f.plain_digest.str,
-				u->diff_id.str);
+		if (!ret)
+			ret = oci_feed_check_diff_id(&f, &u->blob, &u->diff_id,
+						     err);
 		if (ret)
 			return ret;
 		u->src_checked = true;

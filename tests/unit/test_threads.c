@@ -76,20 +76,30 @@ static void make_tar(struct job *j)
 	j->tar_len = used;
 }
 
+/* The job's tar in a temporary file, at its start; NULL if it cannot be. */
+static FILE *tar_file(const struct job *j)
+{
+	FILE *f = tmpfile();
+
+	if (f && (fwrite(j->tar, 1, j->tar_len, f) != j->tar_len || fflush(f) ||
+		  fseek(f, 0, SEEK_SET))) {
+		fclose(f);
+		f = NULL;
+	}
+	return f;
+}
+
 /* The job's tar as a file, read back as a tar stream of the library. */
 static struct imgfs_tar *job_tar(const struct job *j, int *fd,
 				 struct imgfs_error *err)
 {
-	FILE *f = tmpfile();
+	FILE *f = tar_file(j);
 	struct imgfs_tar *t;
 
-	if (!f || fwrite(j->tar, 1, j->tar_len, f) != j->tar_len ||
-	    fflush(f) || fseek(f, 0, SEEK_SET)) {
+	if (!f) {
 		/* the setter is the library's own: the message is ours */
 		snprintf(err->msg, sizeof(err->msg), "cannot write the job's tar");
 		err->code = -EIO;
-		if (f)
-			fclose(f);
 		return NULL;
 	}
 	/* the reader leaves its descriptor open: closed after it */
@@ -184,16 +194,12 @@ static void *read_tar(void *arg)
 {
 	struct read_job *r = arg;
 	struct imgfs_error err = { 0 };
-	FILE *f = tmpfile();
+	FILE *f = tar_file(r->j);
 	char path[64];
 
 	r->ret = -EIO;
-	if (!f || fwrite(r->j->tar, 1, r->j->tar_len, f) != r->j->tar_len ||
-	    fflush(f)) {
-		if (f)
-			fclose(f);
+	if (!f)
 		return NULL;
-	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fileno(f));
 	r->ret = imgfs_compare_read_tar(r->c, path, &err);
 	if (r->ret)
