@@ -9,7 +9,8 @@
 #
 #   -n RUNS  runs per command; the medians are printed (default 1)
 #   -c CASE  only this case (repeatable): lz4, lz4hc, lz4hc-ztail,
-#            lzma, lzma-128k, lzma-128k-frag, zstd, lz4hc-128k, zstd-128k
+#            lzma, lzma-128k, lzma-128k-frag, zstd, lz4hc-128k, zstd-128k,
+#            inline (sizes only, see below)
 #   -r       the layer of real files (see below) instead of bench-convert's
 #   TAR      any other layer
 #
@@ -29,7 +30,10 @@
 # mkfs.img's time and size against mkfs.erofs's default run and size
 # against its -Enoinline_data image, and the speed-up of 2 workers over 1
 # (the goal is 1.8x or more). The two mkfs.img images of a case must be
-# byte-identical ("same bytes").
+# byte-identical ("same bytes"). Last, the "inline" case: image sizes only,
+# mkfs.img --inline-data against mkfs.erofs's default (which inlines file
+# tails too), uncompressed and with every algorithm at 4 KiB, 16 KiB and
+# 128 KiB clusters (the goal: never bigger).
 #
 # Needs GNU time (/usr/bin/time), squashfs-tools (sqfstar), erofs-utils
 # 1.9.3 ($EROFS_UTILS_MKFS, default /opt/erofs-utils-1.9.3/bin/mkfs.erofs;
@@ -247,3 +251,30 @@ while IFS='|' read -r name ours theirs sq; do
 		printf "  => mkfs.img (2 workers) vs sqfstar %s: %.2fx its time, %.3fx its size\n",
 			c, s2 / (ss + 0.001), b2 / sb }'
 done <<<"$CASE_LIST"
+
+# Sizes only: --inline-data against mkfs.erofs's default layout.
+if wanted inline && [ -n "$EROFS" ]; then
+	echo
+	echo "inline: mkfs.img --inline-data vs mkfs.erofs default, image sizes"
+	printf '  %-24s %14s %14s %10s
+' "" "mkfs.img (B)" "mkfs.erofs (B)" "ratio"
+	for c in none lz4 lz4hc lzma deflate zstd; do
+		for cs in 4096 16384 131072; do
+			ours=() theirs=()
+			if [ "$c" != none ]; then
+				ours=(-z "$c" -C "$cs")
+				theirs=(-z"$c" -C"$cs")
+			elif [ "$cs" != 4096 ]; then
+				continue
+			fi
+			rm -f "$OUT" "$OUT1"
+			"${MKFS[@]}" -q --no-fsync "${FIXED[@]}" --inline-data \
+				"${ours[@]}" "$TAR" "$OUT"
+			"$EROFS" --quiet "${theirs[@]}" --tar=f "$OUT1" "$TAR"
+			awk -v n="$c${ours[*]:+ $cs}" -v a="$(stat -c %s "$OUT")" \
+				-v b="$(stat -c %s "$OUT1")" 'BEGIN {
+				printf "  %-24s %14d %14d %9.4fx%s\n", n, a, b,
+					a / b, (a > b ? "  BIGGER" : "") }'
+		done
+	done
+fi

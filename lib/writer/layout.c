@@ -293,40 +293,6 @@ static bool tail_fits(const struct imgfs_node *inode, uint64_t pos,
 	return !inode->tail_len || (tail_start % bs) + inode->tail_len <= bs;
 }
 
-/* First fit in walk order: the layout of uncompressed images. */
-static int place_in_order(struct imgfs_writer *w, struct layout *l,
-			  struct imgfs_error *err)
-{
-	uint64_t pos = l->meta_start + 32;
-
-	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_node *inode = l->order[i];
-
-		pos = align_up(pos, 32);
-		if (!tail_fits(inode, pos, w->bs)) {
-			uint64_t next = align_up(pos + 1, w->bs);
-
-			if (tail_fits(inode, next, w->bs))
-				pos = next;
-			else if (inode->tail)
-				/* file tails are sized to fit at intake */
-				return error_set(
-					err, -EINVAL,
-					"internal: inline tail of inode %zu cannot be placed",
-					i);
-			else
-				uninline(w, inode);
-		}
-		inode->nid = (pos - l->meta_start) >> IMGFS_ISLOTBITS;
-		inode->ino = (uint32_t)(i + 1);
-		pos += inode_span(inode, pos);
-		if (inode->xattr_isize)
-			l->any_xattrs = true;
-	}
-	l->meta_end = pos;
-	return 0;
-}
-
 /*
  * Meta blocks with room left, by how many free 32-byte slots each has at
  * its end: the best fit for an inode is the fullest block it fits in.
@@ -416,11 +382,51 @@ static int fit(struct meta_fill *m, uint64_t need, uint64_t *pos)
 	return 0;
 }
 
+/* Place the @i-th inode of the walk, @need bytes from inode to tail end. */
+static int place_one(struct imgfs_writer *w, struct layout *l,
+		     struct meta_fill *m, size_t i, uint64_t need,
+		     struct imgfs_error *err)
+{
+	struct imgfs_node *inode = l->order[i];
+	uint64_t pos = m->cur + m->fill;
+
+	if (need <= w->bs) {
+		if (fit(m, need, &pos))
+			return -ENOMEM;
+		put_at(l, inode, i, pos);
+		return 0;
+	}
+	/* larger than a block: it starts where the last block is filled */
+	if (!tail_fits(inode, pos, w->bs)) {
+		if (tail_fits(inode, m->cur + w->bs, w->bs)) {
+			if (next_block(m))
+				return -ENOMEM;
+			pos = m->cur;
+		} else if (inode->tail) {
+			/* file tails are sized to fit at intake */
+			return error_set(
+				err, -EINVAL,
+				"internal: inline tail of inode %zu cannot be placed",
+				i);
+		} else {
+			uninline(w, inode);
+		}
+	}
+	put_at(l, inode, i, pos);
+	pos = align_up(pos + inode_span(inode, pos), 32);
+	m->cur = pos & ~(uint64_t)(w->bs - 1);
+	m->fill = pos - m->cur;
+	return 0;
+}
+
 /*
  * Inodes with their inline tails are packed best fit into the meta
- * blocks, as a tail never crosses a block: placed in walk order, every
- * tail too large for the rest of a block would leave that rest empty.
- * An inode larger than a block goes at the end, as in walk order.
+ * blocks, as a tail never crosses a block. The root comes first (its NID
+ * must fit the superblock's 16 bits); then the inodes that take more
+ * than half a block, each opening a block, as no two share one; then the
+ * others fill what is left. Each pass keeps walk order: near what sorting
+ * by size would give (on real layers within 0.5% of the blocks the bytes
+ * need, where one pass in walk order wasted 1 to 2.5%).
  */
 static int place_packed(struct imgfs_writer *w, struct layout *l,
 			struct imgfs_error *err)
@@ -439,39 +445,19 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 	b->cap = calloc(b->nslots, sizeof(*b->cap));
 	if (!b->blk || !b->nr || !b->cap)
 		goto out;
-	for (size_t i = 0; i < l->nr; i++) {
-		struct imgfs_node *inode = l->order[i];
-		uint64_t need = align_up(inode_span(inode, 0), 32);
-		uint64_t pos = m.cur + m.fill;
+	ret = 0;
+	for (int pass = 0; pass < 3 && !ret; pass++) {
+		for (size_t i = 0; i < l->nr && !ret; i++) {
+			uint64_t need =
+				align_up(inode_span(l->order[i], 0), 32);
+			bool big = need > w->bs / 2 && need <= w->bs;
 
-		if (need <= w->bs) {
-			if (fit(&m, need, &pos))
-				goto out;
-			put_at(l, inode, i, pos);
-			continue;
+			/* the root is order[0] */
+			if (pass == 0 ? i == 0 : i && (pass == 1) == big)
+				ret = place_one(w, l, &m, i, need, err);
 		}
-		if (!tail_fits(inode, pos, w->bs)) {
-			if (tail_fits(inode, m.cur + w->bs, w->bs)) {
-				if (next_block(&m))
-					goto out;
-				pos = m.cur;
-			} else if (inode->tail) {
-				ret = error_set(
-					err, -EINVAL,
-					"internal: inline tail of inode %zu cannot be placed",
-					i);
-				goto out;
-			} else {
-				uninline(w, inode);
-			}
-		}
-		put_at(l, inode, i, pos);
-		pos = align_up(pos + inode_span(inode, pos), 32);
-		m.cur = pos & ~(uint64_t)(w->bs - 1);
-		m.fill = pos - m.cur;
 	}
 	l->meta_end = m.cur + m.fill;
-	ret = 0;
 out:
 	bins_free(b);
 	if (ret == -ENOMEM)
@@ -482,9 +468,7 @@ out:
 static int place(struct imgfs_writer *w, struct layout *l,
 		 struct imgfs_error *err)
 {
-	/* uncompressed images keep their bytes from before packing */
-	int ret = w->compressor ? place_packed(w, l, err) :
-				  place_in_order(w, l, err);
+	int ret = place_packed(w, l, err);
 
 	if (ret)
 		return ret;
@@ -604,11 +588,6 @@ static int emit_inodes(struct imgfs_writer *w, struct layout *l,
 	struct imgfs_node **by_addr;
 	int ret = 0;
 
-	if (!w->compressor) {
-		for (size_t i = 0; i < l->nr && !ret; i++)
-			ret = emit_inode(w, l, l->order[i], err);
-		return ret;
-	}
 	by_addr = malloc(l->nr * sizeof(*by_addr));
 	if (!by_addr)
 		return error_set(err, -ENOMEM, "out of memory");
