@@ -10,8 +10,10 @@
  * Features the reader does not implement yield -EOPNOTSUPP.
  *
  * Handles share nothing with each other. One handle may be used by several
- * threads at once for reading (all calls are pread-based and keep no cursor),
- * as long as nobody closes it meanwhile.
+ * threads at once for reading (all calls are pread-based and keep no cursor;
+ * the few 4 KiB units a file handle keeps for small reads are locked one by
+ * one), as long as nobody closes it meanwhile. An image file is taken not to
+ * change while it is open: a unit already read is not read again.
  */
 #ifndef IMGFS_READER_H
 #define IMGFS_READER_H

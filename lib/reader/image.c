@@ -278,6 +278,8 @@ static int image_setup(struct imgfs_image *img, struct imgfs_error *err)
 				"superblock: bad checksum 0x%08x (expected 0x%08x)",
 				sb->checksum, sb->checksum_calc);
 	}
+	if (img_cache_init(img))
+		return error_set(err, -ENOMEM, "out of memory");
 	ret = load_prefixes(img, err);
 	if (!ret)
 		ret = load_devices(img, err);
@@ -390,6 +392,7 @@ void imgfs_image_close(struct imgfs_image *img)
 	if (!img)
 		return;
 	z_image_free(img);
+	img_cache_free(img);
 	if (img->own_fd && img->fd >= 0)
 		close(img->fd);
 	free(img->prefixes);

@@ -37,7 +37,14 @@ struct imgfs_image {
 	 * mapped into the image) and size, in blocks; NULL if none read */
 	uint64_t *dev_base;
 	uint64_t *dev_blocks;
+	struct img_cache *cache; /* small reads of a file image (cache.c) */
 };
+
+/* The small-read cache: 1 when the read is not one it serves. */
+int img_cache_init(struct imgfs_image *img);
+void img_cache_free(struct imgfs_image *img);
+int img_cache_read(struct imgfs_image *img, void *buf, size_t len,
+		   uint64_t off);
 
 /* Bounds-checked read that reports errors in terms of @what (for messages). */
 int img_read(struct imgfs_image *img, void *buf, size_t len, uint64_t off,

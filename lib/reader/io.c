@@ -20,6 +20,9 @@ static int raw_pread(struct imgfs_image *img, void *buf, size_t len,
 		memcpy(buf, img->mem + off, len);
 		return 0;
 	}
+	n = img_cache_read(img, buf, len, off);
+	if (n <= 0)
+		return (int)n;
 	n = pread_full(img->fd, buf, len, off);
 	if (n < 0)
 		return (int)n;

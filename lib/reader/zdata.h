@@ -26,6 +26,14 @@ struct imgfs_zwork {
 	struct imgfs_zwork *next; /* in the idle list */
 	uint8_t *in;
 	size_t in_cap;
+	/* read-ahead: image bytes ra_pos..+ra_len held in ra; a window that
+	 * doubles while pclusters are read one after the other */
+	uint8_t *ra;
+	size_t ra_cap;
+	uint64_t ra_pos;
+	size_t ra_len;
+	size_t ra_win;
+	uint64_t read_end; /* where the last read from the image ended */
 	uint8_t *out;
 	size_t out_cap;
 	struct imgfs_zdecoder *dec;

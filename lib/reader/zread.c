@@ -28,6 +28,7 @@ void zwork_free(struct imgfs_zwork *w)
 	if (!w)
 		return;
 	free(w->in);
+	free(w->ra);
 	free(w->out);
 	zdecoder_free(w->dec);
 	free(w);
@@ -185,10 +186,64 @@ static int stream_start(const struct imgfs_image *img,
 	return *skip < lim ? 0 : -IMGFS_EFSCORRUPTED;
 }
 
+/*
+ * The compressed bytes of @ext, in *@in. Pclusters read one after the
+ * other (a file's, or files written in the order they are read) come from
+ * a window read ahead that doubles up to RA_MAX: one system call for many
+ * small pclusters. A read elsewhere drops the window back to nothing.
+ */
+#define RA_MAX (256u * 1024u)
+
+static int read_pcluster(struct imgfs_image *img, struct imgfs_zwork *w,
+			 const struct imgfs_inode *inode,
+			 const struct imgfs_extent *ext, const uint8_t **in,
+			 struct imgfs_error *err)
+{
+	uint64_t pos = ext->pos, avail;
+	size_t plen = (size_t)ext->plen, n;
+	int ret;
+
+	if (w->ra_len && pos >= w->ra_pos && plen <= w->ra_len &&
+	    pos - w->ra_pos <= w->ra_len - plen) {
+		*in = w->ra + (pos - w->ra_pos);
+		return 0;
+	}
+	if (pos == w->read_end) {
+		w->ra_win = w->ra_win * 2 > 2 * plen ? w->ra_win * 2 : 2 * plen;
+		if (w->ra_win > RA_MAX)
+			w->ra_win = RA_MAX;
+	} else {
+		w->ra_win = 0;
+	}
+	w->ra_len = 0;
+	avail = pos < img->size ? img->size - pos : 0;
+	n = w->ra_win < avail ? w->ra_win : (size_t)avail;
+	if (n <= plen) {
+		ret = img_read(img, w->in, plen, pos, "compressed data",
+			       inode->nid, err);
+		if (ret)
+			return ret;
+		w->read_end = pos + plen;
+		*in = w->in;
+		return 0;
+	}
+	if (IMGFS_VEC_RESERVE(w->ra, w->ra_cap, n, BUF_STEP))
+		return error_set(err, -ENOMEM, "out of memory");
+	ret = img_read(img, w->ra, n, pos, "compressed data", inode->nid, err);
+	if (ret)
+		return ret;
+	w->ra_pos = pos;
+	w->ra_len = n;
+	w->read_end = pos + n;
+	*in = w->ra;
+	return 0;
+}
+
 static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 		  struct imgfs_zwork *w, const struct imgfs_inode *inode,
 		  const struct imgfs_extent *ext, struct imgfs_error *err)
 {
+	const uint8_t *in = NULL;
 	char why[256];
 	bool exact;
 	size_t skip;
@@ -202,14 +257,13 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	    IMGFS_VEC_RESERVE(w->out, w->out_cap, (size_t)ext->length,
 			      BUF_STEP))
 		return error_set(err, -ENOMEM, "out of memory");
-	ret = img_read(img, w->in, (size_t)ext->plen, ext->pos,
-		       "compressed data", inode->nid, err);
+	ret = read_pcluster(img, w, inode, ext, &in, err);
 	if (ret)
 		return ret;
-	if (stream_start(img, zs, ext, w->in, &skip, &exact))
+	if (stream_start(img, zs, ext, in, &skip, &exact))
 		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
 			    "compressed data start not found (the first block is all zeros)");
-	ret = zdecode(w->dec, &zs->cfg, ext->algorithm, w->in + skip,
+	ret = zdecode(w->dec, &zs->cfg, ext->algorithm, in + skip,
 		      (size_t)ext->plen - skip, w->out, (size_t)ext->length,
 		      ext->flags & IMGFS_EXTENT_F_PARTIAL, exact, why,
 		      sizeof(why));

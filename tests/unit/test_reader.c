@@ -623,6 +623,26 @@ static void test_open_file(void)
 	CHECK(imgfs_read(img, &in, 0, buf, 10, &err) == -EUCLEAN);
 	CHECK(!imgfs_inode_read(img, SAMPLE_INNER, &in, &err));
 	CHECK(imgfs_read(img, &in, 0, buf, 10, &err) == 10);
+	/* small reads come from 4 KiB units kept in memory: the last unit is
+	 * short, a read across two units goes to the file, a read past the
+	 * end is refused before any of it */
+	for (uint64_t off = 0; off + sizeof(buf) <= 3 * 4096 + 100; off += 1000) {
+		CHECK(!imgfs_image_pread(img, buf, sizeof(buf), off, &err));
+		CHECK(!memcmp(buf, t.b + off, sizeof(buf)));
+	}
+	CHECK(!imgfs_image_pread(img, buf, 36, 3 * 4096 + 64, &err));
+	CHECK(!memcmp(buf, t.b + 3 * 4096 + 64, 36));
+	CHECK(!imgfs_image_pread(img, buf, 64, 2 * 4096 - 32, &err));
+	CHECK(!memcmp(buf, t.b + 2 * 4096 - 32, 64));
+	CHECK(imgfs_image_pread(img, buf, 64, 3 * 4096 + 64, &err) ==
+	      -EUCLEAN);
+	/* a unit not read yet, once the file shrank under the image: the
+	 * read fails, nothing stale is made up */
+	CHECK(ftruncate(fd, 4096) == 0);
+	CHECK(imgfs_image_pread(img, buf, 16, 3 * 4096 + 8, &err) == 0);
+	CHECK(!memcmp(buf, t.b + 3 * 4096 + 8, 16)); /* read before: kept */
+	CHECK(imgfs_image_pread(img, buf, 16, 2 * 4096 + 3000, &err) < 0 ||
+	      !memcmp(buf, t.b + 2 * 4096 + 3000, 16));
 	imgfs_image_close(img);
 	CHECK(imgfs_image_open("/nonexistent/imgfs", 0, &img, &err) == -ENOENT);
 	close(fd);
