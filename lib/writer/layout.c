@@ -424,9 +424,10 @@ static int place_one(struct imgfs_writer *w, struct layout *l,
  * blocks, as a tail never crosses a block. The root comes first (its NID
  * must fit the superblock's 16 bits); then the inodes that take more
  * than half a block, each opening a block, as no two share one; then the
- * others fill what is left. Each pass keeps walk order: near what sorting
- * by size would give (on real layers within 0.5% of the blocks the bytes
- * need, where one pass in walk order wasted 1 to 2.5%).
+ * others fill what is left. Each pass keeps walk order. On the bench
+ * layers about 1.5% of the metadata area stays empty, half of what
+ * mkfs.erofs leaves; one best-fit pass in walk order left two to three
+ * times as much.
  */
 static int place_packed(struct imgfs_writer *w, struct layout *l,
 			struct imgfs_error *err)
