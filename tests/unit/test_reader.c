@@ -625,8 +625,10 @@ static void test_open_file(void)
 	CHECK(imgfs_read(img, &in, 0, buf, 10, &err) == 10);
 	/* small reads come from 4 KiB units kept in memory: the last unit is
 	 * short, a read across two units goes to the file, a read past the
-	 * end is refused before any of it */
+	 * end is refused before any of it; the third unit is left unread */
 	for (uint64_t off = 0; off + sizeof(buf) <= 3 * 4096 + 100; off += 1000) {
+		if (off >> 12 == 2)
+			continue;
 		CHECK(!imgfs_image_pread(img, buf, sizeof(buf), off, &err));
 		CHECK(!memcmp(buf, t.b + off, sizeof(buf)));
 	}
@@ -636,13 +638,12 @@ static void test_open_file(void)
 	CHECK(!memcmp(buf, t.b + 2 * 4096 - 32, 64));
 	CHECK(imgfs_image_pread(img, buf, 64, 3 * 4096 + 64, &err) ==
 	      -EUCLEAN);
-	/* a unit not read yet, once the file shrank under the image: the
-	 * read fails, nothing stale is made up */
+	/* once the file shrank under the image: a unit read before is kept,
+	 * the unit not read yet fails, nothing is made up */
 	CHECK(ftruncate(fd, 4096) == 0);
 	CHECK(imgfs_image_pread(img, buf, 16, 3 * 4096 + 8, &err) == 0);
-	CHECK(!memcmp(buf, t.b + 3 * 4096 + 8, 16)); /* read before: kept */
-	CHECK(imgfs_image_pread(img, buf, 16, 2 * 4096 + 3000, &err) < 0 ||
-	      !memcmp(buf, t.b + 2 * 4096 + 3000, 16));
+	CHECK(!memcmp(buf, t.b + 3 * 4096 + 8, 16));
+	CHECK(imgfs_image_pread(img, buf, 16, 2 * 4096 + 3000, &err) == -EIO);
 	imgfs_image_close(img);
 	CHECK(imgfs_image_open("/nonexistent/imgfs", 0, &img, &err) == -ENOENT);
 	close(fd);
