@@ -419,6 +419,15 @@ static int place_one(struct imgfs_writer *w, struct layout *l,
 	return 0;
 }
 
+/* The pass placing the @i-th inode: 0 the root (order[0]), 1 those
+ * taking more than half a block, 2 the others. */
+static int pass_of(size_t i, uint64_t need, uint32_t bs)
+{
+	if (!i)
+		return 0;
+	return need > bs / 2 && need <= bs ? 1 : 2;
+}
+
 /*
  * Inodes with their inline tails are packed best fit into the meta
  * blocks, as a tail never crosses a block. The root comes first (its NID
@@ -451,10 +460,8 @@ static int place_packed(struct imgfs_writer *w, struct layout *l,
 		for (size_t i = 0; i < l->nr && !ret; i++) {
 			uint64_t need =
 				align_up(inode_span(l->order[i], 0), 32);
-			bool big = need > w->bs / 2 && need <= w->bs;
 
-			/* the root is order[0] */
-			if (pass == 0 ? i == 0 : i && (pass == 1) == big)
+			if (pass_of(i, need, w->bs) == pass)
 				ret = place_one(w, l, &m, i, need, err);
 		}
 	}
