@@ -105,9 +105,20 @@ static int zfetch(struct zmap *zm, uint64_t pos, size_t len,
 	if (!img_range_ok(zm->img, pos, len))
 		return zcorrupt(zm, "index bytes at %llu are beyond the end of the image",
 				(unsigned long long)pos);
+	/*
+	 * Up to half a window, not past the 4 KiB unit: the image's small-read
+	 * cache (cache.c) serves that, and the walk that mapped the file has
+	 * just read the same unit. Only an index straddling two units takes a
+	 * whole window straight from the file.
+	 */
 	start = pos & ~63ull;
-	n = zm->img->size - start < WIN_SIZE ? (size_t)(zm->img->size - start) :
-						   WIN_SIZE;
+	n = (size_t)(((start | 4095u) + 1) - start);
+	if (n > WIN_SIZE / 2)
+		n = WIN_SIZE / 2;
+	if (pos + len > start + n)
+		n = WIN_SIZE;
+	if (zm->img->size - start < n)
+		n = (size_t)(zm->img->size - start);
 	zm->win_len = 0;
 	ret = img_read(zm->img, zm->win, n, start, "compressed index",
 		       zm->inode->nid, zm->err);
