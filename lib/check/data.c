@@ -591,6 +591,8 @@ static int job_map_cb(void *arg, const struct imgfs_extent *ext)
 		return error_set(&job->map_err, -ENOMEM, "out of memory");
 	e = &job->ext[job->nr_ext++];
 	e->ext = *ext;
+	if (!job->where && ext->kind != IMGFS_EXTENT_HOLE)
+		job->where = ext->pos;
 	e->range = extent_range(job->c, job->inode.nid, ext);
 	return 0;
 }

@@ -226,6 +226,7 @@ struct check_job {
 	struct check_ctx *c; /* the worker only reads img, bufsz, readmap */
 	struct imgfs_inode inode;
 	struct check_node *n;
+	uint64_t where; /* storage of the first extent stored (0: none) */
 	struct check_job_ext *ext; /* every extent mapped, in file order */
 	size_t nr_ext, ext_cap;
 	int map_ret; /* mapping failed after nr_ext extents */
@@ -243,7 +244,10 @@ struct check_job {
 
 /*
  * Jobs go to the pool in batches (order.c): small files cost less than a
- * hand-over between threads each. A batch runs its jobs in order.
+ * hand-over between threads each. A batch runs its jobs in the order of
+ * their storage (where), so that reads follow each other on the disk and
+ * the reader's read-ahead serves them; results are delivered in walk order
+ * all the same.
  */
 struct check_batch {
 	struct imgfs_work work;

@@ -151,6 +151,22 @@ static void batch_submit(struct check_ctx *c, struct check_batch *b)
 	workpool_submit(c->pool, &b->work);
 }
 
+/* Into @b's list, behind the jobs stored before it or at the same place. */
+static void batch_insert(struct check_batch *b, struct check_job *job)
+{
+	struct check_job **p = &b->head;
+
+	if (b->tail && b->tail->where > job->where)
+		while (*p && (*p)->where <= job->where)
+			p = &(*p)->next;
+	else
+		p = b->tail ? &b->tail->next : &b->head;
+	job->next = *p;
+	*p = job;
+	if (!job->next)
+		b->tail = job;
+}
+
 int check_queue_job(struct check_ctx *c, struct check_job *job)
 {
 	struct check_event *ev = calloc(1, sizeof(*ev));
@@ -170,11 +186,7 @@ int check_queue_job(struct check_ctx *c, struct check_job *job)
 		b->work.run = batch_work;
 		c->batch = b;
 	}
-	if (b->tail)
-		b->tail->next = job;
-	else
-		b->head = job;
-	b->tail = job;
+	batch_insert(b, job);
 	b->jobs++;
 	b->bytes += job->inode.size;
 	job->batch = b;

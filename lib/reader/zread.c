@@ -107,15 +107,30 @@ static struct imgfs_zcache *cache_victim(struct imgfs_zstate *zs, size_t len)
 	return v;
 }
 
-/* Take the pooled work area, or make one. */
-static struct imgfs_zwork *work_get(struct imgfs_zstate *zs)
+/* Does @w's read-ahead hold @pos, or end there? */
+static bool work_follows(const struct imgfs_zwork *w, uint64_t pos)
 {
-	struct imgfs_zwork *w;
+	return pos == w->read_end ||
+	       (w->ra_len && pos >= w->ra_pos && pos - w->ra_pos < w->ra_len);
+}
+
+/*
+ * Take a pooled work area, or make one. Readers share the pool, so the one
+ * whose read-ahead goes on at @pos is taken first: a reader reading on
+ * where it stopped keeps its window even when others took turns.
+ */
+static struct imgfs_zwork *work_get(struct imgfs_zstate *zs, uint64_t pos)
+{
+	struct imgfs_zwork **p, *w;
 
 	pthread_mutex_lock(&zs->lock);
-	w = zs->idle;
+	for (p = &zs->idle; *p && !work_follows(*p, pos); p = &(*p)->next)
+		;
+	if (!*p)
+		p = &zs->idle;
+	w = *p;
 	if (w) {
-		zs->idle = w->next;
+		*p = w->next;
 		zs->nr_idle--;
 	}
 	pthread_mutex_unlock(&zs->lock);
@@ -388,7 +403,7 @@ static ssize_t read_decoded(struct imgfs_image *img,
 	}
 	pthread_mutex_unlock(&zs->lock);
 
-	w = work_get(zs);
+	w = work_get(zs, ext->pos);
 	if (!w) {
 		ret = error_set(err, -ENOMEM, "out of memory");
 		goto fail;
