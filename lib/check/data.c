@@ -326,11 +326,14 @@ static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
 			off = ((blk + 1) << bits) - ext->pos;
 			continue;
 		}
+		/* blk is taken even if another worker read it meanwhile: the
+		 * run is never empty (an empty run at byte 0 of the image
+		 * would mark blocks up to 2^64 >> bits) */
 		from = off;
-		while (off < ext->length && !block_read(c, blk)) {
+		do {
 			off = ((blk + 1) << bits) - ext->pos;
 			blk++;
-		}
+		} while (off < ext->length && !block_read(c, blk));
 		if (off > ext->length)
 			off = ext->length;
 		ret = read_pieces(s, ext, from, off);
