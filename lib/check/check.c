@@ -671,6 +671,7 @@ int imgfs_check_image(struct imgfs_image *img,
 	ret = walk(c);
 	if (ret)
 		goto out;
+	check_tarindex_finish(c);
 	if (c->fatal) {
 		ret = c->fatal;
 		goto out;

@@ -286,10 +286,37 @@ static bool block_read(const struct check_ctx *c, uint64_t blk)
 	       (1u << (blk & 7));
 }
 
-static void block_set_read(struct check_ctx *c, uint64_t blk)
+/* The first block of [@blk, @end) read already, or @end. */
+static uint64_t next_read(const struct check_ctx *c, uint64_t blk,
+			  uint64_t end)
 {
-	__atomic_fetch_or(&c->readmap[blk >> 3], (uint8_t)(1u << (blk & 7)),
-			  __ATOMIC_RELAXED);
+	while (blk < end) {
+		uint8_t m = __atomic_load_n(&c->readmap[blk >> 3],
+					    __ATOMIC_RELAXED) >>
+			    (blk & 7);
+
+		if (m)
+			return blk + (uint64_t)__builtin_ctz(m) < end ?
+				       blk + (uint64_t)__builtin_ctz(m) :
+				       end;
+		blk = (blk | 7) + 1; /* the rest of this byte is unread */
+	}
+	return end;
+}
+
+/* Mark blocks [@blk, @end) read: one atomic operation per byte. */
+static void blocks_set_read(struct check_ctx *c, uint64_t blk, uint64_t end)
+{
+	while (blk < end) {
+		unsigned int lo = blk & 7;
+		unsigned int n = end - blk < 8 - lo ? (unsigned int)(end - blk) :
+						      8 - lo;
+
+		__atomic_fetch_or(&c->readmap[blk >> 3],
+				  (uint8_t)(((1u << n) - 1) << lo),
+				  __ATOMIC_RELAXED);
+		blk += n;
+	}
 }
 
 /* Made before any worker starts, as it is shared. */
@@ -312,12 +339,14 @@ static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
 {
 	struct check_ctx *c = s->c;
 	unsigned int bits = c->img->blkszbits;
-	uint64_t off = 0, from, blk;
+	uint64_t off = 0, from, blk, run, end;
 	int ret;
 
 	ret = readmap_alloc(c, &s->e);
 	if (ret)
 		return ret;
+	/* blocks [blk, end) of the extent; its position is block-aligned */
+	end = (ext->pos + ext->length + (1u << bits) - 1) >> bits;
 	while (off < ext->length) {
 		/* skip blocks read already, then read the run of unread ones
 		 * in one go (one block per call costs a system call each) */
@@ -327,21 +356,16 @@ static int read_plain_once(struct data_scan *s, const struct imgfs_extent *ext)
 			continue;
 		}
 		/* blk is taken even if another worker read it meanwhile: the
-		 * run is never empty (an empty run at byte 0 of the image
-		 * would mark blocks up to 2^64 >> bits) */
+		 * run is never empty */
+		run = next_read(c, blk + 1, end);
 		from = off;
-		do {
-			off = ((blk + 1) << bits) - ext->pos;
-			blk++;
-		} while (off < ext->length && !block_read(c, blk));
+		off = (run << bits) - ext->pos;
 		if (off > ext->length)
 			off = ext->length;
 		ret = read_pieces(s, ext, from, off);
 		if (ret)
 			return ret;
-		for (blk = (ext->pos + from) >> bits;
-		     blk <= (ext->pos + off - 1) >> bits; blk++)
-			block_set_read(c, blk);
+		blocks_set_read(c, blk, run);
 	}
 	return 0;
 }

@@ -155,13 +155,17 @@ void check_data(struct check_ctx *c, const struct imgfs_inode *inode,
 		struct check_node *n);
 /*
  * Tar-index images (tarindex.c): init checks that the tar is appended
- * where the device table maps it and walks its headers; each data extent
- * on it must then lie inside one entry's data.
+ * where the device table maps it and starts the walk of its headers (on a
+ * worker thread when there are several); each data extent on it must lie
+ * inside one entry's data, which finish() checks after the image walk,
+ * for every extent noted, in order: the findings come in the same order
+ * whatever the thread count and timing.
  */
 struct check_tar;
 void check_tarindex_init(struct check_ctx *c);
 void check_tarindex_extent(struct check_ctx *c, uint64_t nid,
 			   const struct imgfs_extent *ext);
+void check_tarindex_finish(struct check_ctx *c);
 void check_tarindex_free(struct check_ctx *c);
 /* Is the image an index with its tar mapped after it? */
 static inline bool check_is_tarindex(const struct check_ctx *c)

@@ -14,6 +14,7 @@
 
 #include "check/internal.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 #define TAR_BLOCK 512u
 
@@ -22,12 +23,26 @@ struct tar_payload {
 	uint64_t start, end;
 };
 
+/* An extent on the tar, checked against the entries once they are known. */
+struct tar_extent {
+	uint64_t nid, logical, length, pos, end;
+};
+
 struct check_tar {
+	struct imgfs_work work; /* the header walk, on a worker thread */
+	struct check_ctx *c;
+	bool queued; /* the walk went to the pool */
 	unsigned int device; /* the device holding the tar (1) */
 	uint64_t start, end; /* the device's bytes in the image */
 	struct tar_payload *p;
 	size_t n, cap;
 	bool walked; /* headers read up to the end-of-archive marker */
+	int ret; /* the walk ran out of memory */
+	/* what stopped the walk, reported by check_tarindex_finish() */
+	const char *bad;
+	uint64_t bad_at;
+	struct tar_extent *ext; /* extents to check against the entries */
+	size_t nr_ext, ext_cap;
 };
 
 /* A numeric header field: octal text, or base-256 when the top bit is set. */
@@ -65,11 +80,14 @@ static bool tar_checksum_ok(const uint8_t *h)
 
 	if (!tar_number(h + 148, 8, &want))
 		return false;
+	/* the checksum field counts as eight spaces */
 	for (unsigned int i = 0; i < TAR_BLOCK; i++) {
-		unsigned int b = (i >= 148 && i < 156) ? ' ' : h[i];
-
-		u += b;
-		s += (signed char)b;
+		u += h[i];
+		s += (signed char)h[i];
+	}
+	for (unsigned int i = 148; i < 156; i++) {
+		u += (unsigned int)' ' - h[i];
+		s += ' ' - (signed char)h[i];
 	}
 	/* some old writers summed signed bytes */
 	return want == u || (int64_t)want == s;
@@ -171,35 +189,86 @@ static bool pax_size(struct check_ctx *c, uint64_t pos, uint64_t len,
 	return found;
 }
 
-/* Walk the tar's headers from its first byte to its end-of-archive marker. */
-static int walk_tar(struct check_ctx *c, struct check_tar *t)
+/*
+ * Header blocks are read through a window: after a small entry the next
+ * headers are near, and one read of WIN_SMALL bytes serves several (a
+ * layer of small files has thousands; a read each costs a system call).
+ * After a large entry only the header's own unit is read.
+ */
+#define WIN_SMALL (32u << 10)
+#define WIN_LARGE 4096u
+
+struct tar_window {
+	uint8_t buf[WIN_SMALL];
+	uint64_t pos;
+	size_t len;
+	bool small; /* the last entry's data was small */
+};
+
+static int header_read(struct check_ctx *c, struct check_tar *t,
+		       struct tar_window *w, uint64_t pos, uint8_t *h)
 {
 	struct imgfs_error e = { 0 };
+	size_t n = w->small ? WIN_SMALL : WIN_LARGE;
+
+	if (w->len && pos >= w->pos && pos - w->pos + TAR_BLOCK <= w->len) {
+		memcpy(h, w->buf + (pos - w->pos), TAR_BLOCK);
+		return 0;
+	}
+	if (n > t->end - pos)
+		n = (size_t)(t->end - pos);
+	w->len = 0;
+	if (img_read(c->img, w->buf, n, pos, "tar header", 0, &e))
+		return -1;
+	w->pos = pos;
+	w->len = n;
+	memcpy(h, w->buf, TAR_BLOCK);
+	return 0;
+}
+
+/* Note what stopped the walk (the first problem; the walk stops there). */
+static void tar_bad(struct check_tar *t, uint64_t at, const char *what)
+{
+	t->bad = what;
+	t->bad_at = at;
+}
+
+/*
+ * Walk the tar's headers from its first byte to its end-of-archive marker.
+ * Runs on a worker thread beside the image walk: it reads the image and
+ * fills @t, nothing else of @c.
+ */
+static int walk_tar(struct check_ctx *c, struct check_tar *t)
+{
+	struct tar_window *w = calloc(1, sizeof(*w));
 	uint8_t h[TAR_BLOCK];
 	uint64_t pos = t->start, size, data, next_size = 0;
 	bool have_next_size = false;
+	int ret = 0;
 
+	if (!w)
+		return -ENOMEM;
+	w->small = true;
 	while (pos + TAR_BLOCK <= t->end) {
-		if (img_read(c->img, h, TAR_BLOCK, pos, "tar header", 0, &e))
+		if (header_read(c, t, w, pos, h))
 			break;
 		if (all_zero(h, TAR_BLOCK)) {
 			t->walked = true;
-			return 0;
+			goto out;
 		}
 		if (!tar_checksum_ok(h) || !tar_number(h + 124, 12, &size)) {
-			tar_report(c, t, pos, "no valid tar header");
-			return 0;
+			tar_bad(t, pos, "no valid tar header");
+			goto out;
 		}
 		pos += TAR_BLOCK;
 		/* old GNU sparse headers continue in extension blocks */
 		if (h[156] == 'S' && h[482]) {
 			do {
 				if (pos + TAR_BLOCK > t->end ||
-				    img_read(c->img, h, TAR_BLOCK, pos,
-					     "tar header", 0, &e)) {
-					tar_report(c, t, pos,
-						   "sparse header extension cut short");
-					return 0;
+				    header_read(c, t, w, pos, h)) {
+					tar_bad(t, pos,
+						"sparse header extension cut short");
+					goto out;
 				}
 				pos += TAR_BLOCK;
 			} while (h[504]);
@@ -213,18 +282,31 @@ static int walk_tar(struct check_ctx *c, struct check_tar *t)
 			size = 0;
 		data = (size + TAR_BLOCK - 1) & ~(uint64_t)(TAR_BLOCK - 1);
 		if (data > t->end - pos) {
-			tar_report(c, t, pos, "entry data runs past the tar's end");
-			return 0;
+			tar_bad(t, pos, "entry data runs past the tar's end");
+			goto out;
 		}
 		if (data && !meta_type(h[156]) &&
-		    add_payload(t, pos, pos + data))
-			return -ENOMEM;
+		    add_payload(t, pos, pos + data)) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		if (h[156] == 'x' && pax_size(c, pos, size, &next_size))
 			have_next_size = true;
 		pos += data;
+		w->small = data < WIN_SMALL / 4;
 	}
-	tar_report(c, t, pos, "no end-of-archive marker before the tar's end");
-	return 0;
+	tar_bad(t, pos, "no end-of-archive marker before the tar's end");
+out:
+	free(w);
+	return ret;
+}
+
+static void tar_work(struct imgfs_work *work, void **local)
+{
+	struct check_tar *t = (struct check_tar *)work;
+
+	(void)local;
+	t->ret = walk_tar(t->c, t);
 }
 
 void check_tarindex_init(struct check_ctx *c)
@@ -273,9 +355,16 @@ void check_tarindex_init(struct check_ctx *c)
 	t->end = imgfs_check_has_verity(c->img) ?
 			 imgfs_check_verity_offset(c->img) :
 			 img->size;
+	t->c = c;
 	c->tar = t;
-	if (walk_tar(c, t))
-		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
+	/* thousands of headers, each a read: walked while the image is */
+	if (c->threads > 1 && check_pool(c)) {
+		t->work.run = tar_work;
+		t->queued = true;
+		workpool_submit(c->pool, &t->work);
+	} else {
+		t->ret = walk_tar(c, t);
+	}
 }
 
 /* The payload holding image byte @pos, or NULL. */
@@ -300,8 +389,7 @@ static const struct tar_payload *find_payload(const struct check_tar *t,
 void check_tarindex_extent(struct check_ctx *c, uint64_t nid,
 			   const struct imgfs_extent *ext)
 {
-	const struct check_tar *t = c->tar;
-	const struct tar_payload *p;
+	struct check_tar *t = c->tar;
 	uint64_t end = ext->pos + ext->plen;
 
 	if (!t || ext->device != t->device || ext->kind != IMGFS_EXTENT_PLAIN)
@@ -314,23 +402,59 @@ void check_tarindex_extent(struct check_ctx *c, uint64_t nid,
 			     (long long)(ext->pos - t->start));
 		return;
 	}
+	/* checked once the headers are walked */
+	if (IMGFS_VEC_RESERVE(t->ext, t->ext_cap, t->nr_ext + 1, 256)) {
+		c->fatal = error_set(c->err, -ENOMEM, "out of memory");
+		return;
+	}
+	t->ext[t->nr_ext++] = (struct tar_extent){ .nid = nid,
+						   .logical = ext->logical,
+						   .length = ext->length,
+						   .pos = ext->pos,
+						   .end = end };
+}
+
+void check_tarindex_finish(struct check_ctx *c)
+{
+	struct check_tar *t = c->tar;
+
+	if (!t)
+		return;
+	if (t->queued) {
+		workpool_wait(c->pool, &t->work);
+		t->queued = false;
+	}
+	if (t->ret) {
+		c->fatal = error_set(c->err, t->ret, "out of memory");
+		return;
+	}
+	if (t->bad)
+		tar_report(c, t, t->bad_at, t->bad);
 	if (!t->walked)
 		return; /* the tar itself is reported */
-	p = find_payload(t, ext->pos);
-	if (!p || end > p->end)
-		check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DATA, nid,
-			     "bytes %llu..%llu point at tar bytes %llu..%llu, which are not all inside one entry's data (a tar header or extended header is there)",
-			     (unsigned long long)ext->logical,
-			     (unsigned long long)(ext->logical + ext->length),
-			     (unsigned long long)(ext->pos - t->start),
-			     (unsigned long long)(end - t->start));
+	for (size_t i = 0; i < t->nr_ext; i++) {
+		const struct tar_extent *e = &t->ext[i];
+		const struct tar_payload *p = find_payload(t, e->pos);
+
+		if (!p || e->end > p->end)
+			check_report(c, IMGFS_CHECK_ERROR, IMGFS_CHECK_DATA,
+				     e->nid,
+				     "bytes %llu..%llu point at tar bytes %llu..%llu, which are not all inside one entry's data (a tar header or extended header is there)",
+				     (unsigned long long)e->logical,
+				     (unsigned long long)(e->logical +
+							  e->length),
+				     (unsigned long long)(e->pos - t->start),
+				     (unsigned long long)(e->end - t->start));
+	}
 }
 
 void check_tarindex_free(struct check_ctx *c)
 {
 	if (!c->tar)
 		return;
+	/* the pool is gone: the walk ran to its end or never started */
 	free(c->tar->p);
+	free(c->tar->ext);
 	free(c->tar);
 	c->tar = NULL;
 }
