@@ -107,11 +107,17 @@ static struct imgfs_zcache *cache_victim(struct imgfs_zstate *zs, size_t len)
 	return v;
 }
 
+/* Does @w's read-ahead window hold image bytes [@pos, @pos + @len)? */
+static bool ra_holds(const struct imgfs_zwork *w, uint64_t pos, size_t len)
+{
+	return w->ra_len && len <= w->ra_len && pos >= w->ra_pos &&
+	       pos - w->ra_pos <= w->ra_len - len;
+}
+
 /* Does @w's read-ahead hold @pos, or end there? */
 static bool work_follows(const struct imgfs_zwork *w, uint64_t pos)
 {
-	return pos == w->read_end ||
-	       (w->ra_len && pos >= w->ra_pos && pos - w->ra_pos < w->ra_len);
+	return pos == w->read_end || ra_holds(w, pos, 1);
 }
 
 /*
@@ -218,8 +224,7 @@ static int read_pcluster(struct imgfs_image *img, struct imgfs_zwork *w,
 	size_t plen = (size_t)ext->plen, n;
 	int ret;
 
-	if (w->ra_len && pos >= w->ra_pos && plen <= w->ra_len &&
-	    pos - w->ra_pos <= w->ra_len - plen) {
+	if (ra_holds(w, pos, plen)) {
 		*in = w->ra + (pos - w->ra_pos);
 		return 0;
 	}
