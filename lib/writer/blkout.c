@@ -54,12 +54,13 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off,
 /*
  * The image is fsynced once complete; starting writeback as data streams in
  * lets the disk work while the tar is still being read, so that final fsync
- * finds little left to do. Advisory: a descriptor that cannot do it (a pipe,
+ * finds little left to do. An image that will not be synced is left to the
+ * kernel's own writeback. Advisory: a descriptor that cannot do it (a pipe,
  * some filesystems) just does not.
  */
 static void write_behind(struct imgfs_blkout *o, uint64_t end)
 {
-	if (end < o->wb_start + BLKOUT_WRITEBEHIND)
+	if (o->no_write_behind || end < o->wb_start + BLKOUT_WRITEBEHIND)
 		return;
 	sync_file_range(o->fd, (off_t)o->wb_start,
 			(off_t)(end - o->wb_start), SYNC_FILE_RANGE_WRITE);

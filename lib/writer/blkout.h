@@ -9,6 +9,7 @@
 #ifndef IMGFS_BLKOUT_H
 #define IMGFS_BLKOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@ struct imgfs_blkout {
 	uint64_t pos; /* logical end of what was written (bytes) */
 	uint64_t buf_start; /* file offset of buf[0] */
 	uint64_t wb_start; /* writeback not yet started from here */
+	bool no_write_behind; /* the image is not synced: leave writeback be */
 	uint64_t pad_bytes; /* zeros blkout_pad() added */
 	uint8_t *buf;
 	size_t buf_len;

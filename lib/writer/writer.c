@@ -237,6 +237,7 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
+	w->out.no_write_behind = opts->no_fsync;
 	w->data_start = start;
 	w->tree.root->inode->mtime = w->build_time;
 	if (opts->compress != IMGFS_COMPRESS_NONE) {
@@ -250,16 +251,25 @@ struct imgfs_writer *imgfs_writer_create(const struct imgfs_mkfs_options *in,
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
-	if (ftruncate(fd, 0) < 0) {
+	if (fstat(fd, &st) < 0) {
+		error_set(err, -errno, "output: %s", strerror(errno));
+		imgfs_writer_destroy(w);
+		return NULL;
+	}
+	/*
+	 * Only a file with something in it is truncated: on ext4, a
+	 * truncation to zero makes the last close allocate every block
+	 * written since (auto_da_alloc), which an unsynced image of a
+	 * fresh file (--no-fsync, the drop-in) would wait for.
+	 */
+	if (st.st_size && ftruncate(fd, 0) < 0) {
 		error_set(err, -errno, "truncating output: %s",
 			  strerror(errno));
 		imgfs_writer_destroy(w);
 		return NULL;
 	}
 	/* the image must not swallow itself when written inside a source */
-	if (fstat(fd, &st) < 0)
-		error_set(err, -errno, "output: %s", strerror(errno));
-	else if (!exclude(w, &st, err))
+	if (!exclude(w, &st, err))
 		return w;
 	imgfs_writer_destroy(w);
 	return NULL;
