@@ -11,8 +11,7 @@
 # For each command the median wall, user and system seconds of RUNS runs
 # (default 5, the median by wall time) are printed, and mkfs.img's wall
 # and CPU time over igzip's and over zstd's.
-# Needs GNU time (/usr/bin/time); igzip (Debian "isal") and zstd for
-# their rows.
+# Needs igzip (Debian "isal") and zstd for their rows.
 set -euo pipefail
 
 RUNS=5
@@ -30,7 +29,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
 top_builddir=${top_builddir:-$PWD}
 [ -e "$top_builddir/mkfs/mkfs.img" ] || top_builddir=$top_srcdir
-MKFS=${IMGFS_MKFS:-$top_builddir/mkfs/mkfs.img}
+# the real binary, not libtool's wrapper script, whose shell would be timed
+if [ -n "${IMGFS_MKFS:-}" ]; then
+	read -r -a MKFS <<<"$IMGFS_MKFS"
+elif [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
+	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	MKFS=("$top_builddir/mkfs/.libs/mkfs.img")
+else
+	MKFS=("$top_builddir/mkfs/mkfs.img")
+fi
 BENCH_DIR=${BENCH_DIR:-/tmp/imgfs-bench}
 mkdir -p "$BENCH_DIR"
 WORK=$(mktemp -d "$BENCH_DIR/gzip.XXXXXX")
@@ -61,35 +68,55 @@ fi
 echo "layer: $layer ($(($(stat -c %s "$layer") >> 20)) MiB gzip," \
 	"$(($(gzip -dc "$layer" | wc -c) >> 20)) MiB tar)"
 
-# run NAME CMD...: median "wall user sys" of RUNS runs, into $WORK/NAME
-run() {
-	local name=$1
+# add NAME CMD...: a command to time. Every round runs each command once,
+# in turn, so that a busy spell of the machine falls on all of them; each
+# run writes a new image (the one before is removed untimed, as replacing
+# it would add the old file's release and, on ext4, a flush of the new one
+# that the rename asks for: auto_da_alloc).
+names=()
+cmds=()
+add() {
+	names+=("$1")
 	shift
-	for _ in $(seq "$RUNS"); do
-		/usr/bin/time -f "%e %U %S" -o "$WORK/t" "$@" >/dev/null 2>&1 ||
-			{ echo "$name: failed" >&2; return 1; }
-		cat "$WORK/t"
-	done >"$WORK/$name.all"
-	sort -n "$WORK/$name.all" | sed -n "$(((RUNS + 1) / 2))p" >"$WORK/$name"
-	printf '%-34s %8s %8s %8s\n' "$name" $(cat "$WORK/$name")
+	cmds+=("$(printf '%q ' "$@")")
 }
-printf '%-34s %8s %8s %8s\n' "command (median of $RUNS)" wall user sys
-run "mkfs.img --no-fsync layer.tar.gz" \
-	"$MKFS" -q --no-fsync "$layer" "$WORK/out.img"
+add "mkfs.img --no-fsync layer.tar.gz" \
+	"${MKFS[@]}" -q --no-fsync "$layer" "$WORK/out.img"
 have_igzip=no
 if command -v igzip >/dev/null; then
-	run "igzip -dc layer.tar.gz" igzip -dc "$layer" && have_igzip=yes
+	add "igzip -dc layer.tar.gz" igzip -dc "$layer"
+	have_igzip=yes
 fi
-run "zcat layer.tar.gz" zcat "$layer"
+add "zcat layer.tar.gz" zcat "$layer"
 have_zstd=no
 if command -v zstd >/dev/null; then
 	zst=${layer%.gz}.zst
 	[ -e "$zst" ] || { gzip -dc "$layer" | zstd -q -3 -o "$zst.part" &&
 		mv "$zst.part" "$zst"; }
-	run "mkfs.img --no-fsync layer.tar.zst" \
-		"$MKFS" -q --no-fsync "$zst" "$WORK/out.img" &&
-		run "zstd -dc layer.tar.zst" zstd -dc "$zst" && have_zstd=yes
+	add "mkfs.img --no-fsync layer.tar.zst" \
+		"${MKFS[@]}" -q --no-fsync "$zst" "$WORK/out.img"
+	add "zstd -dc layer.tar.zst" zstd -dc "$zst"
+	have_zstd=yes
 fi
+
+TIMEFORMAT='%3R %3U %3S'
+for _ in $(seq "$RUNS"); do
+	for i in "${!cmds[@]}"; do
+		rm -f "$WORK/out.img"
+		{ time eval "${cmds[$i]}" >/dev/null 2>"$WORK/err"; } \
+			2>>"$WORK/$i.all" || {
+			echo "${names[$i]}: failed" >&2
+			cat "$WORK/err" >&2
+			exit 1
+		}
+	done
+done
+printf '%-34s %8s %8s %8s\n' "command (median of $RUNS)" wall user sys
+for i in "${!cmds[@]}"; do
+	sort -n "$WORK/$i.all" | sed -n "$(((RUNS + 1) / 2))p" \
+		>"$WORK/${names[$i]}"
+	printf '%-34s %8s %8s %8s\n' "${names[$i]}" $(cat "$WORK/${names[$i]}")
+done
 
 # ratio A B WHAT: A's wall and CPU time over B's
 ratio() {
