@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * A source layer blob streamed once into a pipe by a thread of its own,
- * checked against its digest and size as it goes: decompressed (any
- * compression libarchive detects, so Docker's unnamed gzip and zstd are
- * sniffed) with the uncompressed bytes hashed for the diffID, or passed
+ * checked against its digest and size as it goes: decompressed (gzip and
+ * zstd by util/decoder.h, any other compression libarchive detects; all
+ * sniffed, so Docker's unnamed ones are too) with the uncompressed bytes
+ * hashed for the diffID, or passed
  * through as stored. The reading end is an ordinary descriptor for the
  * tar reader. If the reader stops early the thread still reads the blob
  * to its end, so a corrupted blob is always reported as corrupted.
@@ -24,7 +25,7 @@
 #include <archive_entry.h>
 
 #include "oci/feed.h"
-#include "util/gunzip.h"
+#include "util/decoder.h"
 #include "util/error.h"
 
 #define FEED_BUF (128u << 10)
@@ -103,24 +104,24 @@ static long blob_raw(void *arg, const uint8_t **buf)
 	return n < 0 ? (f->err.code ? f->err.code : -EIO) : (long)n;
 }
 
-/* gzip: decoded and checked by util/gunzip.c, member by member. */
-static int run_gunzip(struct oci_feed *f, char *out)
+/* gzip and zstd: decoded and checked by util/decoder.h. */
+static int run_decoder(struct oci_feed *f, enum decoder_kind kind, char *out)
 {
-	struct imgfs_gunzip_stream s;
+	struct decoder d;
 	char msg[160] = "";
 	long n = 0;
 	int ret = 0;
 
-	if (gunzip_stream_init(&s, blob_raw, f))
+	if (decoder_init(&d, kind, blob_raw, f))
 		return error_set(&f->err, -ENOMEM, "out of memory");
-	while (!ret && (n = gunzip_read(&s, (uint8_t *)out, FEED_BUF, msg,
-					sizeof(msg))) > 0)
+	while (!ret && (n = decoder_read(&d, (uint8_t *)out, FEED_BUF, msg,
+					 sizeof(msg))) > 0)
 		ret = sink(f, out, (size_t)n);
 	if (!ret && n < 0)
 		ret = msg[0] ? error_set(&f->err, -EBADMSG, "blob %s: %s",
 					 f->blob.want.str, msg)
 			     : (int)n; /* the blob reader's error, in f->err */
-	gunzip_stream_end(&s);
+	decoder_end(&d);
 	return ret;
 }
 
@@ -129,6 +130,7 @@ static int run_decompress(struct oci_feed *f)
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	char *out = malloc(FEED_BUF);
+	enum decoder_kind kind;
 	ssize_t peek;
 	int ret = 0, r;
 
@@ -142,8 +144,9 @@ static int run_decompress(struct oci_feed *f)
 		goto out;
 	}
 	f->pending = (size_t)peek;
-	if (gunzip_magic((const uint8_t *)f->inbuf, f->pending)) {
-		ret = run_gunzip(f, out);
+	kind = decoder_detect((const uint8_t *)f->inbuf, f->pending);
+	if (kind != DECODER_NONE) {
+		ret = run_decoder(f, kind, out);
 		goto out;
 	}
 	archive_read_support_filter_all(a);

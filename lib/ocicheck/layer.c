@@ -25,7 +25,7 @@
 #include "format/format.h"
 #include "imgfs/format.h"
 #include "ocicheck/check.h"
-#include "util/gunzip.h"
+#include "util/decoder.h"
 #include "util/tmpfile.h"
 #include "util/error.h"
 
@@ -34,16 +34,15 @@
 #define ANN_SOURCE "org.imgfs.source.digest"
 
 /*
- * The verifying reader, its bytes decoded by util/gunzip.c when they are
- * gzip, else by libarchive's filters.
+ * The verifying reader, its bytes decoded by util/decoder.h when they are
+ * gzip or zstd, else by libarchive's filters.
  */
 struct chk_stream {
 	struct oci_blob_reader r;
 	struct imgfs_error e;
 	bool failed;
-	bool gzip;
 	size_t pending; /* peeked bytes at the start of buf */
-	struct imgfs_gunzip_stream gs;
+	struct decoder dec; /* DECODER_NONE: libarchive decodes */
 	char msg[160];
 	char buf[65536];
 };
@@ -164,7 +163,7 @@ static int bounded(struct oci_chk *c, struct chk_blob *b, struct head *h,
 	return 0;
 }
 
-static long gz_raw(void *arg, const uint8_t **buf)
+static long dec_raw(void *arg, const uint8_t **buf)
 {
 	struct chk_stream *s = arg;
 	ssize_t n = raw_next(s);
@@ -178,15 +177,16 @@ static int open_plain(struct chk_stream *s, struct archive *a)
 {
 	struct archive_entry *ae;
 	ssize_t n = raw_next(s);
+	enum decoder_kind kind;
 	int r;
 
 	if (n < 0)
 		return ARCHIVE_FATAL;
 	s->pending = (size_t)n;
-	s->gzip = gunzip_magic((const uint8_t *)s->buf, s->pending);
-	if (s->gzip)
-		return gunzip_stream_init(&s->gs, gz_raw, s) ? ARCHIVE_FATAL
-							     : ARCHIVE_OK;
+	kind = decoder_detect((const uint8_t *)s->buf, s->pending);
+	if (kind != DECODER_NONE)
+		return decoder_init(&s->dec, kind, dec_raw, s) ? ARCHIVE_FATAL
+							       : ARCHIVE_OK;
 	archive_read_support_filter_all(a);
 	archive_read_support_format_raw(a);
 	archive_read_support_format_empty(a);
@@ -196,18 +196,18 @@ static int open_plain(struct chk_stream *s, struct archive *a)
 	return r;
 }
 
-static la_ssize_t read_plain(struct chk_stream *s, struct archive *a,
-			     char *buf, size_t size)
+static la_ssize_t read_plain(struct chk_stream *s, struct archive *a, char *buf,
+			     size_t size)
 {
-	if (!s->gzip)
+	if (s->dec.kind == DECODER_NONE)
 		return archive_read_data(a, buf, size);
-	return gunzip_read(&s->gs, (uint8_t *)buf, size, s->msg,
-			   sizeof(s->msg));
+	return decoder_read(&s->dec, (uint8_t *)buf, size, s->msg,
+			    sizeof(s->msg));
 }
 
 static const char *plain_error(struct chk_stream *s, struct archive *a)
 {
-	if (s->gzip)
+	if (s->dec.kind != DECODER_NONE)
 		return s->msg[0] ? s->msg : s->e.msg;
 	return archive_error_string(a);
 }
@@ -264,8 +264,8 @@ static int uncompress(struct oci_chk *c, struct chk_blob *b, int out_fd)
 		}
 	}
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF && r != ARCHIVE_WARN)
-		what = strdup(plain_error(s, a) ? plain_error(s, a) :
-						  "unreadable");
+		what = strdup(plain_error(s, a) ? plain_error(s, a)
+						: "unreadable");
 	/* the digest first: a corrupted blob is named as such */
 	if (!s->failed && !oci_blob_finish(&s->r, &s->e)) {
 		b->verified = true;
@@ -289,7 +289,7 @@ out:
 	free(what);
 	free(hd);
 	if (s)
-		gunzip_stream_end(&s->gs);
+		decoder_end(&s->dec);
 	if (a)
 		archive_read_free(a);
 	if (h)
@@ -386,9 +386,10 @@ static int compare_source(struct oci_chk *c, struct chk_blob *b,
 	imgfs_compare_options_init(&co);
 	/* the rules the layer was made with; none recorded: the defaults */
 	if (rules && oci_rules_parse(rules, &co)) {
-		chk_report(c, b, IMGFS_CHECK_ERROR, where,
-			   "EROFS layer %s is not compared with its source %s: its %s annotation has a rule this version cannot replay",
-			   b->digest.str, sd->str, OCI_ANN_RULES);
+		chk_report(
+			c, b, IMGFS_CHECK_ERROR, where,
+			"EROFS layer %s is not compared with its source %s: its %s annotation has a rule this version cannot replay",
+			b->digest.str, sd->str, OCI_ANN_RULES);
 		return 0;
 	}
 	co.report = forward_difference;

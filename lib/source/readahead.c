@@ -9,12 +9,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include <archive.h>
-
 #include "source/readahead.h"
 
 struct readahead {
-	struct archive *outer;
+	readahead_fill_fn fill;
+	void *arg;
 	size_t chunk;
 	unsigned int nslots;
 	pthread_t thread;
@@ -29,24 +28,6 @@ struct readahead {
 static uint8_t *slot(struct readahead *r, uint64_t n)
 {
 	return r->data + (size_t)(n % r->nslots) * r->chunk;
-}
-
-long readahead_fill(struct archive *outer, uint8_t *p, size_t chunk, bool *end)
-{
-	size_t n = 0;
-
-	while (n < chunk) {
-		la_ssize_t got = archive_read_data(outer, p + n, chunk - n);
-
-		if (got < 0)
-			return -1;
-		if (!got) {
-			*end = true;
-			break;
-		}
-		n += (size_t)got;
-	}
-	return (long)n;
 }
 
 static void *decode_thread(void *arg)
@@ -66,7 +47,7 @@ static void *decode_thread(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&r->lock);
-		n = readahead_fill(r->outer, slot(r, at), r->chunk, &end);
+		n = r->fill(r->arg, slot(r, at), r->chunk, &end);
 		pthread_mutex_lock(&r->lock);
 		if (n < 0) {
 			r->failed = true;
@@ -82,15 +63,16 @@ static void *decode_thread(void *arg)
 	return NULL;
 }
 
-struct readahead *readahead_start(struct archive *outer, size_t chunk,
-				  unsigned int nslots)
+struct readahead *readahead_start(readahead_fill_fn fill, void *arg,
+				  size_t chunk, unsigned int nslots)
 {
 	struct readahead *r = calloc(1, sizeof(*r));
 	int ret;
 
 	if (!r)
 		return NULL;
-	r->outer = outer;
+	r->fill = fill;
+	r->arg = arg;
 	r->chunk = chunk;
 	r->nslots = nslots;
 	r->len = calloc(nslots, sizeof(*r->len));

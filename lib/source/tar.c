@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tar streams: the raw input (gzip decoded here, other compressions through
+ * Tar streams: the raw input (gzip and zstd decoded here, others through
  * libarchive's filters) and libarchive's tar reader over it, with the rules
  * every user of a layer shares: entries end at the end-of-archive marker,
  * the rest of the input is drained and checked, damage names the entry.
@@ -24,7 +24,7 @@
 #include "source/readahead.h"
 #include "source/tar.h"
 #include "util/fileio.h"
-#include "util/gunzip.h"
+#include "util/decoder.h"
 #include "util/error.h"
 
 bool imgfs_source_is_dir(const char *path)
@@ -38,10 +38,12 @@ bool imgfs_source_is_dir(const char *path)
  * The raw input. gzip layers are decoded here (util/gunzip.c: ISA-L, or
  * zlib) rather than by libarchive's gzip filter, which does not check the
  * members' CRC-32 and length trailers: a corrupt layer must fail the
- * conversion. Other compressions are decoded by libarchive's filters, whose
- * libraries verify their own checksums; their bytes are handed through
- * unchanged. All of this runs on the decoding thread (source/readahead.c)
- * once the stream is open.
+ * conversion. zstd layers are decoded here too (util/unzstd.c; both
+ * through util/decoder.h), straight into the reader's buffers (see
+ * plain_fill). Other compressions are decoded by libarchive's filters,
+ * whose libraries verify their own checksums; their bytes are handed
+ * through unchanged. All of this runs on the decoding thread
+ * (source/readahead.c) once the stream is open.
  */
 #define SRC_IN (256u * 1024u)
 #define SRC_OUT (256u * 1024u)
@@ -49,19 +51,19 @@ bool imgfs_source_is_dir(const char *path)
 struct stream_source {
 	int fd;
 	bool own_fd;
-	bool gzip;
 	bool eof; /* no more raw input */
 	uint64_t raw_pos; /* raw bytes read from fd (read by progress) */
 	uint64_t in_start; /* raw offset of in[0] */
-	uint64_t handed; /* raw bytes handed to libarchive */
-	struct imgfs_gunzip_stream gs;
+	uint64_t handed; /* bytes handed to libarchive (decoded ones) */
+	struct decoder dec; /* kind DECODER_NONE: plain, or libarchive's */
 	const uint8_t *next_in; /* unused raw bytes in in[] */
 	size_t avail_in;
 	uint8_t in[SRC_IN];
 	uint8_t out[SRC_OUT];
 };
 
-static int src_fill_raw(struct stream_source *g)
+/* Up to @size raw bytes into @p: their count, 0 at the end, or -errno. */
+static ssize_t raw_read(struct stream_source *g, uint8_t *p, size_t size)
 {
 	ssize_t n;
 	int state;
@@ -69,18 +71,28 @@ static int src_fill_raw(struct stream_source *g)
 	/* the decoding thread may be stopped here, and only here */
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
 	do
-		n = read(g->fd, g->in, sizeof(g->in));
+		n = read(g->fd, p, size);
 	while (n < 0 && errno == EINTR);
 	pthread_setcancelstate(state, NULL);
 	if (n < 0)
 		return -errno;
 	g->eof = n == 0;
+	__atomic_store_n(&g->raw_pos, g->raw_pos + (uint64_t)n,
+			 __ATOMIC_RELAXED);
+	return n;
+}
+
+static int src_fill_raw(struct stream_source *g)
+{
+	uint64_t at = g->raw_pos;
+	ssize_t n = raw_read(g, g->in, sizeof(g->in));
+
+	if (n < 0)
+		return (int)n;
 	g->avail_in = (size_t)n;
 	if (!n)
 		return 0; /* in[] keeps the last bytes, for messages */
-	g->in_start = g->raw_pos;
-	__atomic_store_n(&g->raw_pos, g->raw_pos + (uint64_t)n,
-			 __ATOMIC_RELAXED);
+	g->in_start = at;
 	g->next_in = g->in;
 	return 0;
 }
@@ -99,7 +111,7 @@ static ssize_t src_fill(struct archive *a, struct stream_source *g)
 	return (ssize_t)g->avail_in;
 }
 
-/* The gzip decoder's raw input: the peeked bytes first. */
+/* The decoder's raw input: the peeked bytes first. */
 static long src_raw(void *arg, const uint8_t **buf)
 {
 	struct stream_source *g = arg;
@@ -117,15 +129,15 @@ static long src_raw(void *arg, const uint8_t **buf)
 	return (long)n;
 }
 
-static la_ssize_t gz_read(struct archive *a, struct stream_source *g,
-			  const void **buf)
+/* Decoded bytes into @p: their count, 0 at the end, or -1 with @a's error. */
+static long src_decode(struct archive *a, struct stream_source *g, uint8_t *p,
+		       size_t size)
 {
 	char msg[160] = "";
-	long n = gunzip_read(&g->gs, g->out, sizeof(g->out), msg, sizeof(msg));
+	long n = decoder_read(&g->dec, p, size, msg, sizeof(msg));
 
-	*buf = g->out;
 	if (n >= 0)
-		return (la_ssize_t)n;
+		return n;
 	if (msg[0])
 		archive_set_error(a, EINVAL, "%s", msg);
 	else
@@ -139,8 +151,13 @@ static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
 	struct stream_source *g = arg;
 	la_ssize_t n;
 
-	if (g->gzip)
-		return gz_read(a, g, buf);
+	if (g->dec.kind != DECODER_NONE) {
+		n = src_decode(a, g, g->out, sizeof(g->out));
+		*buf = g->out;
+		if (n > 0)
+			g->handed += (uint64_t)n;
+		return n;
+	}
 	if (src_fill(a, g) < 0)
 		return -1;
 	*buf = g->next_in;
@@ -150,12 +167,40 @@ static la_ssize_t src_read(struct archive *a, void *arg, const void **buf)
 	return n;
 }
 
+/*
+ * The source's next bytes straight into @p (at most @size), bypassing
+ * libarchive: decoded when compressed. Their count, 0 at the end, or -1
+ * with @a's error set.
+ */
+static long src_read_into(struct archive *a, struct stream_source *g,
+			  uint8_t *p, size_t size)
+{
+	long n;
+
+	if (g->dec.kind != DECODER_NONE)
+		return src_decode(a, g, p, size);
+	if (g->avail_in) {
+		n = (long)(g->avail_in < size ? g->avail_in : size);
+		memcpy(p, g->next_in, (size_t)n);
+		g->next_in += n;
+		g->avail_in -= (size_t)n;
+		return n;
+	}
+	if (g->eof)
+		return 0;
+	n = raw_read(g, p, size);
+	if (n >= 0)
+		return n;
+	archive_set_error(a, (int)-n, "read error: %s", strerror((int)-n));
+	return -1;
+}
+
 static int src_close(struct archive *a, void *arg)
 {
 	struct stream_source *g = arg;
 
 	(void)a;
-	gunzip_stream_end(&g->gs);
+	decoder_end(&g->dec);
 	if (g->own_fd)
 		close(g->fd);
 	free(g);
@@ -166,6 +211,7 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 				     struct imgfs_error *err)
 {
 	struct stream_source *g = calloc(1, sizeof(*g));
+	enum decoder_kind kind;
 	int ret;
 
 	if (!g) {
@@ -176,15 +222,15 @@ static struct stream_source *src_new(int fd, bool own_fd, const char *path,
 	}
 	g->fd = fd;
 	g->own_fd = own_fd;
-	/* peek at the first bytes: gzip or not */
+	/* peek at the first bytes: gzip, zstd or else */
 	ret = src_fill_raw(g);
 	if (ret) {
 		error_set(err, ret, "%s: %s", path, strerror(-ret));
 		src_close(NULL, g);
 		return NULL;
 	}
-	g->gzip = gunzip_magic(g->in, g->avail_in);
-	if (g->gzip && gunzip_stream_init(&g->gs, src_raw, g)) {
+	kind = decoder_detect(g->in, g->avail_in);
+	if (kind != DECODER_NONE && decoder_init(&g->dec, kind, src_raw, g)) {
 		src_close(NULL, g);
 		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
@@ -215,6 +261,8 @@ struct imgfs_tar {
 	struct archive *outer;
 	struct readahead *ra; /* decodes @outer ahead: compressed input */
 	bool compressed; /* the input is compressed */
+	bool direct; /* libarchive decodes nothing: see plain_fill */
+	uint64_t from_outer; /* plain bytes read through @outer */
 	struct archive *a; /* NULL for an empty plain stream */
 	const uint8_t *buf[2]; /* the last two chunks read */
 	uint8_t *own[2]; /* without @ra: where they are read to */
@@ -295,6 +343,43 @@ static int copy_plain(struct imgfs_tar *t, const uint8_t *p, size_t n,
 	return t->copy_err;
 }
 
+/*
+ * The next @chunk plain bytes into @p, fewer at the end (*@end set): the
+ * length, or -1 with @outer's error set. Where libarchive found no
+ * compression of its own (plain tar, or gzip and zstd, which src_read
+ * decodes), it only copies: once the bytes it was handed while it probed
+ * the stream are taken back, the rest comes straight from the source, one
+ * copy fewer.
+ */
+static long plain_fill(void *arg, uint8_t *p, size_t chunk, bool *end)
+{
+	struct imgfs_tar *t = arg;
+	size_t n = 0;
+
+	while (n < chunk) {
+		size_t want = chunk - n;
+		long got;
+
+		if (!t->direct || t->from_outer < t->src->handed) {
+			if (t->direct && want > t->src->handed - t->from_outer)
+				want = (size_t)(t->src->handed - t->from_outer);
+			got = (long)archive_read_data(t->outer, p + n, want);
+			if (got > 0)
+				t->from_outer += (uint64_t)got;
+		} else {
+			got = src_read_into(t->outer, t->src, p + n, want);
+		}
+		if (got < 0)
+			return -1;
+		if (!got) {
+			*end = true;
+			break;
+		}
+		n += (size_t)got;
+	}
+	return (long)n;
+}
+
 /* buf[@i] becomes the next FEED_SIZE plain bytes (fewer at the end). */
 static int plain_take(struct imgfs_tar *t, unsigned int i)
 {
@@ -307,8 +392,7 @@ static int plain_take(struct imgfs_tar *t, unsigned int i)
 		if (readahead_next(t->ra, &t->buf[i], &n, &t->plain_end))
 			return -1;
 	} else {
-		got = readahead_fill(t->outer, t->own[i], FEED_SIZE,
-				     &t->plain_end);
+		got = plain_fill(t, t->own[i], FEED_SIZE, &t->plain_end);
 		if (got < 0)
 			return -1;
 		t->buf[i] = t->own[i];
@@ -415,14 +499,16 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 	if (archive_format(t->outer) == ARCHIVE_FORMAT_EMPTY &&
 	    archive_errno(t->outer))
 		goto fail;
-	t->compressed = t->src->gzip || archive_filter_count(t->outer) > 1;
+	t->compressed = t->src->dec.kind != DECODER_NONE ||
+			archive_filter_count(t->outer) > 1;
+	t->direct = archive_filter_count(t->outer) == 1;
 	r = archive_read_next_header(t->outer, &oe);
 	if (r == ARCHIVE_EOF)
 		t->plain_end = true;
 	else if (r != ARCHIVE_OK)
 		goto fail;
 	if (t->compressed && !t->plain_end) {
-		t->ra = readahead_start(t->outer, FEED_SIZE, RA_SLOTS);
+		t->ra = readahead_start(plain_fill, t, FEED_SIZE, RA_SLOTS);
 		if (!t->ra)
 			return error_set(err, -errno, "%s: %s", t->path,
 					 strerror(errno));
@@ -587,9 +673,9 @@ static const char *where(const struct imgfs_tar *t, char *buf, size_t size)
 
 /*
  * After the decoder reported the end of its data, nothing may follow in
- * the raw input: gzip is checked as it is decoded, the others here (the
- * bzip2 and lz4 decoders stop quietly before bytes that do not start
- * another stream).
+ * the raw input: gzip and zstd are checked as they are decoded, the others
+ * here (the bzip2 and lz4 decoders stop quietly before bytes that do not
+ * start another stream).
  */
 static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 {
@@ -600,7 +686,8 @@ static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 	char hex[40];
 	int ret;
 
-	if (g->gzip || archive_filter_count(t->outer) < 2 || used < 0)
+	if (g->dec.kind != DECODER_NONE || archive_filter_count(t->outer) < 2 ||
+	    used < 0)
 		return 0;
 	if (g->handed > (uint64_t)used) {
 		if ((uint64_t)used >= g->in_start) {
