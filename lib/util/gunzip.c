@@ -186,8 +186,8 @@ int gunzip_stream_init(struct imgfs_gunzip_stream *s, imgfs_gunzip_in_fn in,
 		       void *arg)
 {
 	memset(s, 0, sizeof(*s));
-	s->in = in;
-	s->arg = arg;
+	s->raw.in = in;
+	s->raw.arg = arg;
 	s->in_member = true;
 	s->gz = gunzip_new();
 	return s->gz ? 0 : -ENOMEM;
@@ -199,18 +199,17 @@ void gunzip_stream_end(struct imgfs_gunzip_stream *s)
 	s->gz = NULL;
 }
 
-/* Raw bytes when none are left: 0, or -errno from the callback. */
-static int stream_fill(struct imgfs_gunzip_stream *s)
+int raw_input_fill(struct imgfs_raw_input *r)
 {
 	long n;
 
-	if (s->avail || s->eof)
+	if (r->avail || r->eof)
 		return 0;
-	n = s->in(s->arg, &s->next);
+	n = r->in(r->arg, &r->next);
 	if (n < 0)
 		return (int)n;
-	s->avail = (size_t)n;
-	s->eof = n == 0;
+	r->avail = (size_t)n;
+	r->eof = n == 0;
 	return 0;
 }
 
@@ -218,20 +217,21 @@ static int stream_fill(struct imgfs_gunzip_stream *s)
 static int stream_next_member(struct imgfs_gunzip_stream *s, char *msg,
 			      size_t msglen)
 {
+	struct imgfs_raw_input *raw = &s->raw;
 	char hex[40];
-	int ret = stream_fill(s);
+	int ret = raw_input_fill(raw);
 
 	if (ret)
 		return ret;
-	if (!s->avail) {
+	if (!raw->avail) {
 		s->done = true;
 		return 0;
 	}
-	if (s->next[0] != 0x1f) {
-		hex_bytes(hex, sizeof(hex), s->next, s->avail);
+	if (raw->next[0] != 0x1f) {
+		hex_bytes(hex, sizeof(hex), raw->next, raw->avail);
 		snprintf(msg, msglen,
 			 "trailing garbage after the gzip data at byte %llu of the input: %s",
-			 (unsigned long long)s->pos, hex);
+			 (unsigned long long)raw->pos, hex);
 		return -EINVAL;
 	}
 	gunzip_member(s->gz);
@@ -242,20 +242,24 @@ static int stream_next_member(struct imgfs_gunzip_stream *s, char *msg,
 long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out, size_t size,
 		 char *msg, size_t msglen)
 {
+	struct imgfs_raw_input *raw = &s->raw;
+
 	while (!s->done) {
 		const char *why;
-		size_t len = size, before;
+		const uint8_t *in;
+		size_t len = size, in_len;
 		int r;
 
-		r = s->in_member ? stream_fill(s) :
+		r = s->in_member ? raw_input_fill(raw) :
 				   stream_next_member(s, msg, msglen);
 		if (r)
 			return r;
 		if (!s->in_member)
 			continue;
-		before = s->avail;
-		r = gunzip_step(s->gz, &s->next, &s->avail, out, &len, &why);
-		s->pos += before - s->avail;
+		in = raw->next;
+		in_len = raw->avail;
+		r = gunzip_step(s->gz, &in, &in_len, out, &len, &why);
+		raw_input_used(raw, raw->avail - in_len);
 		if (r < 0) {
 			snprintf(msg, msglen, "corrupt gzip data: %s", why);
 			return r;
@@ -265,7 +269,7 @@ long gunzip_read(struct imgfs_gunzip_stream *s, uint8_t *out, size_t size,
 		if (len)
 			return (long)len;
 		/* the decoder may hold input back: ask it before saying so */
-		if (!r && !s->avail && s->eof) {
+		if (!r && !raw->avail && raw->eof) {
 			snprintf(msg, msglen, "truncated gzip input");
 			return -EINVAL;
 		}

@@ -32,15 +32,34 @@ int gunzip_step(struct imgfs_gunzip *g, const uint8_t **in, size_t *in_len,
  */
 typedef long (*imgfs_gunzip_in_fn)(void *arg, const uint8_t **buf);
 
-/* A whole gzip input: its members one after the other, nothing else. */
-struct imgfs_gunzip_stream {
-	struct imgfs_gunzip *gz;
+/*
+ * A decoder's raw input, shared by the gzip and zstd streams: what the
+ * callback gave and the decoder has not used yet.
+ */
+struct imgfs_raw_input {
 	imgfs_gunzip_in_fn in;
 	void *arg;
 	const uint8_t *next; /* raw bytes not yet used */
 	size_t avail;
 	uint64_t pos; /* raw offset of @next */
-	bool eof, in_member, done;
+	bool eof;
+};
+
+/* Ask the callback for more when nothing is left: 0, or its -errno. */
+int raw_input_fill(struct imgfs_raw_input *r);
+/* @n bytes at @next were used. */
+static inline void raw_input_used(struct imgfs_raw_input *r, size_t n)
+{
+	r->next += n;
+	r->avail -= n;
+	r->pos += n;
+}
+
+/* A whole gzip input: its members one after the other, nothing else. */
+struct imgfs_gunzip_stream {
+	struct imgfs_gunzip *gz;
+	struct imgfs_raw_input raw;
+	bool in_member, done;
 };
 
 int gunzip_stream_init(struct imgfs_gunzip_stream *s, imgfs_gunzip_in_fn in,

@@ -23,8 +23,8 @@ int unzstd_stream_init(struct imgfs_unzstd_stream *s, imgfs_gunzip_in_fn in,
 		       void *arg)
 {
 	memset(s, 0, sizeof(*s));
-	s->in = in;
-	s->arg = arg;
+	s->raw.in = in;
+	s->raw.arg = arg;
 	s->between = true;
 	s->dctx = ZSTD_createDStream();
 	return s->dctx ? 0 : -ENOMEM;
@@ -36,65 +36,51 @@ void unzstd_stream_end(struct imgfs_unzstd_stream *s)
 	s->dctx = NULL;
 }
 
-/* Raw bytes when none are left: 0, or -errno from the callback. */
-static int stream_fill(struct imgfs_unzstd_stream *s)
-{
-	long n;
-
-	if (s->avail || s->eof)
-		return 0;
-	n = s->in(s->arg, &s->next);
-	if (n < 0)
-		return (int)n;
-	s->avail = (size_t)n;
-	s->eof = n == 0;
-	return 0;
-}
-
 long unzstd_read(struct imgfs_unzstd_stream *s, uint8_t *out, size_t size,
 		 char *msg, size_t msglen)
 {
+	struct imgfs_raw_input *raw = &s->raw;
+
 	while (!s->done) {
 		ZSTD_outBuffer ob = { out, size, 0 };
 		ZSTD_inBuffer ib;
 		char hex[40];
 		size_t r;
-		int ret = stream_fill(s);
+		int ret = raw_input_fill(raw);
 
 		if (ret)
 			return ret;
-		if (!s->avail && s->between) {
+		if (!raw->avail && s->between) {
 			s->done = true;
 			break;
 		}
-		ib.src = s->next;
-		ib.size = s->avail;
+		ib.src = raw->next;
+		ib.size = raw->avail;
 		ib.pos = 0;
 		r = ZSTD_decompressStream(s->dctx, &ob, &ib);
-		s->next += ib.pos;
-		s->avail -= ib.pos;
+		raw_input_used(raw, ib.pos);
 		if (ZSTD_isError(r)) {
 			/* what follows a whole frame is not another one */
-			if (s->between && s->pos &&
+			if (s->between && raw->pos &&
 			    ZSTD_getErrorCode(r) == ZSTD_error_prefix_unknown) {
-				hex_bytes(hex, sizeof(hex), s->next, s->avail);
+				hex_bytes(hex, sizeof(hex), raw->next,
+					  raw->avail);
 				snprintf(
 					msg, msglen,
 					"trailing garbage after the zstd data at byte %llu of the input: %s",
-					(unsigned long long)s->pos, hex);
+					(unsigned long long)raw->pos, hex);
 			} else {
 				snprintf(msg, msglen, "corrupt zstd data: %s",
 					 ZSTD_getErrorName(r));
 			}
 			return -EINVAL;
 		}
-		s->pos += ib.pos;
 		/* 0: a frame ended and all it decoded is out */
 		s->between = r == 0;
 		if (ob.pos)
 			return (long)ob.pos;
 		/* the input ended and the decoder, asked, gave nothing more */
-		if (!s->avail && s->eof && !s->between) {
+		if (!raw->avail && raw->eof && !s->between) {
 			snprintf(msg, msglen, "truncated zstd input");
 			return -EINVAL;
 		}

@@ -12,16 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/gunzip.h" /* imgfs_gunzip_in_fn: the raw input callback */
+#include "util/gunzip.h" /* struct imgfs_raw_input */
 
 struct imgfs_unzstd_stream {
 	void *dctx; /* ZSTD_DStream */
-	imgfs_gunzip_in_fn in;
-	void *arg;
-	const uint8_t *next; /* raw bytes not yet used */
-	size_t avail;
-	uint64_t pos; /* raw offset of @next */
-	bool eof, done;
+	struct imgfs_raw_input raw;
+	bool done;
 	bool between; /* at a frame boundary: the last frame ended */
 };
 
