@@ -41,17 +41,7 @@ PYTHON=python3
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 
-# Run the real binary, not libtool's wrapper script, so that the peak RSS
-# is mkfs.img's own.
-if [ -n "${IMGFS_MKFS:-}" ]; then
-	read -r -a MKFS <<<"$IMGFS_MKFS"
-elif [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
-	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	MKFS=("$top_builddir/mkfs/.libs/mkfs.img")
-else
-	MKFS=("$top_builddir/mkfs/mkfs.img")
-fi
-[ -x "${MKFS[0]}" ] || { echo "mkfs.img not found: ${MKFS[0]}" >&2; exit 1; }
+. "$top_srcdir/bench/mkfs-binary.sh"
 
 mkdir -p "$BENCH_DIR"
 OUT=$BENCH_DIR/out

@@ -29,15 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
 top_builddir=${top_builddir:-$PWD}
 [ -e "$top_builddir/mkfs/mkfs.img" ] || top_builddir=$top_srcdir
-# the real binary, not libtool's wrapper script, whose shell would be timed
-if [ -n "${IMGFS_MKFS:-}" ]; then
-	read -r -a MKFS <<<"$IMGFS_MKFS"
-elif [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
-	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	MKFS=("$top_builddir/mkfs/.libs/mkfs.img")
-else
-	MKFS=("$top_builddir/mkfs/mkfs.img")
-fi
+. "$top_srcdir/bench/mkfs-binary.sh"
 BENCH_DIR=${BENCH_DIR:-/tmp/imgfs-bench}
 mkdir -p "$BENCH_DIR"
 WORK=$(mktemp -d "$BENCH_DIR/gzip.XXXXXX")
