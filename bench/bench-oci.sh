@@ -50,13 +50,7 @@ PYTHON=python3
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 command -v zstd >/dev/null || { echo "needs zstd" >&2; exit 1; }
-if [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
-	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	MKFS=$top_builddir/mkfs/.libs/mkfs.img
-else
-	MKFS=$top_builddir/mkfs/mkfs.img
-fi
-[ -x "$MKFS" ] || { echo "mkfs.img not found: $MKFS" >&2; exit 1; }
+. "$top_srcdir/bench/mkfs-binary.sh"
 
 TAR=${1:-$BENCH_DIR/layer.tar}
 if [ ! -e "$TAR" ]; then
@@ -106,7 +100,7 @@ run() {
 	for ((i = 0; i < RUNS; i++)); do
 		$prep
 		# shellcheck disable=SC2086 # OPTS are options
-		"$TIME" -f '%e %M' -o "$WORK/time" "$MKFS" --oci --json $OPTS "$@" \
+		"$TIME" -f '%e %M' -o "$WORK/time" "${MKFS[@]}" --oci --json $OPTS "$@" \
 			>"$WORK/sum.json" 2>"$WORK/err" ||
 			{ cat "$WORK/err" >&2; exit 1; }
 		read -r w r <"$WORK/time"
@@ -140,7 +134,7 @@ fresh_nv() { rm -rf "$WORK/nv"; }
 fresh_cache() { rm -rf "$WORK/dst" "$WORK/cache"; }
 fresh_keep_cache() { rm -rf "$WORK/dst"; }
 none() { :; }
-half() { rm -rf "$WORK/dst"; "$MKFS" --oci -q --ref=img1 $OPTS "$SRC" "$WORK/dst"; }
+half() { rm -rf "$WORK/dst"; "${MKFS[@]}" --oci -q --ref=img1 $OPTS "$SRC" "$WORK/dst"; }
 
 echo "mkfs.img --oci: $(du -sh "$SRC" | cut -f1) layout, 3 images, 5 units" \
 	"($(du -ch "$SPLIT"/part*.tar | tail -n 1 | cut -f1) of tar); $RUNS runs each; options: ${OPTS:-none}"
