@@ -11,4 +11,4 @@ elif [ -x "$top_builddir/mkfs/.libs/mkfs.img" ]; then
 else
 	MKFS=("$top_builddir/mkfs/mkfs.img")
 fi
-[ -x "${MKFS[0]}" ] || { echo "mkfs.img not found: ${MKFS[0]}" >&2; exit 1; }
+command -v "${MKFS[0]}" >/dev/null || { echo "mkfs.img not found: ${MKFS[0]}" >&2; exit 1; }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "reader/zdata.h"
+#include "util/bigbuf.h"
 #include "util/vec.h"
 #include "util/error.h"
 
@@ -29,14 +30,14 @@ void zwork_free(struct imgfs_zwork *w)
 		return;
 	free(w->in);
 	free(w->ra);
-	free(w->out);
+	bigbuf_free(w->out, w->out_cap);
 	zdecoder_free(w->dec);
 	free(w);
 }
 
 void zcache_free(struct imgfs_zcache *c)
 {
-	free(c->buf);
+	bigbuf_free(c->buf, c->cap);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -273,9 +274,9 @@ static int decode(struct imgfs_image *img, struct imgfs_zstate *zs,
 	    ext->length > IMGFS_MAX_EXTENT_SIZE)
 		return zerr(err, -IMGFS_EFSCORRUPTED, inode, ext,
 			    "pcluster or extent size out of bounds");
+	/* decoded pclusters can be megabytes: util/bigbuf.h */
 	if (IMGFS_VEC_RESERVE(w->in, w->in_cap, (size_t)ext->plen, BUF_STEP) ||
-	    IMGFS_VEC_RESERVE(w->out, w->out_cap, (size_t)ext->length,
-			      BUF_STEP))
+	    bigbuf_reserve(&w->out, &w->out_cap, (size_t)ext->length))
 		return error_set(err, -ENOMEM, "out of memory");
 	ret = read_pcluster(img, w, inode, ext, &in, err);
 	if (ret)
