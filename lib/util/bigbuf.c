@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "util/bigbuf.h"
+#include "util/vec.h"
 
 #define BIGBUF_FIRST (64u << 10)
 #define BIGBUF_HUGE (2u << 20) /* a huge page on x86-64 and arm64 (4K) */
@@ -42,16 +43,13 @@ void bigbuf_free(uint8_t *buf, size_t cap)
 
 int bigbuf_reserve(uint8_t **buf, size_t *cap, size_t need)
 {
-	size_t want = *cap ? *cap : BIGBUF_FIRST;
+	size_t want = vec_next_cap(*cap, need, BIGBUF_FIRST);
 	uint8_t *p;
 
 	if (need <= *cap)
 		return 0;
-	while (want < need) {
-		if (want > SIZE_MAX / 2)
-			return -ENOMEM;
-		want *= 2;
-	}
+	if (!want)
+		return -ENOMEM;
 	if (mapped(want)) {
 		/* whole huge pages */
 		want = (want + BIGBUF_HUGE - 1) & ~(size_t)(BIGBUF_HUGE - 1);

@@ -39,7 +39,12 @@ void decoder_end(struct decoder *d)
 long decoder_read(struct decoder *d, uint8_t *out, size_t size, char *msg,
 		  size_t msglen)
 {
-	if (d->kind == DECODER_GZIP)
+	switch (d->kind) {
+	case DECODER_GZIP:
 		return gunzip_read(&d->gz, out, size, msg, msglen);
-	return unzstd_read(&d->zs, out, size, msg, msglen);
+	case DECODER_ZSTD:
+		return unzstd_read(&d->zs, out, size, msg, msglen);
+	default:
+		return -EINVAL; /* nothing started */
+	}
 }

@@ -15,6 +15,12 @@
  * enough), or -ENOMEM with *@p and *@cap unchanged.
  */
 int vec_reserve(void **p, size_t *cap, size_t need, size_t size, size_t first);
+/*
+ * The capacity vec_reserve() grows @cap to for @need: doubled from @cap
+ * (from @first, at least 1, when @cap is 0) until it holds @need; 0 when
+ * that would overflow. @cap itself when it already holds @need.
+ */
+size_t vec_next_cap(size_t cap, size_t need, size_t first);
 
 /* vec_reserve() for an array @arr with size_t capacity @cap. */
 #define IMGFS_VEC_RESERVE(arr, cap, need, first) \
