@@ -36,7 +36,13 @@ static uint32_t probe_hash(uint32_t v, unsigned int bits)
 	return (v * 2654435761u) >> (32 - bits);
 }
 
-/* Bytes of @src that repeat earlier bytes in matches of useful length. */
+/*
+ * Bytes of @src that repeat earlier bytes in matches of useful length.
+ * Every position goes into the table but only every fourth is looked up:
+ * a repeat of PROBE_MATCH_MIN + 3 bytes or more is still found, less its
+ * first bytes at most, and where nothing repeats (the data this probe is
+ * for) a byte costs a hash and a store, not also a load and a compare.
+ */
 static size_t match_bytes(struct imgfs_zprobe *pr, const uint8_t *src,
 			  size_t len)
 {
@@ -62,9 +68,13 @@ static size_t match_bytes(struct imgfs_zprobe *pr, const uint8_t *src,
 		if (n >= PROBE_MATCH_MIN) {
 			covered += n;
 			i += n;
-		} else {
-			i++;
+			continue;
 		}
+		/* i + 3 + 4 <= len: the next three are whole words */
+		for (unsigned int k = 1; k < 4; k++)
+			pr->pos[probe_hash(read32(src + i + k), bits)] =
+				(uint32_t)(i + k) + 1;
+		i += 4;
 	}
 	return covered;
 }

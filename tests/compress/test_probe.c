@@ -122,6 +122,21 @@ static void check_probe(struct imgfs_zprobe *pr)
 	CHECK(!zprobe_incompressible(pr, buf, PCL));
 	CHECK(lzma_saving(buf, PCL) > (long)(PCL / 2));
 
+	/*
+	 * One pcluster of 4 KiB, random but for 40 bytes seen before at an
+	 * odd distance: the 1/128 a pcluster must save is 32 bytes, so the
+	 * repeat alone makes it worth compressing, wherever it starts.
+	 */
+	for (size_t at = 1001; at < 1005; at++) {
+		fill_random(buf, 4096, 11);
+		memcpy(buf + at, buf + 100, 40);
+		CHECK(!zprobe_incompressible(pr, buf, 4096));
+	}
+	/* 8 bytes repeated are too few to matter */
+	fill_random(buf, 4096, 12);
+	memcpy(buf + 1001, buf + 100, 8);
+	CHECK(zprobe_incompressible(pr, buf, 4096));
+
 	/* repeats 100 KiB apart: beyond LZ4's reach, not LZMA's */
 	fill_random(buf, 100 << 10, 4);
 	memcpy(buf + (100 << 10), buf, PCL - (100 << 10));
