@@ -161,9 +161,10 @@ int imgfs_compare_tar(struct imgfs_image *img, const char *tar_path,
  *
  * To read the tar once while the image is made from it: create the
  * comparison without an image, give the tar (the same stream the writer
- * reads, teed) to imgfs_compare_read_tar() in a thread of its own, then,
- * the image finished, imgfs_compare_set_image(), the check as above, and
- * imgfs_compare_run() with no tar.
+ * reads) to imgfs_compare_read_tar() or imgfs_compare_read_tar_stream()
+ * in a thread of its own, then, the image finished,
+ * imgfs_compare_set_image(), the check as above, and imgfs_compare_run()
+ * with no tar.
  */
 struct imgfs_compare;
 
@@ -199,6 +200,15 @@ int imgfs_compare_check_entry(void *compare, const struct imgfs_check_entry *e);
 IMGFS_API
 int imgfs_compare_read_tar(struct imgfs_compare *c, const char *tar_path,
 			   struct imgfs_error *err);
+
+/*
+ * The same from the tar reader @t (imgfs_tar_open(), read from its start;
+ * the caller closes it), named @name in messages: for a stream that is
+ * decoded once and read by the writer and the comparison alike.
+ */
+IMGFS_API
+int imgfs_compare_read_tar_stream(struct imgfs_compare *c, struct imgfs_tar *t,
+				  const char *name, struct imgfs_error *err);
 
 /*
  * The image of a comparison created without one (it must outlive @c):

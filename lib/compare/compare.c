@@ -112,6 +112,16 @@ int imgfs_compare_read_tar(struct imgfs_compare *c, const char *tar_path,
 	return cmp_replay_tar(c, tar_path, err);
 }
 
+int imgfs_compare_read_tar_stream(struct imgfs_compare *c, struct imgfs_tar *t,
+				  const char *name, struct imgfs_error *err)
+{
+	if (c->tar_read || c->ran)
+		return error_set(err, -EINVAL,
+				 "a comparison reads its tar only once");
+	c->tar_read = true;
+	return cmp_replay_opened(c, t, name ? name : "-", err);
+}
+
 int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,
 		      struct imgfs_compare_result *res, struct imgfs_error *err)
 {

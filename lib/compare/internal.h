@@ -201,8 +201,12 @@ int cmp_fill_inode(struct imgfs_compare *c, struct archive *a,
  */
 int cmp_tar_names(const uint8_t *p, size_t n, char **path, char **link);
 
+/* The tar at @tar read into what the image should hold. */
 int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		   struct imgfs_error *err);
+/* The same from @t, open already (the caller closes it); @tar names it. */
+int cmp_replay_opened(struct imgfs_compare *c, struct imgfs_tar *t,
+		      const char *tar, struct imgfs_error *err);
 
 /* image.c */
 int cmp_image_add(struct imgfs_compare *c, uint64_t parent_nid,

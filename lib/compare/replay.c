@@ -355,6 +355,19 @@ static int own_names(struct imgfs_compare *c, struct imgfs_tar *t,
 int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		   struct imgfs_error *err)
 {
+	struct imgfs_tar *t = imgfs_tar_open(tar, err);
+	int ret;
+
+	if (!t)
+		return err->code ? err->code : -EIO;
+	ret = cmp_replay_opened(c, t, tar, err);
+	imgfs_tar_close(t);
+	return ret;
+}
+
+int cmp_replay_opened(struct imgfs_compare *c, struct imgfs_tar *t,
+		      const char *tar, struct imgfs_error *err)
+{
 	struct imgfs_tar_options to = {
 		.allow_missing_end = c->o.flags &
 				     IMGFS_COMPARE_F_ALLOW_MISSING_END,
@@ -362,12 +375,9 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 		.warn = c->o.warn,
 		.warn_arg = c->o.warn_arg,
 	};
-	struct imgfs_tar *t = imgfs_tar_open(tar, err);
 	struct archive_entry *ae;
 	int r, ret = 0;
 
-	if (!t)
-		return err->code ? err->code : -EIO;
 	c->pax_trunc = cmp_pax_sign_lost();
 	while ((r = tar_next(t, &to, &ae, err)) > 0) {
 		const char *path;
@@ -397,7 +407,6 @@ int cmp_replay_tar(struct imgfs_compare *c, const char *tar,
 	if (r < 0)
 		ret = r;
 	c->res.archive_entries = imgfs_tar_entries(t);
-	imgfs_tar_close(t);
 	if (!ret)
 		fflags_tally_warn(&c->fflags,
 				  "file flags mkfs.img drops are on", c->o.warn,

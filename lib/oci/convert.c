@@ -147,7 +147,8 @@ static int compare_new(const struct imgfs_mkfs_options *m,
 /* The comparison's own reading of the stream the writer reads. */
 struct tee_read {
 	struct imgfs_compare *c;
-	int fd;
+	struct imgfs_tar *t;
+	const char *name;
 	int ret;
 	struct imgfs_error err;
 };
@@ -155,21 +156,33 @@ struct tee_read {
 static void *tee_read_thread(void *arg)
 {
 	struct tee_read *tr = arg;
-	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", tr->fd);
 	imgfs_error_clear(&tr->err);
-	tr->ret = imgfs_compare_read_tar(tr->c, path, &tr->err);
+	tr->ret =
+		imgfs_compare_read_tar_stream(tr->c, tr->t, tr->name, &tr->err);
 	/* whatever happened, the feed must not wait for this reader */
-	close(tr->fd);
+	imgfs_tar_close(tr->t);
+	tr->t = NULL;
 	return NULL;
 }
 
+/* The feed's error, if any, in @err instead of what its readers saw. */
+static int feed_end_first(struct oci_feed *f, struct imgfs_error *err)
+{
+	struct imgfs_error ferr;
+
+	imgfs_error_clear(&ferr);
+	if (!oci_feed_end(f, &ferr))
+		return 0;
+	imgfs_error_clear(err);
+	return error_set(err, ferr.code, "%s", ferr.msg);
+}
+
 /*
- * The blob streamed once into the writer and, unless @cmp is NULL, into
- * the comparison's reading of the tar on a thread of its own: what the
+ * The blob decoded once for the writer and, unless @cmp is NULL, for the
+ * comparison's reading of the tar on a thread of its own: what the
  * image should hold is known when the image is, without a second read
- * or decompression of the blob.
+ * or decompression of the blob, and the two read the same decoded bytes.
  */
 static int build(const struct oci_run *run, struct oci_unit *u,
 		 const struct imgfs_mkfs_options *m, int fd,
@@ -178,31 +191,32 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 {
 	struct imgfs_writer *w = NULL;
 	struct imgfs_tar *t = NULL;
-	struct imgfs_error ferr;
 	struct oci_feed f;
 	struct read_ctx rc = { run, u };
-	struct tee_read tr = { .c = cmp, .fd = -1 };
+	struct tee_read tr = { .c = cmp };
 	pthread_t tee_thread;
 	bool tee_running = false;
 	char name[OCI_DIGEST_MAX + 8];
 	int ret;
 
-	ret = oci_feed_start_cb(&f, run->src, &u->blob, u->blob_size, true,
-				cmp != NULL, on_read, &rc, err);
+	snprintf(name, sizeof(name), "blob %s", u->blob.str);
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true,
+			     cmp ? 2 : 1, on_read, &rc, err);
 	if (ret)
 		return ret;
 	if (cmp) {
-		tr.fd = f.tee_rfd;
-		f.tee_rfd = -1;
+		tr.name = name;
+		tr.t = oci_feed_tar(&f, 1, name, err);
+		if (!tr.t)
+			goto fail_tee;
 		if (pthread_create(&tee_thread, NULL, tee_read_thread, &tr)) {
-			close(tr.fd);
-			oci_feed_end(&f, NULL);
-			return error_set(err, -EAGAIN, "cannot start a thread");
+			imgfs_tar_close(tr.t);
+			error_set(err, -EAGAIN, "cannot start a thread");
+			goto fail_tee;
 		}
 		tee_running = true;
 	}
-	snprintf(name, sizeof(name), "blob %s", u->blob.str);
-	t = imgfs_tar_open_fd(f.rfd, name, err);
+	t = oci_feed_tar(&f, 0, name, err);
 	ret = t ? 0 : err->code;
 	if (!ret) {
 		w = imgfs_writer_create(m, fd, err);
@@ -213,17 +227,13 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	if (!ret)
 		ret = imgfs_writer_finish(w, st, err);
 	imgfs_writer_destroy(w);
-	imgfs_tar_close(t);
 	/* the writer reads no more: the comparison's reading goes on alone */
-	oci_feed_close_reader(&f);
+	imgfs_tar_close(t);
 	if (tee_running)
 		pthread_join(tee_thread, NULL);
-	imgfs_error_clear(&ferr);
 	/* a corrupted blob is the cause of whatever the readers found */
-	if (oci_feed_end(&f, &ferr)) {
-		imgfs_error_clear(err);
-		return error_set(err, ferr.code, "%s", ferr.msg);
-	}
+	if (feed_end_first(&f, err))
+		return err->code;
 	/* say which layer the entry is in */
 	if (ret && !strstr(err->msg, u->blob.str))
 		error_prefix(err, ret, "layer %s (diffID %s)", u->blob.str,
@@ -239,6 +249,9 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 			"layer %s: the comparison could not read its tar: %s",
 			u->blob.str, tr.err.msg);
 	return 0;
+fail_tee:
+	ret = err->code;
+	return feed_end_first(&f, err) ? err->code : ret;
 }
 
 /*
@@ -250,22 +263,23 @@ static int compare_streamed(const struct oci_run *run, const struct oci_unit *u,
 			    struct imgfs_compare_result *cres,
 			    struct imgfs_error *err)
 {
-	struct imgfs_error ferr;
+	struct imgfs_tar *t;
 	struct oci_feed f;
-	char path[64];
-	int ret, fret;
+	char name[OCI_DIGEST_MAX + 8];
+	int ret;
 
-	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, err);
+	snprintf(name, sizeof(name), "blob %s", u->blob.str);
+	ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, 1,
+			     NULL, NULL, err);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", f.rfd);
-	ret = imgfs_compare_run(c, path, cres, err);
-	imgfs_error_clear(&ferr);
-	fret = oci_feed_end(&f, &ferr);
-	if (fret) {
-		imgfs_error_clear(err);
-		return error_set(err, fret, "%s", ferr.msg);
-	}
+	t = oci_feed_tar(&f, 0, name, err);
+	ret = t ? imgfs_compare_read_tar_stream(c, t, name, err) : err->code;
+	imgfs_tar_close(t);
+	if (!ret)
+		ret = imgfs_compare_run(c, NULL, cres, err);
+	if (feed_end_first(&f, err))
+		return err->code;
 	return ret ? ret
 		   : oci_feed_check_diff_id(&f, &u->blob, &u->diff_id, err);
 }

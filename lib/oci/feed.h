@@ -1,64 +1,79 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * oci/feed.h - a layer blob streamed into a pipe, verified as it goes
- * (feed.c).
+ * oci/feed.h - a layer blob decoded once on a thread of its own, verified
+ * as it goes, and read by as many tar readers as need it (feed.c).
  */
 #ifndef IMGFS_OCI_FEED_H
 #define IMGFS_OCI_FEED_H
 
-#include <pthread.h>
+#include <archive.h>
 
 #include "oci/internal.h"
+#include "util/decoder.h"
+
+struct readahead;
+
+/* How the blob's bytes become the plain stream. */
+enum oci_feed_mode {
+	FEED_START, /* not read yet */
+	FEED_RAW, /* stored plain, or not to be decompressed */
+	FEED_DECODER, /* gzip or zstd: util/decoder.h */
+	FEED_ARCHIVE, /* any other compression libarchive knows */
+	FEED_EMPTY, /* compressed, and empty once decompressed */
+};
+
+#define OCI_FEED_READERS 2
 
 struct oci_feed {
 	struct oci_blob_reader blob;
-	int rfd; /* the caller reads the stream here */
-	int wfd;
-	/* with a tee, the same stream again: the second reader takes
-	 * tee_rfd (leaving -1) and closes it when done */
-	int tee_rfd;
-	int tee_wfd;
+	struct readahead *ra;
+	unsigned int readers;
+	bool handed[OCI_FEED_READERS]; /* reader i has its tar reader */
 	bool decompress;
-	bool sink_closed;
-	bool tee_closed;
-	bool running;
-	pthread_t thread;
+	enum oci_feed_mode mode;
+	struct decoder dec;
+	struct archive *a;
 	char *inbuf;
-	size_t pending; /* peeked bytes at the start of inbuf */
+	size_t pending; /* peeked bytes at inbuf + pending_at */
+	size_t pending_at;
 	struct oci_hash *plain;
 	struct oci_digest plain_digest; /* decompress: the diffID */
 	uint64_t plain_size;
-	int ret;
-	struct imgfs_error err;
+	bool finished; /* the blob was checked whole */
+	struct imgfs_error err; /* why the stream failed */
 	/* called by the thread after each read with the bytes read so far */
 	void (*on_read)(void *arg, uint64_t bytes);
 	void *on_read_arg;
 };
 
-/* Start streaming blob @d of @root into f->rfd. */
+/*
+ * Start decoding blob @d of @root (as stored unless @decompress) for
+ * @readers (up to OCI_FEED_READERS) tar readers, calling @on_read (may be
+ * NULL) with @arg as it reads. With no reader, the blob is only read
+ * through and checked.
+ */
 int oci_feed_start(struct oci_feed *f, const char *root,
 		   const struct oci_digest *d, uint64_t size, bool decompress,
-		   struct imgfs_error *err);
+		   unsigned int readers, void (*on_read)(void *, uint64_t),
+		   void *arg, struct imgfs_error *err);
+
 /*
- * The same, calling @on_read(@arg, bytes read so far) as it reads, and
- * with @tee writing every byte to f->tee_rfd too. The two readers must
- * read apart (each in a thread of its own), and each close its end as
- * soon as it stops reading (oci_feed_close_reader() for f->rfd), or the
- * other waits for ever.
+ * The tar reader of reader @reader, named @name in messages: each reader
+ * reads in a thread of its own and closes its tar reader as soon as it
+ * stops reading, or the others wait for ever. NULL with @err set (the
+ * reader has left then).
  */
-int oci_feed_start_cb(struct oci_feed *f, const char *root,
-		      const struct oci_digest *d, uint64_t size,
-		      bool decompress, bool tee,
-		      void (*on_read)(void *, uint64_t), void *arg,
-		      struct imgfs_error *err);
-/* Close the reading end f->rfd now (the other reader goes on). */
-void oci_feed_close_reader(struct oci_feed *f);
+struct imgfs_tar *oci_feed_tar(struct oci_feed *f, unsigned int reader,
+			       const char *name, struct imgfs_error *err);
+
 /*
- * Close the reading ends, wait for the thread: 0 when the whole blob had
- * its digest and size (f->plain_digest then holds the uncompressed
- * bytes' digest), else the error (@err set, naming the blob).
+ * Every tar reader closed: read the rest of the blob and wait for the
+ * thread. 0 when the whole blob had its digest and size (f->plain_digest
+ * then holds the uncompressed bytes' digest), else the error (@err set,
+ * naming the blob; may be NULL).
  */
 int oci_feed_end(struct oci_feed *f, struct imgfs_error *err);
+
 /*
  * After oci_feed_end() returned 0 for a decompressed stream: 0 when its
  * digest is @diff_id, else -EBADMSG with @err naming the layer @blob.

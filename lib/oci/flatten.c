@@ -73,12 +73,12 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 	struct layer_src *l = &op->layers[layer];
 	char name[OCI_DIGEST_MAX + 8];
 	int ret = oci_feed_start(&op->feed, op->root, &l->blob, l->size, true,
-				 err);
+				 1, NULL, NULL, err);
 
 	if (ret)
 		return ret;
 	snprintf(name, sizeof(name), "blob %s", l->blob.str);
-	op->t = imgfs_tar_open_fd(op->feed.rfd, name, err);
+	op->t = oci_feed_tar(&op->feed, 0, name, err);
 	/* no plain bytes at all (the stream failed at once, or is empty):
 	 * there is no tar reader to hand out */
 	if (op->t && !tar_archive(op->t)) {
@@ -110,7 +110,7 @@ static int close_layer(void *arg, unsigned int layer, struct imgfs_tar *t,
 	struct imgfs_error ferr;
 
 	(void)t; /* op->t */
-	if (!op->t && !op->feed.running)
+	if (!op->t && !op->feed.ra)
 		return 0;
 	imgfs_tar_close(op->t);
 	op->t = NULL;

@@ -227,7 +227,8 @@ static int prove_unit(const struct oci_run *run, struct oci_unit *u,
 	if (zstd && !run->o->trust_records)
 		return error_set(err, -EAGAIN,
 				 "a +zstd unit is converted again");
-	ret = oci_feed_start(&f, run->dst, &u->out, u->out_size, zstd, err);
+	ret = oci_feed_start(&f, run->dst, &u->out, u->out_size, zstd, 0, NULL,
+			     NULL, err);
 	if (!ret)
 		ret = oci_feed_end(&f, err);
 	if (!ret && zstd && strcmp(f.plain_digest.str, u->out_diff_id.str))
@@ -445,8 +446,8 @@ static int check_sources(const struct oci_run *run, struct oci_layout *l,
 		/* a unit that failed (--keep-going) is reported already */
 		if (u->src_checked || u->err)
 			continue;
-		ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size,
-				     true, err);
+		ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true,
+				     0, NULL, NULL, err);
 		if (!ret)
 			ret = oci_feed_end(&f, err);
 		if (!ret)

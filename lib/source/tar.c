@@ -260,6 +260,12 @@ struct imgfs_tar {
 	struct stream_source *src; /* owned by @outer once it is open */
 	struct archive *outer;
 	struct readahead *ra; /* decodes @outer ahead: compressed input */
+	/* reading a stream someone else decodes (tar_open_shared): @ra is
+	 * theirs, this is reader @ra_reader of it, and @ra_err says why it
+	 * failed; there is no @outer then */
+	bool ra_shared;
+	unsigned int ra_reader;
+	const struct imgfs_error *ra_err;
 	bool compressed; /* the input is compressed */
 	bool direct; /* libarchive decodes nothing: see plain_fill */
 	uint64_t from_outer; /* plain bytes read through @outer */
@@ -389,7 +395,8 @@ static int plain_take(struct imgfs_tar *t, unsigned int i)
 	if (t->plain_end) {
 		t->buf[i] = NULL;
 	} else if (t->ra) {
-		if (readahead_next(t->ra, &t->buf[i], &n, &t->plain_end))
+		if (readahead_next(t->ra, t->ra_reader, &t->buf[i], &n,
+				   &t->plain_end))
 			return -1;
 	} else {
 		got = plain_fill(t, t->own[i], FEED_SIZE, &t->plain_end);
@@ -405,6 +412,21 @@ static int plain_take(struct imgfs_tar *t, unsigned int i)
 	return 0;
 }
 
+/* Why the plain stream failed, and its errno. */
+static const char *stream_error(const struct imgfs_tar *t, int *code)
+{
+	const char *msg;
+
+	if (t->ra_shared) {
+		*code = t->ra_err && t->ra_err->code ? -t->ra_err->code : EIO;
+		return t->ra_err && t->ra_err->msg[0] ? t->ra_err->msg
+						      : "read error";
+	}
+	msg = archive_error_string(t->outer);
+	*code = archive_errno(t->outer) ? archive_errno(t->outer) : EIO;
+	return msg ? msg : "read error";
+}
+
 static int feed_fill(struct imgfs_tar *t, unsigned int i)
 {
 	if (plain_take(t, i))
@@ -418,7 +440,8 @@ static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
 	struct imgfs_tar *t = arg;
 
 	if (!t->primed && feed_fill(t, t->cur ^ 1)) {
-		const char *msg = archive_error_string(t->outer);
+		const char *msg;
+		int code;
 
 		if (t->copy_err) {
 			archive_set_error(a, -t->copy_err,
@@ -426,9 +449,8 @@ static la_ssize_t feed_read(struct archive *a, void *arg, const void **buf)
 					  strerror(-t->copy_err));
 			return -1;
 		}
-		archive_set_error(a, archive_errno(t->outer) ?
-					     archive_errno(t->outer) : EIO,
-				  "%s", msg ? msg : "read error");
+		msg = stream_error(t, &code);
+		archive_set_error(a, code, "%s", msg);
 		return -1;
 	}
 	t->primed = false;
@@ -461,7 +483,10 @@ static void tar_free(struct imgfs_tar *t)
 {
 	if (t->a)
 		archive_read_free(t->a);
-	readahead_free(t->ra);
+	if (t->ra_shared)
+		readahead_leave(t->ra, t->ra_reader);
+	else
+		readahead_free(t->ra);
 	if (t->outer)
 		archive_read_free(t->outer);
 	else if (t->src)
@@ -508,7 +533,7 @@ static int open_outer(struct imgfs_tar *t, struct imgfs_error *err)
 	else if (r != ARCHIVE_OK)
 		goto fail;
 	if (t->compressed && !t->plain_end) {
-		t->ra = readahead_start(plain_fill, t, FEED_SIZE, RA_SLOTS);
+		t->ra = readahead_start(plain_fill, t, FEED_SIZE, RA_SLOTS, 1);
 		if (!t->ra)
 			return error_set(err, -errno, "%s: %s", t->path,
 					 strerror(errno));
@@ -591,6 +616,40 @@ struct imgfs_tar *imgfs_tar_open_fd(int fd, const char *name,
 				    struct imgfs_error *err)
 {
 	return tar_open(fd, false, name ? name : "-", err);
+}
+
+struct imgfs_tar *tar_open_shared(struct readahead *ra, unsigned int reader,
+				  bool compressed, const char *name,
+				  const struct imgfs_error *why,
+				  struct imgfs_error *err)
+{
+	struct imgfs_tar *t = calloc(1, sizeof(*t));
+	int code;
+
+	if (!t || !(t->path = strdup(name))) {
+		free(t);
+		readahead_leave(ra, reader);
+		error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	t->copy_fd = -1;
+	t->ra = ra;
+	t->ra_shared = true;
+	t->ra_reader = reader;
+	t->ra_err = why;
+	t->compressed = compressed;
+	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (feed_fill(t, 0)) {
+		error_set(err, -EIO, "%s: %s", t->path, stream_error(t, &code));
+		goto fail;
+	}
+	t->primed = true;
+	if (t->len[0] && open_inner(t, err))
+		goto fail;
+	return t;
+fail:
+	tar_free(t);
+	return NULL;
 }
 
 struct archive *tar_archive(struct imgfs_tar *t)
@@ -680,14 +739,14 @@ static const char *where(const struct imgfs_tar *t, char *buf, size_t size)
 static int check_raw_end(struct imgfs_tar *t, struct imgfs_error *err)
 {
 	struct stream_source *g = t->src;
-	int64_t used = archive_filter_bytes(t->outer, -1);
+	int64_t used = t->outer ? archive_filter_bytes(t->outer, -1) : -1;
 	const uint8_t *p = NULL;
 	size_t avail = 0;
 	char hex[40];
 	int ret;
 
-	if (g->dec.kind != DECODER_NONE || archive_filter_count(t->outer) < 2 ||
-	    used < 0)
+	if (!g || g->dec.kind != DECODER_NONE ||
+	    archive_filter_count(t->outer) < 2 || used < 0)
 		return 0;
 	if (g->handed > (uint64_t)used) {
 		if ((uint64_t)used >= g->in_start) {
@@ -723,6 +782,7 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 {
 	uint64_t nonzero = UINT64_MAX, total = t->delivered - off;
 	const char *msg;
+	int code;
 
 	for (uint64_t p = off; p < t->delivered && nonzero == UINT64_MAX;
 	     p++)
@@ -732,9 +792,8 @@ static int drain(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 		unsigned int i = t->cur ^ 1;
 
 		if (plain_take(t, i)) {
-			msg = archive_error_string(t->outer);
-			return error_set(err, -EIO, "%s: %s", t->path,
-					 msg ? msg : "read error");
+			msg = stream_error(t, &code);
+			return error_set(err, -EIO, "%s: %s", t->path, msg);
 		}
 		if (copy_plain(t, t->buf[i], t->len[i], t->start[i]))
 			return error_set(err, t->copy_err,

@@ -7,6 +7,7 @@
 #ifndef IMGFS_SOURCE_TAR_H
 #define IMGFS_SOURCE_TAR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,21 @@ struct archive_entry;
  */
 int tar_next(struct imgfs_tar *t, const struct imgfs_tar_options *o,
 	     struct archive_entry **e, struct imgfs_error *err);
+
+struct readahead;
+
+/*
+ * A reader of the plain tar stream that someone else decodes into @ra,
+ * as its reader @reader (left when the reader is closed). @compressed
+ * says whether the stream was (for messages), @name names it, and @why
+ * (the decoder's, read once @ra failed) says why it failed. NULL with
+ * @err set when memory is lacking or the stream failed at once; the
+ * reader has left @ra then.
+ */
+struct imgfs_tar *tar_open_shared(struct readahead *ra, unsigned int reader,
+				  bool compressed, const char *name,
+				  const struct imgfs_error *why,
+				  struct imgfs_error *err);
 
 /* The libarchive handle @t's entries and their data are read from. */
 struct archive *tar_archive(struct imgfs_tar *t);

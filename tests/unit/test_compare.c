@@ -9,6 +9,7 @@
  * a tar without its end-of-archive marker.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include "imgfs/check.h"
 #include "imgfs/compare.h"
 #include "imgfs/reader.h"
+#include "imgfs/source.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/imgfs-test-compare-XXXXXX";
@@ -280,8 +282,10 @@ static void test_with_checker(const char *img_path, const char *changed_tar,
  * and the differences are those of the one-call comparison.
  */
 static void test_tar_first(const char *tar, const char *img_path,
-			   const char *want, unsigned int flags)
+			   const char *want, unsigned int flags,
+			   bool from_reader)
 {
+	struct imgfs_tar *t = NULL;
 	struct imgfs_image *img = open_image(img_path);
 	struct imgfs_compare_options o;
 	struct imgfs_compare_result res;
@@ -298,7 +302,17 @@ static void test_tar_first(const char *tar, const char *img_path,
 		return;
 	}
 	CHECK(imgfs_compare_run(c, NULL, &res, &err) == -EINVAL);
-	CHECK(imgfs_compare_read_tar(c, tar, &err) == 0);
+	if (from_reader) {
+		/* a tar reader opened by the caller, who closes it */
+		t = imgfs_tar_open(tar, &err);
+		CHECK(t != NULL);
+		CHECK(imgfs_compare_read_tar_stream(c, t, tar, &err) == 0);
+		CHECK(imgfs_compare_read_tar_stream(c, t, tar, &err) ==
+		      -EINVAL);
+		imgfs_tar_close(t);
+	} else {
+		CHECK(imgfs_compare_read_tar(c, tar, &err) == 0);
+	}
 	CHECK(imgfs_compare_read_tar(c, tar, &err) == -EINVAL);
 	CHECK(imgfs_compare_run(c, NULL, &res, &err) == -EINVAL); /* no image */
 	CHECK(imgfs_compare_set_image(c, img, &err) == 0);
@@ -465,12 +479,16 @@ int main(void)
 	test_same_and_changed(base, img, changed);
 	test_with_checker(img, changed, 0);
 	test_with_checker(img, changed, IMGFS_COMPARE_F_FAST_CONTENT);
-	test_tar_first(base, img, "", 0);
-	test_tar_first(base, img, "", IMGFS_COMPARE_F_FAST_CONTENT);
+	test_tar_first(base, img, "", 0, false);
+	test_tar_first(base, img, "", IMGFS_COMPARE_F_FAST_CONTENT, false);
 	test_tar_first(changed, img,
 		       "/dir/file:content\n/dir/new:missing\n/exec:mode\n"
 		       "/sym:extra\n",
-		       IMGFS_COMPARE_F_FAST_CONTENT);
+		       IMGFS_COMPARE_F_FAST_CONTENT, false);
+	test_tar_first(changed, img,
+		       "/dir/file:content\n/dir/new:missing\n/exec:mode\n"
+		       "/sym:extra\n",
+		       IMGFS_COMPARE_F_FAST_CONTENT, true);
 	test_missing_end(img, no_end);
 	test_file_flags(flags, fimg);
 	test_refused_symlink(img, llink);
