@@ -96,11 +96,20 @@ static bool in_shard(const struct imgfs_oci_options *o,
 	return strtoull(hex, NULL, 16) % o->shard_count == o->shard_index;
 }
 
-/* The jobs: each takes the next unit to do; results stay in the units. */
+/*
+ * The jobs: each takes the next unit to do; results stay in the units.
+ * Three passes use them, one after the other: finding the units already
+ * made (each proven, which reads as much as converting it), converting
+ * the others, and reading every source blob not read yet.
+ */
+enum jobs_pass { PASS_FIND, PASS_CONVERT, PASS_SOURCES };
+
 struct jobs {
 	const struct oci_run *run;
 	struct oci_layout *l;
 	struct imgfs_oci_stats *st;
+	enum jobs_pass pass;
+	bool shard_only; /* PASS_FIND: only the units of this shard */
 	pthread_mutex_t lock;
 	size_t next;
 	uint64_t started, total; /* units begun, and to do (progress) */
@@ -134,56 +143,193 @@ static void unit_failed(struct jobs *j, struct oci_unit *u, int ret,
 	}
 }
 
+static int find_unit(const struct oci_run *run, struct oci_unit *u,
+		     struct imgfs_error *err);
+static int check_source(const struct oci_run *run, struct oci_unit *u,
+			struct imgfs_error *err);
+
+/* The pass's next unit (under j->lock), or NULL. */
+static struct oci_unit *next_unit(struct jobs *j)
+{
+	size_t n = j->l->nr_units;
+
+	if (j->pass == PASS_SOURCES)
+		n += j->l->nr_extra;
+	while (!j->stop && j->next < n) {
+		size_t i = j->next++;
+		struct oci_unit *c = i < j->l->nr_units
+					     ? &j->l->units[i]
+					     : &j->l->extra[i - j->l->nr_units];
+
+		switch (j->pass) {
+		case PASS_FIND:
+			if (j->shard_only && !in_shard(j->run->o, c))
+				continue;
+			return c;
+		case PASS_CONVERT:
+			if (!wanted(j, c))
+				continue;
+			c->index = ++j->started;
+			c->total = j->total;
+			return c;
+		case PASS_SOURCES:
+			/* a unit that failed (--keep-going) is reported */
+			if (c->src_checked || c->err)
+				continue;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* The first error stops the pass (under j->lock). */
+static void job_error(struct jobs *j, int ret, const struct imgfs_error *err)
+{
+	if (!j->ret) {
+		j->ret = ret;
+		j->err = *err;
+	}
+	j->stop = true;
+}
+
+static void convert_one(struct jobs *j, struct oci_unit *u)
+{
+	struct imgfs_error err;
+	int ret;
+
+	oci_progress(j->run, u, IMGFS_OCI_UNIT_STARTED, 0, NULL);
+	imgfs_error_clear(&err);
+	ret = oci_unit_convert(j->run, u, &err);
+	pthread_mutex_lock(&j->lock);
+	if (ret && j->run->o->keep_going) {
+		unit_failed(j, u, ret, &err);
+	} else if (ret) {
+		job_error(j, ret, &err);
+	} else {
+		j->st->converted++;
+		j->st->bytes_in += u->blob_size;
+		j->st->bytes_out += u->out_size;
+		if (!j->run->o->no_verify)
+			j->st->verified++;
+	}
+	pthread_mutex_unlock(&j->lock);
+	if (!ret)
+		oci_progress(j->run, u, IMGFS_OCI_UNIT_CONVERTED, u->blob_size,
+			     NULL);
+	else if (j->run->o->keep_going)
+		oci_progress(j->run, u, IMGFS_OCI_UNIT_FAILED, 0, u->err_msg);
+}
+
+static void find_one(struct jobs *j, struct oci_unit *u)
+{
+	struct imgfs_error err;
+	int ret;
+
+	imgfs_error_clear(&err);
+	ret = find_unit(j->run, u, &err);
+	pthread_mutex_lock(&j->lock);
+	if (ret) {
+		job_error(j, ret, &err);
+	} else {
+		j->st->units++;
+		if (u->have) {
+			j->st->reused++;
+			if (u->reused_unverified)
+				j->st->reused_unverified++;
+		}
+	}
+	pthread_mutex_unlock(&j->lock);
+	if (!ret && u->have)
+		oci_progress(j->run, u, IMGFS_OCI_UNIT_REUSED, 0, NULL);
+}
+
+static void source_one(struct jobs *j, struct oci_unit *u)
+{
+	struct imgfs_error err;
+	int ret;
+
+	imgfs_error_clear(&err);
+	ret = check_source(j->run, u, &err);
+	if (!ret)
+		return;
+	pthread_mutex_lock(&j->lock);
+	job_error(j, ret, &err);
+	pthread_mutex_unlock(&j->lock);
+}
+
 static void *job_thread(void *arg)
 {
 	struct jobs *j = arg;
+	struct oci_unit *u;
 
 	for (;;) {
-		struct imgfs_error err;
-		struct oci_unit *u = NULL;
-		int ret;
-
 		pthread_mutex_lock(&j->lock);
-		while (!j->stop && j->next < j->l->nr_units) {
-			struct oci_unit *c = &j->l->units[j->next++];
-
-			if (wanted(j, c)) {
-				u = c;
-				u->index = ++j->started;
-				u->total = j->total;
-				break;
-			}
-		}
+		u = next_unit(j);
 		pthread_mutex_unlock(&j->lock);
 		if (!u)
 			return NULL;
-		oci_progress(j->run, u, IMGFS_OCI_UNIT_STARTED, 0, NULL);
-		imgfs_error_clear(&err);
-		ret = oci_unit_convert(j->run, u, &err);
-		pthread_mutex_lock(&j->lock);
-		if (ret && j->run->o->keep_going) {
-			unit_failed(j, u, ret, &err);
-		} else if (ret) {
-			if (!j->ret) {
-				j->ret = ret;
-				j->err = err;
-			}
-			j->stop = true;
-		} else {
-			j->st->converted++;
-			j->st->bytes_in += u->blob_size;
-			j->st->bytes_out += u->out_size;
-			if (!j->run->o->no_verify)
-				j->st->verified++;
+		switch (j->pass) {
+		case PASS_FIND:
+			find_one(j, u);
+			break;
+		case PASS_CONVERT:
+			convert_one(j, u);
+			break;
+		case PASS_SOURCES:
+			source_one(j, u);
+			break;
 		}
-		pthread_mutex_unlock(&j->lock);
-		if (!ret)
-			oci_progress(j->run, u, IMGFS_OCI_UNIT_CONVERTED,
-				     u->blob_size, NULL);
-		else if (j->run->o->keep_going)
-			oci_progress(j->run, u, IMGFS_OCI_UNIT_FAILED, 0,
-				     u->err_msg);
 	}
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+/* Pass @pass over @l's units with --jobs threads: 0 or the first error. */
+static int run_pass(const struct oci_run *run, struct oci_layout *l,
+		    enum jobs_pass pass, bool shard_only,
+		    struct imgfs_oci_stats *st, struct imgfs_error *err)
+{
+	struct jobs j = { .run = run,
+			  .l = l,
+			  .st = st,
+			  .pass = pass,
+			  .shard_only = shard_only };
+	unsigned int n = run->o->jobs ? run->o->jobs : online_cpus();
+	size_t units = l->nr_units + (pass == PASS_SOURCES ? l->nr_extra : 0);
+	unsigned int started = 0;
+	pthread_t *t;
+
+	if (pass == PASS_CONVERT)
+		for (size_t i = 0; i < l->nr_units; i++)
+			j.total += wanted(&j, &l->units[i]);
+	if (n > units)
+		n = units ? (unsigned int)units : 1;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return error_set(err, -ENOMEM, "out of memory");
+	imgfs_error_clear(&j.err);
+	pthread_mutex_init(&j.lock, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		if (pthread_create(&t[i], NULL, job_thread, &j))
+			break;
+		started++;
+	}
+	if (!started)
+		job_thread(&j);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	free(t);
+	if (j.ret) {
+		imgfs_error_clear(err);
+		return error_set(err, j.ret, "%s", j.err.msg);
+	}
+	return 0;
 }
 
 static void warn_unit(const struct oci_run *run, const struct oci_unit *u,
@@ -312,13 +458,6 @@ static int find_unit(const struct oci_run *run, struct oci_unit *u,
 	return oci_record_store(run->dst, &run->opts_digest, u, run->sync, err);
 }
 
-static unsigned int online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (unsigned int)n : 1;
-}
-
 static int prepare(const char *src, const char *dst,
 		   const struct imgfs_oci_options *o, struct oci_run *run,
 		   struct oci_layout *l, struct imgfs_error *err)
@@ -366,66 +505,12 @@ static int prepare(const char *src, const char *dst,
 	return 0;
 }
 
-static int find_units(const struct oci_run *run, struct oci_layout *l,
-		      bool shard_only, struct imgfs_oci_stats *st,
-		      struct imgfs_error *err)
-{
-	for (size_t i = 0; i < l->nr_units; i++) {
-		struct oci_unit *u = &l->units[i];
-		int ret;
-
-		if (shard_only && !in_shard(run->o, u))
-			continue;
-		st->units++;
-		ret = find_unit(run, u, err);
-		if (ret)
-			return ret;
-		if (u->have) {
-			st->reused++;
-			if (u->reused_unverified)
-				st->reused_unverified++;
-			oci_progress(run, u, IMGFS_OCI_UNIT_REUSED, 0, NULL);
-		}
-	}
-	return 0;
-}
-
 static int convert_units(const struct oci_run *run, struct oci_layout *l,
 			 struct imgfs_oci_stats *st, struct imgfs_error *err)
 {
-	struct jobs j = { .run = run, .l = l, .st = st };
-	unsigned int n = run->o->jobs ? run->o->jobs : online_cpus();
-	pthread_t *t;
-	unsigned int started = 0;
-	int ret = find_units(run, l, true, st, err);
+	int ret = run_pass(run, l, PASS_FIND, true, st, err);
 
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < l->nr_units; i++)
-		j.total += wanted(&j, &l->units[i]);
-	if (n > l->nr_units)
-		n = l->nr_units ? (unsigned int)l->nr_units : 1;
-	t = calloc(n, sizeof(*t));
-	if (!t)
-		return error_set(err, -ENOMEM, "out of memory");
-	imgfs_error_clear(&j.err);
-	pthread_mutex_init(&j.lock, NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		if (pthread_create(&t[i], NULL, job_thread, &j))
-			break;
-		started++;
-	}
-	if (!started)
-		job_thread(&j);
-	for (unsigned int i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&j.lock);
-	free(t);
-	if (j.ret) {
-		imgfs_error_clear(err);
-		return error_set(err, j.ret, "%s", j.err.msg);
-	}
-	return 0;
+	return ret ? ret : run_pass(run, l, PASS_CONVERT, false, st, err);
 }
 
 /*
@@ -433,31 +518,20 @@ static int convert_units(const struct oci_run *run, struct oci_layout *l,
  * digest, size and diffID (a blob sharing a unit's diffID is not
  * converted, but a lying one must not stand in a published image).
  */
-static int check_sources(const struct oci_run *run, struct oci_layout *l,
-			 struct imgfs_error *err)
+static int check_source(const struct oci_run *run, struct oci_unit *u,
+			struct imgfs_error *err)
 {
-	for (size_t i = 0; i < l->nr_units + l->nr_extra; i++) {
-		struct oci_unit *u = i < l->nr_units ?
-					     &l->units[i] :
-					     &l->extra[i - l->nr_units];
-		struct oci_feed f;
-		int ret;
+	struct oci_feed f;
+	int ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true, 0,
+				 NULL, NULL, err);
 
-		/* a unit that failed (--keep-going) is reported already */
-		if (u->src_checked || u->err)
-			continue;
-		ret = oci_feed_start(&f, run->src, &u->blob, u->blob_size, true,
-				     0, NULL, NULL, err);
-		if (!ret)
-			ret = oci_feed_end(&f, err);
-		if (!ret)
-			ret = oci_feed_check_diff_id(&f, &u->blob, &u->diff_id,
-						     err);
-		if (ret)
-			return ret;
+	if (!ret)
+		ret = oci_feed_end(&f, err);
+	if (!ret)
+		ret = oci_feed_check_diff_id(&f, &u->blob, &u->diff_id, err);
+	if (!ret)
 		u->src_checked = true;
-	}
-	return 0;
+	return ret;
 }
 
 /* --keep-going's end: the call fails, naming every blob that did. */
@@ -513,11 +587,12 @@ static int run_steps(const char *src, const char *dst,
 			err, -EINVAL,
 			"a shard is converted with imgfs_oci_convert_units()");
 	if (!ret)
-		ret = (steps & OCI_STEP_CONVERT) ?
-			      convert_units(&run, &l, stats, err) :
-			      find_units(&run, &l, false, stats, err);
+		ret = (steps & OCI_STEP_CONVERT)
+			      ? convert_units(&run, &l, stats, err)
+			      : run_pass(&run, &l, PASS_FIND, false, stats,
+					 err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
-		ret = check_sources(&run, &l, err);
+		ret = run_pass(&run, &l, PASS_SOURCES, false, stats, err);
 	if (!ret && (steps & OCI_STEP_ASSEMBLE))
 		ret = oci_assemble(&run, &l, stats, err);
 	if (!ret && stats->failed)
