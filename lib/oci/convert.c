@@ -379,6 +379,58 @@ out:
 	return ret;
 }
 
+/* The image's digest, taken on a thread of its own. */
+struct image_digest {
+	int fd;
+	struct oci_digest d;
+	uint64_t size;
+	int ret;
+	struct imgfs_error err;
+};
+
+static void *image_digest_thread(void *arg)
+{
+	struct image_digest *h = arg;
+
+	imgfs_error_clear(&h->err);
+	h->ret = hash_fd(h->fd, &h->d, &h->size, &h->err);
+	return NULL;
+}
+
+/*
+ * The finished image verified (unless @cmp is NULL) and its digest
+ * taken: both only read it, so the digest is taken beside the
+ * verification instead of after it, on the layer's critical path.
+ */
+static int verify_and_hash(const struct oci_run *run, struct oci_unit *u,
+			   const struct imgfs_mkfs_options *m, int fd,
+			   struct imgfs_compare *cmp, struct imgfs_error *first,
+			   struct imgfs_error *err)
+{
+	struct image_digest h = { .fd = fd };
+	pthread_t th;
+	bool apart;
+	int ret;
+
+	if (!cmp)
+		return hash_fd(fd, &u->out_diff_id, &u->out_size, err);
+	apart = !pthread_create(&th, NULL, image_digest_thread, &h);
+	ret = verify(run, u, m, fd, cmp, first, err);
+	if (apart) {
+		pthread_join(th, NULL);
+	} else if (!ret) {
+		imgfs_error_clear(&h.err);
+		h.ret = hash_fd(fd, &h.d, &h.size, &h.err);
+	}
+	if (ret)
+		return ret;
+	if (h.ret)
+		return error_set(err, h.ret, "%s", h.err.msg);
+	u->out_diff_id = h.d;
+	u->out_size = h.size;
+	return 0;
+}
+
 #ifdef HAVE_ZSTD
 /* @in compressed with zstd into @out (level 3: containerd's default). */
 static int zstd_fd(int in, int out, struct imgfs_error *err)
@@ -519,11 +571,9 @@ int oci_unit_convert(const struct oci_run *run, struct oci_unit *u,
 			 st.dm_verity.root_hex);
 		u->verity_offset = st.dm_verity.hash_offset;
 	}
-	if (!ret && cmp)
-		ret = verify(run, u, &m, img.fd, cmp, &first, err);
-	imgfs_compare_free(cmp);
 	if (!ret)
-		ret = hash_fd(img.fd, &u->out_diff_id, &u->out_size, err);
+		ret = verify_and_hash(run, u, &m, img.fd, cmp, &first, err);
+	imgfs_compare_free(cmp);
 	u->out = u->out_diff_id;
 	if (!ret && run->o->layer_type == IMGFS_OCI_LAYER_EROFS_ZSTD) {
 #ifdef HAVE_ZSTD

@@ -6,10 +6,12 @@
  * comparison's. The blob is checked against its digest and size as it
  * goes: decompressed (gzip and zstd by util/decoder.h, any other
  * compression libarchive detects; all sniffed, so Docker's unnamed ones
- * are too) with the uncompressed bytes hashed for the diffID, or passed
- * through as stored. When the readers stop early the thread still reads
- * the blob to its end, so a corrupted blob is always reported as
- * corrupted.
+ * are too), or passed through as stored. The uncompressed bytes are
+ * hashed for the diffID by one more reader of the ring on a thread of its
+ * own: decoding a large gzip layer is a conversion's longest step, and
+ * hashing what it decoded would double it. When the readers stop early the
+ * thread still reads the blob to its end, so a corrupted blob is always
+ * reported as corrupted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,35 +26,95 @@
 #include "source/tar.h"
 #include "util/error.h"
 
-#define FEED_BUF (128u << 10)
+/* the stored blob read ahead: 8 chunks of 128 KiB */
+#define RAW_CHUNK (128u << 10)
+#define RAW_SLOTS 8u
 /* a multiple of the tar block; 16 of them shared by the readers */
 #define FEED_CHUNK (64u << 10)
 #define FEED_SLOTS 16u
 
 /*
- * The blob's next bytes (the peeked ones first), or -1 with f->err set;
- * told to the progress callback whichever decoder asks.
+ * The raw ring's callback, on a thread of its own: the blob as stored,
+ * hashed as it is read and checked whole at its end; -1 with f->raw_err
+ * set when reading fails or the size or digest is not the blob's.
  */
-static ssize_t blob_next(struct oci_feed *f, const char **buf)
+static long raw_fill(void *arg, uint8_t *p, size_t chunk, bool *end)
 {
-	ssize_t n = (ssize_t)f->pending;
+	struct oci_feed *f = arg;
+	size_t n = 0;
 
-	*buf = f->inbuf + f->pending_at;
-	f->pending = 0;
-	f->pending_at = 0;
-	if (!n) {
-		n = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
-		*buf = f->inbuf;
+	while (n < chunk) {
+		ssize_t got =
+			oci_blob_read(&f->blob, p + n, chunk - n, &f->raw_err);
+
+		if (got < 0)
+			return -1;
+		if (!got) {
+			*end = true;
+			break;
+		}
+		n += (size_t)got;
 	}
-	if (n > 0 && f->on_read)
+	if (n && f->on_read)
 		f->on_read(f->on_read_arg, f->blob.size);
-	return n;
+	if (*end && oci_blob_finish(&f->blob, &f->raw_err))
+		return -1;
+	return (long)n;
+}
+
+/* The raw blob's error, once its ring failed, in f->err. */
+static int raw_failed(struct oci_feed *f)
+{
+	if (f->raw_err.code)
+		f->err = f->raw_err;
+	else
+		error_set(&f->err, -EIO, "blob %s: read failed",
+			  f->blob.want.str);
+	return f->err.code;
+}
+
+/*
+ * The decoding is done with the raw blob: wait until it was read to its
+ * end and checked. 0, or its error in f->err.
+ */
+static int raw_end(struct oci_feed *f)
+{
+	int ret;
+
+	if (!f->raw)
+		return 0;
+	readahead_leave(f->raw, 0);
+	ret = readahead_finish(f->raw);
+	readahead_free(f->raw);
+	f->raw = NULL;
+	return ret ? raw_failed(f) : 0;
+}
+
+/*
+ * The blob's next bytes as stored (those put back first): their count, 0
+ * at the end, or -1 with f->err set.
+ */
+static ssize_t blob_next(struct oci_feed *f, const uint8_t **buf)
+{
+	size_t n = f->pend_len;
+	bool end;
+
+	if (n) {
+		*buf = f->pend;
+		f->pend_len = 0;
+		return (ssize_t)n;
+	}
+	if (readahead_next(f->raw, 0, buf, &n, &end)) {
+		raw_failed(f);
+		return -1;
+	}
+	return (ssize_t)n;
 }
 
 static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 {
 	struct oci_feed *f = arg;
-	const char *p;
+	const uint8_t *p;
 	ssize_t n = blob_next(f, &p);
 
 	if (n < 0) {
@@ -66,11 +128,9 @@ static ssize_t blob_cb(struct archive *a, void *arg, const void **buf)
 static long blob_raw(void *arg, const uint8_t **buf)
 {
 	struct oci_feed *f = arg;
-	const char *p;
-	ssize_t n = blob_next(f, &p);
+	ssize_t n = blob_next(f, buf);
 
-	*buf = (const uint8_t *)p;
-	return n < 0 ? (f->err.code ? f->err.code : -EIO) : (long)n;
+	return n < 0 ? f->err.code : (long)n;
 }
 
 static int archive_failed(struct oci_feed *f)
@@ -90,13 +150,13 @@ static int begin(struct oci_feed *f)
 	int r;
 
 	f->mode = FEED_RAW;
+	peek = blob_next(f, &f->pend);
+	if (peek < 0)
+		return f->err.code;
+	f->pend_len = (size_t)peek; /* put back */
 	if (!f->decompress)
 		return 0;
-	peek = oci_blob_read(&f->blob, f->inbuf, FEED_BUF, &f->err);
-	if (peek < 0)
-		return f->err.code ? f->err.code : -EIO;
-	f->pending = (size_t)peek;
-	kind = decoder_detect((const uint8_t *)f->inbuf, f->pending);
+	kind = decoder_detect(f->pend, f->pend_len);
 	if (kind != DECODER_NONE) {
 		f->mode = FEED_DECODER;
 		if (decoder_init(&f->dec, kind, blob_raw, f))
@@ -128,18 +188,20 @@ static long more(struct oci_feed *f, uint8_t *p, size_t len)
 
 	switch (f->mode) {
 	case FEED_RAW:
-		if (f->pending) {
-			n = (long)(f->pending < len ? f->pending : len);
-			memcpy(p, f->inbuf + f->pending_at, (size_t)n);
-			f->pending -= (size_t)n;
-			f->pending_at = f->pending ? f->pending_at + (size_t)n
-						   : 0;
-			return n;
+		if (!f->pend_len) {
+			const uint8_t *src;
+			ssize_t got = blob_next(f, &src);
+
+			if (got <= 0)
+				return got < 0 ? f->err.code : 0;
+			f->pend = src;
+			f->pend_len = (size_t)got;
 		}
-		n = oci_blob_read(&f->blob, p, len, &f->err);
-		if (n > 0 && f->on_read)
-			f->on_read(f->on_read_arg, f->blob.size);
-		return n < 0 ? (f->err.code ? f->err.code : -EIO) : n;
+		n = (long)(f->pend_len < len ? f->pend_len : len);
+		memcpy(p, f->pend, (size_t)n);
+		f->pend += n;
+		f->pend_len -= (size_t)n;
+		return n;
 	case FEED_DECODER:
 		n = decoder_read(&f->dec, p, len, msg, sizeof(msg));
 		if (n < 0 && msg[0])
@@ -154,17 +216,16 @@ static long more(struct oci_feed *f, uint8_t *p, size_t len)
 	}
 }
 
-/* The stream failed: the blob's digest decides first what is named. */
+/*
+ * The stream failed: the rest of the blob is read, and its size and
+ * digest decide first what is named.
+ */
 static void failed(struct oci_feed *f, int ret)
 {
-	struct imgfs_error fin;
-
 	if (!f->err.code)
 		error_set(&f->err, ret ? ret : -EIO, "blob %s: read failed",
 			  f->blob.want.str);
-	imgfs_error_clear(&fin);
-	if (!f->blob.failed && oci_blob_finish(&f->blob, &fin))
-		f->err = fin;
+	raw_end(f);
 }
 
 /* The readahead thread's callback: the next chunk of the plain stream. */
@@ -194,18 +255,27 @@ static long fill(void *arg, uint8_t *p, size_t chunk, bool *end)
 		}
 		n += (size_t)got;
 	}
-	if (f->plain)
-		oci_hash_update(f->plain, p, n);
-	f->plain_size += n;
-	if (!*end)
-		return (long)n;
-	/* the whole blob, its size and digest */
-	if (oci_blob_finish(&f->blob, &f->err))
+	/* at the end, the whole blob: its size and digest */
+	if (*end && raw_end(f))
 		return -1;
-	if (f->plain)
-		oci_hash_final(f->plain, &f->plain_digest);
-	f->finished = true;
 	return (long)n;
+}
+
+/* The diffID: every chunk of the stream, read as its last reader. */
+static void *hasher_thread(void *arg)
+{
+	struct oci_feed *f = arg;
+	const uint8_t *buf;
+	size_t len;
+	bool end = false;
+
+	while (!end && !readahead_next(f->ra, f->readers, &buf, &len, &end)) {
+		oci_hash_update(f->plain, buf, len);
+		if (end)
+			oci_hash_final(f->plain, &f->plain_digest);
+	}
+	readahead_leave(f->ra, f->readers);
+	return NULL;
 }
 
 int oci_feed_start(struct oci_feed *f, const char *root,
@@ -223,15 +293,27 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		return error_set(err, -EINVAL, "too many readers of a blob");
 	if (oci_blob_open(root, d, size, &f->blob, err))
 		return err->code;
-	f->inbuf = malloc(FEED_BUF);
-	if (decompress)
+	imgfs_error_clear(&f->raw_err);
+	if (decompress) {
 		f->plain = oci_hash_new();
-	if (!f->inbuf || (decompress && !f->plain)) {
-		oci_feed_end(f, NULL);
-		return error_set(err, -ENOMEM, "out of memory");
+		if (!f->plain) {
+			oci_feed_end(f, NULL);
+			return error_set(err, -ENOMEM, "out of memory");
+		}
 	}
-	f->ra = readahead_start(fill, f, FEED_CHUNK, FEED_SLOTS, readers);
-	if (!f->ra) {
+	/* three threads: reading (and hashing) the blob, decoding it, and
+	 * hashing what was decoded */
+	f->raw = readahead_start(raw_fill, f, RAW_CHUNK, RAW_SLOTS, 1);
+	if (f->raw)
+		f->ra = readahead_start(fill, f, FEED_CHUNK, FEED_SLOTS,
+					readers + (decompress ? 1 : 0));
+	if (f->ra && decompress) {
+		f->hasher_running =
+			!pthread_create(&f->hasher, NULL, hasher_thread, f);
+		if (!f->hasher_running)
+			readahead_leave(f->ra, readers);
+	}
+	if (!f->ra || (decompress && !f->hasher_running)) {
 		oci_feed_end(f, NULL);
 		return error_set(err, -EAGAIN, "cannot start a thread");
 	}
@@ -259,6 +341,9 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 		for (unsigned int i = 0; i < f->readers; i++)
 			if (!f->handed[i])
 				readahead_leave(f->ra, i);
+		if (f->hasher_running)
+			pthread_join(f->hasher, NULL);
+		f->hasher_running = false;
 		if (readahead_finish(f->ra)) {
 			ret = f->err.code ? f->err.code : -EIO;
 			if (err) {
@@ -269,6 +354,14 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 		readahead_free(f->ra);
 		f->ra = NULL;
 	}
+	/* not reached when the start failed */
+	if (raw_end(f) && !ret) {
+		ret = f->err.code;
+		if (err) {
+			imgfs_error_clear(err);
+			error_set(err, ret, "%s", f->err.msg);
+		}
+	}
 	if (f->a)
 		archive_read_free(f->a);
 	f->a = NULL;
@@ -276,8 +369,6 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 	oci_blob_close(&f->blob);
 	oci_hash_free(f->plain);
 	f->plain = NULL;
-	free(f->inbuf);
-	f->inbuf = NULL;
 	return ret;
 }
 

@@ -6,6 +6,8 @@
 #ifndef IMGFS_OCI_FEED_H
 #define IMGFS_OCI_FEED_H
 
+#include <pthread.h>
+
 #include <archive.h>
 
 #include "oci/internal.h"
@@ -33,13 +35,17 @@ struct oci_feed {
 	enum oci_feed_mode mode;
 	struct decoder dec;
 	struct archive *a;
-	char *inbuf;
-	size_t pending; /* peeked bytes at inbuf + pending_at */
-	size_t pending_at;
+	/* the blob as stored, read ahead (and hashed) on a thread of its own */
+	struct readahead *raw;
+	struct imgfs_error raw_err; /* why reading it failed */
+	const uint8_t *pend; /* its bytes taken and not used yet */
+	size_t pend_len;
+	/* decompress: the uncompressed bytes are hashed by a reader of the
+	 * ring of their own, on a thread of its own */
 	struct oci_hash *plain;
 	struct oci_digest plain_digest; /* decompress: the diffID */
-	uint64_t plain_size;
-	bool finished; /* the blob was checked whole */
+	pthread_t hasher;
+	bool hasher_running;
 	struct imgfs_error err; /* why the stream failed */
 	/* called by the thread after each read with the bytes read so far */
 	void (*on_read)(void *arg, uint64_t bytes);
