@@ -102,24 +102,30 @@ int imgfs_compare_set_image(struct imgfs_compare *c, struct imgfs_image *img,
 	return 0;
 }
 
-int imgfs_compare_read_tar(struct imgfs_compare *c, const char *tar_path,
-			   struct imgfs_error *err)
+/* The tar is read before the run, once: 0, or -EINVAL if it was. */
+static int claim_tar_read(struct imgfs_compare *c, struct imgfs_error *err)
 {
 	if (c->tar_read || c->ran)
 		return error_set(err, -EINVAL,
 				 "a comparison reads its tar only once");
 	c->tar_read = true;
-	return cmp_replay_tar(c, tar_path, err);
+	return 0;
+}
+
+int imgfs_compare_read_tar(struct imgfs_compare *c, const char *tar_path,
+			   struct imgfs_error *err)
+{
+	int ret = claim_tar_read(c, err);
+
+	return ret ? ret : cmp_replay_tar(c, tar_path, err);
 }
 
 int imgfs_compare_read_tar_stream(struct imgfs_compare *c, struct imgfs_tar *t,
 				  const char *name, struct imgfs_error *err)
 {
-	if (c->tar_read || c->ran)
-		return error_set(err, -EINVAL,
-				 "a comparison reads its tar only once");
-	c->tar_read = true;
-	return cmp_replay_opened(c, t, name ? name : "-", err);
+	int ret = claim_tar_read(c, err);
+
+	return ret ? ret : cmp_replay_opened(c, t, name ? name : "-", err);
 }
 
 int imgfs_compare_run(struct imgfs_compare *c, const char *tar_path,

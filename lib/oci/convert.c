@@ -166,18 +166,6 @@ static void *tee_read_thread(void *arg)
 	return NULL;
 }
 
-/* The feed's error, if any, in @err instead of what its readers saw. */
-static int feed_end_first(struct oci_feed *f, struct imgfs_error *err)
-{
-	struct imgfs_error ferr;
-
-	imgfs_error_clear(&ferr);
-	if (!oci_feed_end(f, &ferr))
-		return 0;
-	imgfs_error_clear(err);
-	return error_set(err, ferr.code, "%s", ferr.msg);
-}
-
 /*
  * The blob decoded once for the writer and, unless @cmp is NULL, for the
  * comparison's reading of the tar on a thread of its own: what the
@@ -232,7 +220,7 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 	if (tee_running)
 		pthread_join(tee_thread, NULL);
 	/* a corrupted blob is the cause of whatever the readers found */
-	if (feed_end_first(&f, err))
+	if (oci_feed_end(&f, err))
 		return err->code;
 	/* say which layer the entry is in */
 	if (ret && !strstr(err->msg, u->blob.str))
@@ -250,8 +238,8 @@ static int build(const struct oci_run *run, struct oci_unit *u,
 			u->blob.str, tr.err.msg);
 	return 0;
 fail_tee:
-	ret = err->code;
-	return feed_end_first(&f, err) ? err->code : ret;
+	oci_feed_end(&f, err);
+	return err->code;
 }
 
 /*
@@ -278,7 +266,7 @@ static int compare_streamed(const struct oci_run *run, const struct oci_unit *u,
 	imgfs_tar_close(t);
 	if (!ret)
 		ret = imgfs_compare_run(c, NULL, cres, err);
-	if (feed_end_first(&f, err))
+	if (oci_feed_end(&f, err))
 		return err->code;
 	return ret ? ret
 		   : oci_feed_check_diff_id(&f, &u->blob, &u->diff_id, err);

@@ -283,6 +283,8 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		   unsigned int readers, void (*on_read)(void *, uint64_t),
 		   void *arg, struct imgfs_error *err)
 {
+	bool started;
+
 	memset(f, 0, sizeof(*f));
 	imgfs_error_clear(&f->err);
 	f->on_read = on_read;
@@ -302,18 +304,24 @@ int oci_feed_start(struct oci_feed *f, const char *root,
 		}
 	}
 	/* three threads: reading (and hashing) the blob, decoding it, and
-	 * hashing what was decoded */
+	 * hashing what was decoded; a blob only checked as stored needs the
+	 * first alone. Once decoding runs it may end and drop f->raw at any
+	 * time, so what started is kept apart. */
 	f->raw = readahead_start(raw_fill, f, RAW_CHUNK, RAW_SLOTS, 1);
-	if (f->raw)
+	started = f->raw != NULL;
+	if (started && (decompress || readers)) {
 		f->ra = readahead_start(fill, f, FEED_CHUNK, FEED_SLOTS,
 					readers + (decompress ? 1 : 0));
-	if (f->ra && decompress) {
+		started = f->ra != NULL;
+	}
+	if (started && decompress) {
 		f->hasher_running =
 			!pthread_create(&f->hasher, NULL, hasher_thread, f);
 		if (!f->hasher_running)
 			readahead_leave(f->ra, readers);
+		started = f->hasher_running;
 	}
-	if (!f->ra || (decompress && !f->hasher_running)) {
+	if (!started) {
 		oci_feed_end(f, NULL);
 		return error_set(err, -EAGAIN, "cannot start a thread");
 	}
@@ -344,23 +352,18 @@ int oci_feed_end(struct oci_feed *f, struct imgfs_error *err)
 		if (f->hasher_running)
 			pthread_join(f->hasher, NULL);
 		f->hasher_running = false;
-		if (readahead_finish(f->ra)) {
+		if (readahead_finish(f->ra))
 			ret = f->err.code ? f->err.code : -EIO;
-			if (err) {
-				imgfs_error_clear(err);
-				error_set(err, ret, "%s", f->err.msg);
-			}
-		}
 		readahead_free(f->ra);
 		f->ra = NULL;
 	}
-	/* not reached when the start failed */
-	if (raw_end(f) && !ret) {
+	/* the decoding left the raw ring already, unless there was none
+	 * or it never started */
+	if (raw_end(f) && !ret)
 		ret = f->err.code;
-		if (err) {
-			imgfs_error_clear(err);
-			error_set(err, ret, "%s", f->err.msg);
-		}
+	if (ret && err) {
+		imgfs_error_clear(err);
+		error_set(err, ret, "%s", f->err.msg);
 	}
 	if (f->a)
 		archive_read_free(f->a);

@@ -74,9 +74,11 @@ struct imgfs_tar *oci_feed_tar(struct oci_feed *f, unsigned int reader,
 
 /*
  * Every tar reader closed: read the rest of the blob and wait for the
- * thread. 0 when the whole blob had its digest and size (f->plain_digest
- * then holds the uncompressed bytes' digest), else the error (@err set,
- * naming the blob; may be NULL).
+ * threads. 0 when the whole blob had its digest and size (f->plain_digest
+ * then holds the uncompressed bytes' digest; @err is left as it was),
+ * else the error, which replaces whatever @err held (a corrupted blob is
+ * the cause of what its readers saw): it names the blob. @err may be
+ * NULL.
  */
 int oci_feed_end(struct oci_feed *f, struct imgfs_error *err);
 

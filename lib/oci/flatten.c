@@ -88,14 +88,8 @@ static int open_layer(void *arg, unsigned int layer, struct imgfs_tar **t,
 			  l->blob.str);
 	}
 	if (!op->t) {
-		struct imgfs_error ferr;
-
 		/* a corrupted blob is the cause of whatever the reader saw */
-		imgfs_error_clear(&ferr);
-		if (oci_feed_end(&op->feed, &ferr)) {
-			imgfs_error_clear(err);
-			return error_set(err, ferr.code, "%s", ferr.msg);
-		}
+		oci_feed_end(&op->feed, err);
 		return err->code;
 	}
 	*t = op->t;

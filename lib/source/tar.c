@@ -568,23 +568,34 @@ static int open_inner(struct imgfs_tar *t, struct imgfs_error *err)
 			 msg ? msg : "cannot open");
 }
 
+/* A reader named @path with nothing to read yet, or NULL (-ENOMEM). */
+static struct imgfs_tar *tar_new(const char *path, struct imgfs_error *err)
+{
+	struct imgfs_tar *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->path = strdup(path))) {
+		free(t);
+		error_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	t->copy_fd = -1;
+	/* pax names are UTF-8: read in the "C" locale, libarchive reports
+	 * every non-ASCII one as unconvertible (see tar_next) */
+	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	return t;
+}
+
 /* Read the tar stream on @fd, closed with the reader when @own_fd. */
 static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
 				  struct imgfs_error *err)
 {
-	struct imgfs_tar *t = calloc(1, sizeof(*t));
+	struct imgfs_tar *t = tar_new(path, err);
 
-	if (t)
-		t->copy_fd = -1;
-	if (!t || !(t->path = strdup(path))) {
+	if (!t) {
 		if (own_fd)
 			close(fd);
-		error_set(err, -ENOMEM, "out of memory");
-		goto fail;
+		return NULL;
 	}
-	/* pax names are UTF-8: read in the "C" locale, libarchive reports
-	 * every non-ASCII one as unconvertible (see tar_next) */
-	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	t->src = src_new(fd, own_fd, path, err);
 	if (!t->src || open_outer(t, err))
 		goto fail;
@@ -593,8 +604,7 @@ static struct imgfs_tar *tar_open(int fd, bool own_fd, const char *path,
 		goto fail;
 	return t;
 fail:
-	if (t)
-		tar_free(t);
+	tar_free(t);
 	return NULL;
 }
 
@@ -623,22 +633,18 @@ struct imgfs_tar *tar_open_shared(struct readahead *ra, unsigned int reader,
 				  const struct imgfs_error *why,
 				  struct imgfs_error *err)
 {
-	struct imgfs_tar *t = calloc(1, sizeof(*t));
+	struct imgfs_tar *t = tar_new(name, err);
 	int code;
 
-	if (!t || !(t->path = strdup(name))) {
-		free(t);
+	if (!t) {
 		readahead_leave(ra, reader);
-		error_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	t->copy_fd = -1;
 	t->ra = ra;
 	t->ra_shared = true;
 	t->ra_reader = reader;
 	t->ra_err = why;
 	t->compressed = compressed;
-	t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	if (feed_fill(t, 0)) {
 		error_set(err, -EIO, "%s: %s", t->path, stream_error(t, &code));
 		goto fail;
